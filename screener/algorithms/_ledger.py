@@ -1,0 +1,111 @@
+"""The record of every pull an algorithm handed out: which arm, which sequence number, state."""
+
+from __future__ import annotations
+
+import heapq
+from typing import TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+PENDING = 0
+ANSWERED = 1
+RELEASED = 2
+
+IntArray = NDArray[np.int64]
+_T = TypeVar("_T", bound=np.generic)
+
+
+class PullLedger:
+    """Growable arrays indexed by pull id (ids are dense: 0, 1, 2, ...).
+
+    Sequence numbers: the j-th question put to arm i has seq j. A released (failed, timed
+    out, cancelled) pull frees its seq, and the next pull of that arm takes the lowest free
+    one, so the answered pulls of an arm always carry seqs 0..m-1 plus the ones in flight.
+    That is what lets a seeded oracle give a resumed run exactly the same rewards.
+    """
+
+    def __init__(self, n_arms: int, capacity: int = 1024) -> None:
+        self.size = 0
+        self._arm = np.empty(capacity, dtype=np.int64)
+        self._seq = np.empty(capacity, dtype=np.int64)
+        self._state = np.empty(capacity, dtype=np.int8)
+        self.next_seq = np.zeros(n_arms, dtype=np.int64)
+        self._free: dict[int, list[int]] = {}
+
+    def arm(self, pull_id: int) -> int:
+        return int(self._arm[pull_id])
+
+    def state(self, pull_id: int) -> int:
+        return int(self._state[pull_id])
+
+    def arms_of(self, pull_ids: IntArray) -> IntArray:
+        return self._arm[pull_ids]
+
+    def states_of(self, pull_ids: IntArray) -> NDArray[np.int8]:
+        return self._state[pull_ids]
+
+    def append(self, arms: IntArray) -> tuple[int, IntArray]:
+        """Record new pending pulls of ``arms``; returns the first id and the seqs."""
+        count = arms.size
+        self._reserve(self.size + count)
+        seqs = self._allocate_seqs(arms)
+        first = self.size
+        end = first + count
+        self._arm[first:end] = arms
+        self._seq[first:end] = seqs
+        self._state[first:end] = PENDING
+        self.size = end
+        return first, seqs
+
+    def mark(self, pull_ids: IntArray, state: int) -> None:
+        self._state[pull_ids] = state
+
+    def release(self, pull_id: int) -> int:
+        """Mark a pending pull released and free its seq; returns its arm."""
+        arm = int(self._arm[pull_id])
+        self._state[pull_id] = RELEASED
+        heapq.heappush(self._free.setdefault(arm, []), int(self._seq[pull_id]))
+        return arm
+
+    def _allocate_seqs(self, arms: IntArray) -> IntArray:
+        if self._free:
+            return self._allocate_seqs_slowly(arms)
+        # Rank of each occurrence of an arm inside the batch, in batch order.
+        order = np.argsort(arms, kind="stable")
+        sorted_arms = arms[order]
+        group_start = np.searchsorted(sorted_arms, sorted_arms, side="left")
+        occurrence = np.empty_like(arms)
+        occurrence[order] = np.arange(arms.size) - group_start
+        seqs = self.next_seq[arms] + occurrence
+        self.next_seq += np.bincount(arms, minlength=self.next_seq.size)
+        return seqs
+
+    def _allocate_seqs_slowly(self, arms: IntArray) -> IntArray:
+        seqs = np.empty_like(arms)
+        for index, arm in enumerate(arms.tolist()):
+            free = self._free.get(arm)
+            if free:
+                seqs[index] = heapq.heappop(free)
+                if not free:
+                    del self._free[arm]
+            else:
+                seqs[index] = self.next_seq[arm]
+                self.next_seq[arm] += 1
+        return seqs
+
+    def _reserve(self, needed: int) -> None:
+        capacity = self._arm.size
+        if needed <= capacity:
+            return
+        while capacity < needed:
+            capacity *= 2
+        self._arm = _grow(self._arm, capacity)
+        self._seq = _grow(self._seq, capacity)
+        self._state = _grow(self._state, capacity)
+
+
+def _grow(array: NDArray[_T], capacity: int) -> NDArray[_T]:
+    grown = np.empty(capacity, dtype=array.dtype)
+    grown[: array.size] = array
+    return grown

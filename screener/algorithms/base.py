@@ -1,0 +1,355 @@
+"""The ask/tell contract every algorithm follows.
+
+An algorithm is a pure decision object: no I/O, no clock, no awaits. It is asked for pulls
+(one or a batch), told answers in any order, told when a pull failed (timed out, errored,
+cancelled) and when a worker became unavailable; it says ``wait`` when it needs answers back
+before it can choose a useful pull, and ``done`` when it has stopped.
+
+Template method: the base class keeps the ledger of pulls, the per-arm statistics, budget,
+retries and availability; a subclass supplies three steps (``_refresh`` the estimates from the
+answers that arrived, ``_condition_met``, ``_schedule`` the next arms) and ``_describe``.
+
+Two rules make replay exact. The stopping check runs lazily at the start of ``ask`` (after
+answers arrived), never inside ``tell``; and ``ask(k)`` hands out exactly what k calls of
+``ask(1)`` with no tell between them would. A journal that records asks and answers in the
+order they happened therefore rebuilds the same state, call by call.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from screener.algorithms import _ledger
+from screener.algorithms.result import Result, StopReason
+from screener.errors import (
+    AlgorithmFinishedError,
+    ConfigError,
+    InvalidRewardError,
+    UnknownPullError,
+)
+from screener.stats import ArmStats
+
+__all__ = ["Algorithm", "Ask", "AskState", "Pull", "TellOutcome"]
+
+IntArray = NDArray[np.int64]
+_EMPTY = np.empty(0, dtype=np.int64)
+_EMPTY.flags.writeable = False
+
+
+class AskState(enum.StrEnum):
+    PULL = "pull"
+    WAIT = "wait"
+    DONE = "done"
+
+
+class TellOutcome(enum.IntEnum):
+    ACCEPTED = 0
+    DUPLICATE = 1
+    LATE = 2  # the pull had already been released (timed out, failed or cancelled)
+
+
+@dataclass(frozen=True, slots=True)
+class Pull:
+    """One gold question to ask: pull ``id`` of ``arm``, the arm's ``seq``-th question."""
+
+    id: int
+    arm: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """The answer to ``ask``: a batch of pulls with consecutive ids, or wait, or done."""
+
+    state: AskState
+    first_id: int = 0
+    arms: IntArray = field(default_factory=lambda: _EMPTY)
+    seqs: IntArray = field(default_factory=lambda: _EMPTY)
+
+    @property
+    def ids(self) -> IntArray:
+        return np.arange(self.first_id, self.first_id + self.arms.size, dtype=np.int64)
+
+    @property
+    def done(self) -> bool:
+        return self.state is AskState.DONE
+
+    @property
+    def wait(self) -> bool:
+        return self.state is AskState.WAIT
+
+    def __len__(self) -> int:
+        return int(self.arms.size)
+
+    def __iter__(self) -> Iterator[Pull]:
+        for offset, (arm, seq) in enumerate(zip(self.arms.tolist(), self.seqs.tolist())):
+            yield Pull(self.first_id + offset, arm, seq)
+
+
+class Algorithm(abc.ABC):
+    """Base class of every screening algorithm (see the module docstring for the contract)."""
+
+    name: ClassVar[str]
+    #: What the algorithm promises when its stopping condition holds; None for heuristics.
+    guarantee: ClassVar[str | None] = None
+    #: Smallest pool the algorithm is defined for.
+    min_workers: ClassVar[int] = 1
+
+    def __init__(
+        self,
+        n_workers: int,
+        *,
+        lower: float = 0.0,
+        upper: float = 1.0,
+        budget: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        if not isinstance(n_workers, int | np.integer) or n_workers < self.min_workers:
+            raise ConfigError(
+                f"{self.name} needs at least {self.min_workers} workers, got {n_workers}",
+                "add workers to the pool",
+            )
+        if not (np.isfinite(lower) and np.isfinite(upper)) or lower >= upper:
+            raise ConfigError(
+                f"reward bounds must be finite with lower < upper, got [{lower}, {upper}]",
+                "pass e.g. lower=0, upper=1",
+            )
+        if budget is not None and budget < 1:
+            raise ConfigError(f"budget must be a positive number of pulls, got {budget}")
+        self.n_arms = int(n_workers)
+        self.lower = float(lower)
+        self.upper = float(upper)
+        self.budget = budget
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self.stats = ArmStats(self.n_arms)
+        self.pending = np.zeros(self.n_arms, dtype=np.int64)
+        self.available = np.ones(self.n_arms, dtype=bool)
+        self.unavailable_reason: dict[int, str] = {}
+        self._ledger = _ledger.PullLedger(self.n_arms)
+        self._retry: deque[int] = deque()
+        self._released = 0
+        self._dirty = True
+        self._stop_reason: StopReason | None = None
+
+    # ----------------------------------------------------------------- public contract
+    def ask(self, limit: int = 1) -> Ask:
+        """Up to ``limit`` new pulls, or WAIT (answers needed first), or DONE."""
+        if limit < 1:
+            raise ConfigError(f"ask limit must be at least 1, got {limit}")
+        if self._stop_reason is not None:
+            return Ask(AskState.DONE)
+        self._ensure_fresh()
+        if self._condition_met():
+            return self._stop(StopReason.CONDITION_MET)
+        n_pending = int(self.pending.sum())
+        if self.budget is not None:
+            room = self.budget - self.stats.n_samples - n_pending
+            if room <= 0:
+                return self._stop(StopReason.BUDGET_SPENT) if n_pending == 0 else _WAIT
+            limit = min(limit, room)
+        arms = self._take_retries(limit)
+        if arms.size < limit and self._can_progress():
+            scheduled = self._schedule(limit - arms.size)
+            arms = scheduled if arms.size == 0 else np.concatenate([arms, scheduled])
+        if arms.size == 0:
+            # Nothing useful to pull: wait for answers, or stop if none can come.
+            return self._stop(StopReason.WORKERS_EXHAUSTED) if n_pending == 0 else _WAIT
+        first, seqs = self._ledger.append(arms)
+        self.pending += np.bincount(arms, minlength=self.n_arms)
+        self._on_asked(arms)
+        arms.flags.writeable = False
+        seqs.flags.writeable = False
+        return Ask(AskState.PULL, first, arms, seqs)
+
+    def tell(self, pull_id: int, reward: float) -> TellOutcome:
+        """Report the reward of one pull. Idempotent: a second answer is a DUPLICATE no-op."""
+        outcomes = self.tell_many(np.array([pull_id], dtype=np.int64), [reward])
+        return TellOutcome(int(outcomes[0]))
+
+    def tell_many(self, pull_ids: ArrayLike, rewards: ArrayLike) -> NDArray[np.int8]:
+        """Report a batch of answers; returns one TellOutcome code per answer."""
+        ids = np.asarray(pull_ids, dtype=np.int64).reshape(-1)
+        values = np.asarray(rewards, dtype=np.float64).reshape(-1)
+        if ids.size != values.size:
+            raise ValueError("pull_ids and rewards must have the same length")
+        self._check_known(ids)
+        bad = ~np.isfinite(values) | (values < self.lower) | (values > self.upper)
+        if bad.any():
+            raise InvalidRewardError(
+                f"reward {values[bad][0]!r} for pull {ids[bad][0]} is outside "
+                f"[{self.lower}, {self.upper}]",
+                "check the oracle's scoring or the algorithm's reward bounds",
+            )
+        states = self._ledger.states_of(ids)
+        outcomes = np.where(
+            states == _ledger.PENDING,
+            TellOutcome.ACCEPTED,
+            np.where(states == _ledger.ANSWERED, TellOutcome.DUPLICATE, TellOutcome.LATE),
+        ).astype(np.int8)
+        accepted = states == _ledger.PENDING
+        if ids.size > 1 and accepted.any():
+            # The same pending id twice in one batch: only its first copy counts.
+            _, first_index = np.unique(ids, return_index=True)
+            first = np.zeros(ids.size, dtype=bool)
+            first[first_index] = True
+            outcomes[accepted & ~first] = TellOutcome.DUPLICATE
+            accepted &= first
+        if accepted.any():
+            new_ids = ids[accepted]
+            arms = self._ledger.arms_of(new_ids)
+            self._ledger.mark(new_ids, _ledger.ANSWERED)
+            self.pending -= np.bincount(arms, minlength=self.n_arms)
+            self._on_answers(new_ids, arms, values[accepted])
+            self._dirty = True
+        return outcomes
+
+    def release(self, pull_id: int) -> bool:
+        """A pull failed, timed out or was cancelled: forget it and reissue it if useful.
+
+        Returns False when the pull had already been answered or released (a no-op).
+        The freed question slot goes to the next pull of the same worker, which is put first
+        in line, so a released pull is replaced by the same question to the same worker.
+        """
+        self._check_known(np.array([pull_id], dtype=np.int64))
+        if self._ledger.state(pull_id) != _ledger.PENDING:
+            return False
+        arm = self._ledger.release(pull_id)
+        self.pending[arm] -= 1
+        self._released += 1
+        if self.available[arm]:
+            self._retry.append(arm)
+        self._on_released(pull_id, arm)
+        return True
+
+    def set_unavailable(self, arm: int, reason: str) -> None:
+        """The worker left or ran out of gold questions: never ask for it again."""
+        if not 0 <= arm < self.n_arms:
+            raise ConfigError(f"no worker with index {arm} (pool has {self.n_arms})")
+        if not self.available[arm]:
+            return
+        self.available[arm] = False
+        self.unavailable_reason[arm] = reason
+        self._retry = deque(a for a in self._retry if a != arm)
+        self._dirty = True
+
+    def result(self) -> Result:
+        """An immutable snapshot of the current conclusions (legal at any time)."""
+        self._ensure_fresh()
+        return self._describe()
+
+    @property
+    def finished(self) -> bool:
+        return self._stop_reason is not None
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        return self._stop_reason
+
+    @property
+    def n_answered(self) -> int:
+        return self.stats.n_samples
+
+    @property
+    def n_pending(self) -> int:
+        return int(self.pending.sum())
+
+    @property
+    def n_asked(self) -> int:
+        return self._ledger.size
+
+    def pull_arm(self, pull_id: int) -> int:
+        self._check_known(np.array([pull_id], dtype=np.int64))
+        return self._ledger.arm(pull_id)
+
+    def params(self) -> dict[str, Any]:
+        """The constructor's keyword arguments, enough to rebuild an identical algorithm."""
+        return {"lower": self.lower, "upper": self.upper, "budget": self.budget, "seed": self.seed}
+
+    def n_decided(self) -> int:
+        """How many workers are decided right now (cheap; for progress displays)."""
+        return sum(1 for w in self.result().workers if w.decision.value != "undecided")
+
+    # ------------------------------------------------------------------ subclass steps
+    @abc.abstractmethod
+    def _refresh(self) -> None:
+        """Recompute estimates and the stopping condition from the answers so far."""
+
+    @abc.abstractmethod
+    def _condition_met(self) -> bool:
+        """The algorithm's stopping condition, on the state of the last refresh."""
+
+    @abc.abstractmethod
+    def _schedule(self, limit: int) -> IntArray:
+        """Up to ``limit`` available arms to pull next (empty: nothing useful until answers)."""
+
+    @abc.abstractmethod
+    def _describe(self) -> Result:
+        """Build the result from the current state."""
+
+    def _can_progress(self) -> bool:
+        """False when pulls of available workers cannot change the outcome any more."""
+        return bool(self.available.any())
+
+    def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: NDArray[np.float64]) -> None:
+        """Hook: accepted answers (first copies only). The default updates the statistics."""
+        self.stats.update_many(arms, rewards)
+
+    def _on_asked(self, arms: IntArray) -> None:
+        """Hook: pulls were just handed out (pending already counts them)."""
+
+    def _on_released(self, pull_id: int, arm: int) -> None:
+        """Hook: a pending pull was released."""
+
+    # ------------------------------------------------------------------------ helpers
+    def _ensure_fresh(self) -> None:
+        if self._dirty:
+            self._refresh()
+            self._dirty = False
+
+    def _stop(self, reason: StopReason) -> Ask:
+        self._stop_reason = reason
+        self._retry.clear()
+        return Ask(AskState.DONE)
+
+    def _take_retries(self, limit: int) -> IntArray:
+        taken: list[int] = []
+        while self._retry and len(taken) < limit:
+            taken.append(self._retry.popleft())
+        return np.array(taken, dtype=np.int64) if taken else _EMPTY.copy()
+
+    def _check_known(self, ids: IntArray) -> None:
+        unknown = (ids < 0) | (ids >= self._ledger.size)
+        if unknown.any():
+            raise UnknownPullError(
+                f"pull {int(ids[unknown][0])} was never handed out by this {self.name} "
+                f"(it has asked {self._ledger.size} pulls)",
+                "answers must name a pull id returned by ask()",
+            )
+
+    def _require_running(self) -> None:
+        if self._stop_reason is not None:
+            raise AlgorithmFinishedError(f"{self.name} has already stopped ({self._stop_reason})")
+
+    def _base_params(self) -> Mapping[str, Any]:
+        return Algorithm.params(self)
+
+    def _availability_reason(self, arm: int) -> str | None:
+        reason = self.unavailable_reason.get(arm)
+        return None if reason is None else f"unavailable: {reason}"
+
+
+_WAIT = Ask(AskState.WAIT)
+
+
+def as_arms(values: Sequence[int] | IntArray) -> IntArray:
+    """An int64 arm array from any sequence of ints."""
+    return np.asarray(values, dtype=np.int64)

@@ -1,0 +1,108 @@
+"""Weighted Round-Robin (WRR) of Zhuang, Wang, Wang, NIPS 2017 (Algorithm 2)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from screener.algorithms.base import IntArray
+from screener.algorithms.ksigma import KSigmaAlgorithm
+from screener.errors import ConfigError
+
+__all__ = ["WeightedRoundRobin", "optimal_rho"]
+
+
+def optimal_rho(n_arms: int, lk: float) -> float:
+    """rho* = (n - 1)^(2/3) / l(k)^(1/3), Eq. (6), floored at 1 (rho must be >= 1)."""
+    return max(1.0, (n_arms - 1) ** (2.0 / 3.0) / lk ** (1.0 / 3.0))
+
+
+class WeightedRoundRobin(KSigmaAlgorithm):
+    """WRR: round robin where an active worker is pulled about rho times as often.
+
+    Each worker has a counter c_i. After the first pull of every worker, a visit to worker i
+    (a "regular pull") adds rho to c_i; while i is active and m_i < c_i the algorithm stays on
+    i for "extra pulls", then moves on. ``rho`` defaults to rho* of Eq. (6).
+
+    Pending pulls: m_i counts answered plus pending pulls of i (so answers in flight are not
+    ordered twice), and "active" is the status at the last check, i.e. on the answers that had
+    arrived when ``ask`` was called. A visit cut short by the batch limit continues at the next
+    ``ask``, re-checking both conditions. Unsampled workers count as active. With one pull per
+    ask and immediate answers this is exactly Algorithm 2.
+    """
+
+    name = "wrr"
+
+    def __init__(self, n_workers: int, *, rho: float | None = None, **kwargs: Any) -> None:
+        super().__init__(n_workers, **kwargs)
+        if rho is not None and not (math.isfinite(rho) and rho >= 1.0):
+            raise ConfigError(f"rho must be a finite number >= 1, got {rho}", "omit it for rho*")
+        self.rho_given = rho
+        self.rho = float(rho) if rho is not None else optimal_rho(self.n_arms, self.lk)
+        self.counters = np.zeros(self.n_arms, dtype=np.float64)
+        self._cursor = 0
+        self._current = -1  # worker whose visit was cut short by a batch limit
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "rho": self.rho_given}
+
+    def _schedule(self, limit: int) -> IntArray:
+        effective = (self.stats.count + self.pending).astype(np.float64)
+        chunks: list[IntArray] = []
+        remaining = limit - self._continue_visit(limit, effective, chunks)
+        while remaining > 0:
+            taken = self._visit_cycle(remaining, effective, chunks)
+            if taken == 0:
+                break
+            remaining -= taken
+        if not chunks:
+            return np.empty(0, dtype=np.int64)
+        return np.concatenate(chunks)
+
+    def _continue_visit(self, limit: int, effective: np.ndarray, chunks: list[IntArray]) -> int:
+        arm = self._current
+        self._current = -1
+        if arm < 0 or not (self.available[arm] and self.active[arm]):
+            return 0
+        wanted = math.ceil(self.counters[arm] - effective[arm])
+        if wanted <= 0:
+            return 0
+        take = min(limit, wanted)
+        chunks.append(np.full(take, arm, dtype=np.int64))
+        effective[arm] += take
+        if take < wanted:
+            self._current = arm
+        return take
+
+    def _visit_cycle(self, remaining: int, effective: np.ndarray, chunks: list[IntArray]) -> int:
+        """Visit up to one full cycle of available workers; returns the pulls scheduled."""
+        candidates = np.flatnonzero(self.available)
+        if candidates.size == 0:
+            return 0
+        start = int(np.searchsorted(candidates, self._cursor)) % candidates.size
+        visits = candidates[(start + np.arange(min(remaining, candidates.size))) % candidates.size]
+        first_pull = effective[visits] == 0
+        counters = self.counters[visits] + np.where(first_pull, 0.0, self.rho)
+        extra = np.where(
+            self.active[visits] & ~first_pull,
+            np.maximum(0.0, np.ceil(counters - effective[visits] - 1.0)),
+            0.0,
+        ).astype(np.int64)
+        sizes = 1 + extra
+        ends = np.cumsum(sizes)
+        last = int(np.searchsorted(ends, remaining, side="left"))
+        if last >= visits.size:
+            last = visits.size - 1
+        elif ends[last] > remaining:
+            # The batch ends inside this visit: take what fits, finish it at the next ask.
+            sizes[last] -= int(ends[last] - remaining)
+            self._current = int(visits[last])
+        used = visits[: last + 1]
+        sizes = sizes[: last + 1]
+        self.counters[used] = counters[: last + 1]
+        effective[used] += sizes
+        self._cursor = int(used[-1]) + 1
+        chunks.append(np.repeat(used, sizes).astype(np.int64))
+        return int(sizes.sum())

@@ -1,0 +1,72 @@
+"""One exception root, narrow subclasses: the CLI turns any of them into one line."""
+
+from __future__ import annotations
+
+__all__ = [
+    "AlgorithmFinishedError",
+    "ConfigError",
+    "InvalidRewardError",
+    "JournalError",
+    "JournalMismatchError",
+    "OracleError",
+    "PoolError",
+    "RunNotFoundError",
+    "SchemaVersionError",
+    "ScreenerError",
+    "UnknownPullError",
+]
+
+
+class ScreenerError(Exception):
+    """Root of every error screener raises on purpose.
+
+    ``hint`` says how to fix the problem; the CLI prints ``message (hint)`` on one line.
+    """
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+class ConfigError(ScreenerError, ValueError):
+    """A parameter is out of range or inconsistent with another."""
+
+
+class InvalidRewardError(ScreenerError, ValueError):
+    """A reward is not a finite number inside the algorithm's reward bounds."""
+
+
+class PoolError(ScreenerError, ValueError):
+    """A worker pool file is missing, malformed or inconsistent."""
+
+
+class UnknownPullError(ScreenerError, KeyError):
+    """An answer names a pull id that the algorithm never handed out."""
+
+
+class AlgorithmFinishedError(ScreenerError, RuntimeError):
+    """The algorithm was asked to do something that only a running algorithm can do."""
+
+
+class OracleError(ScreenerError, RuntimeError):
+    """An oracle could not be created or failed in a way a retry will not fix."""
+
+
+class JournalError(ScreenerError, RuntimeError):
+    """The journal (run database) cannot be opened or written."""
+
+
+class SchemaVersionError(JournalError):
+    """The database was written by another schema version."""
+
+
+class RunNotFoundError(JournalError, LookupError):
+    """No run with that id in this database."""
+
+
+class JournalMismatchError(JournalError):
+    """Replaying the journal did not reproduce the recorded pulls (different algorithm or code)."""

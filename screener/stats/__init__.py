@@ -1,0 +1,25 @@
+"""Small, incremental, checked statistics: running per-arm sums and confidence radii."""
+
+from screener.stats.bounds import (
+    QuantileRule,
+    agresti_coull_radius,
+    delta_method_threshold_radius,
+    hoeffding_radius,
+    ksigma_bounded_threshold_radius,
+    ksigma_lk,
+    normal_quantile,
+    round_level,
+)
+from screener.stats.running import ArmStats
+
+__all__ = [
+    "ArmStats",
+    "QuantileRule",
+    "agresti_coull_radius",
+    "delta_method_threshold_radius",
+    "hoeffding_radius",
+    "ksigma_bounded_threshold_radius",
+    "ksigma_lk",
+    "normal_quantile",
+    "round_level",
+]

@@ -1,0 +1,83 @@
+"""Incremental per-arm statistics, updated one answer or one batch at a time."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["ArmStats"]
+
+_T = TypeVar("_T", bound=np.generic)
+
+
+class ArmStats:
+    """Count, sum, sum of squares and successes (rewards equal to 1) of every arm.
+
+    Batches use ``np.bincount``, so telling B answers costs O(B + n) in C, not B Python steps.
+    The arrays are owned by this object; the accessors return read-only views.
+    """
+
+    def __init__(self, n_arms: int) -> None:
+        if n_arms < 1:
+            raise ValueError(f"n_arms must be at least 1, got {n_arms}")
+        self.n_arms = n_arms
+        self._count = np.zeros(n_arms, dtype=np.int64)
+        self._sum = np.zeros(n_arms, dtype=np.float64)
+        self._sum_sq = np.zeros(n_arms, dtype=np.float64)
+        self._successes = np.zeros(n_arms, dtype=np.int64)
+
+    def update(self, arm: int, reward: float) -> None:
+        """Add one reward to one arm."""
+        self._count[arm] += 1
+        self._sum[arm] += reward
+        self._sum_sq[arm] += reward * reward
+        self._successes[arm] += reward == 1.0
+
+    def update_many(self, arms: ArrayLike, rewards: ArrayLike) -> None:
+        """Add a batch of (arm, reward) pairs; repeated arms are fine."""
+        a = np.asarray(arms, dtype=np.int64)
+        r = np.asarray(rewards, dtype=np.float64)
+        n = self.n_arms
+        self._count += np.bincount(a, minlength=n)
+        self._sum += np.bincount(a, weights=r, minlength=n)
+        self._sum_sq += np.bincount(a, weights=r * r, minlength=n)
+        self._successes += np.bincount(a[r == 1.0], minlength=n)
+
+    @property
+    def count(self) -> NDArray[np.int64]:
+        return _readonly(self._count)
+
+    @property
+    def total(self) -> NDArray[np.float64]:
+        return _readonly(self._sum)
+
+    @property
+    def total_sq(self) -> NDArray[np.float64]:
+        return _readonly(self._sum_sq)
+
+    @property
+    def successes(self) -> NDArray[np.int64]:
+        return _readonly(self._successes)
+
+    @property
+    def n_samples(self) -> int:
+        return int(self._count.sum())
+
+    def means(self) -> NDArray[np.float64]:
+        """Empirical means; NaN for arms without samples."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self._sum / self._count
+
+    def variances(self) -> NDArray[np.float64]:
+        """Population (divide by m) variances; NaN for arms without samples."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = self._sum / self._count
+            return np.maximum(self._sum_sq / self._count - mean * mean, 0.0)
+
+
+def _readonly(array: NDArray[_T]) -> NDArray[_T]:
+    view = array.view()
+    view.flags.writeable = False
+    return view
