@@ -1,6 +1,14 @@
 """Screening algorithms: pure ask/tell decision objects (no I/O, no clock, no awaits)."""
 
-from screener.algorithms.base import Algorithm, Ask, AskState, Pull, TellOutcome
+from screener.algorithms.base import (
+    Algorithm,
+    Ask,
+    AskState,
+    Pull,
+    PullInfo,
+    PullStatus,
+    TellOutcome,
+)
 from screener.algorithms.ksigma import KSigmaAlgorithm
 from screener.algorithms.registry import ALGORITHMS, create_algorithm
 from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
@@ -16,6 +24,8 @@ __all__ = [
     "KSigmaAlgorithm",
     "NaiveRoundRobin",
     "Pull",
+    "PullInfo",
+    "PullStatus",
     "Result",
     "RoundRobin",
     "StopReason",

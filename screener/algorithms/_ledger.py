@@ -36,6 +36,9 @@ class PullLedger:
     def arm(self, pull_id: int) -> int:
         return int(self._arm[pull_id])
 
+    def seq(self, pull_id: int) -> int:
+        return int(self._seq[pull_id])
+
     def state(self, pull_id: int) -> int:
         return int(self._state[pull_id])
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import abc
 import enum
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -30,14 +30,13 @@ from numpy.typing import ArrayLike, NDArray
 from screener.algorithms import _ledger
 from screener.algorithms.result import Result, StopReason
 from screener.errors import (
-    AlgorithmFinishedError,
     ConfigError,
     InvalidRewardError,
     UnknownPullError,
 )
 from screener.stats import ArmStats
 
-__all__ = ["Algorithm", "Ask", "AskState", "Pull", "TellOutcome"]
+__all__ = ["Algorithm", "Ask", "AskState", "Pull", "PullInfo", "PullStatus", "TellOutcome"]
 
 IntArray = NDArray[np.int64]
 _EMPTY = np.empty(0, dtype=np.int64)
@@ -48,6 +47,19 @@ class AskState(enum.StrEnum):
     PULL = "pull"
     WAIT = "wait"
     DONE = "done"
+
+
+class PullStatus(enum.IntEnum):
+    PENDING = _ledger.PENDING
+    ANSWERED = _ledger.ANSWERED
+    RELEASED = _ledger.RELEASED
+
+
+@dataclass(frozen=True, slots=True)
+class PullInfo:
+    arm: int
+    seq: int
+    status: PullStatus
 
 
 class TellOutcome(enum.IntEnum):
@@ -90,7 +102,8 @@ class Ask:
         return int(self.arms.size)
 
     def __iter__(self) -> Iterator[Pull]:
-        for offset, (arm, seq) in enumerate(zip(self.arms.tolist(), self.seqs.tolist())):
+        pairs = zip(self.arms.tolist(), self.seqs.tolist(), strict=True)
+        for offset, (arm, seq) in enumerate(pairs):
             yield Pull(self.first_id + offset, arm, seq)
 
 
@@ -157,6 +170,10 @@ class Algorithm(abc.ABC):
                 return self._stop(StopReason.BUDGET_SPENT) if n_pending == 0 else _WAIT
             limit = min(limit, room)
         arms = self._take_retries(limit)
+        retried = arms.size
+        # Retried pulls count as pending before the schedule runs, as they would after one
+        # ask(1) each (a schedule may depend on pending counts, e.g. WRR's m_i + pending_i).
+        self.pending += np.bincount(arms, minlength=self.n_arms)
         if arms.size < limit and self._can_progress():
             scheduled = self._schedule(limit - arms.size)
             arms = scheduled if arms.size == 0 else np.concatenate([arms, scheduled])
@@ -164,8 +181,7 @@ class Algorithm(abc.ABC):
             # Nothing useful to pull: wait for answers, or stop if none can come.
             return self._stop(StopReason.WORKERS_EXHAUSTED) if n_pending == 0 else _WAIT
         first, seqs = self._ledger.append(arms)
-        self.pending += np.bincount(arms, minlength=self.n_arms)
-        self._on_asked(arms)
+        self.pending += np.bincount(arms[retried:], minlength=self.n_arms)
         arms.flags.writeable = False
         seqs.flags.writeable = False
         return Ask(AskState.PULL, first, arms, seqs)
@@ -190,13 +206,9 @@ class Algorithm(abc.ABC):
                 "check the oracle's scoring or the algorithm's reward bounds",
             )
         states = self._ledger.states_of(ids)
-        outcomes = np.where(
-            states == _ledger.PENDING,
-            TellOutcome.ACCEPTED,
-            np.where(states == _ledger.ANSWERED, TellOutcome.DUPLICATE, TellOutcome.LATE),
-        ).astype(np.int8)
+        outcomes = _OUTCOME_BY_STATE[states]
         accepted = states == _ledger.PENDING
-        if ids.size > 1 and accepted.any():
+        if ids.size > 1 and not bool(np.all(ids[1:] > ids[:-1])) and accepted.any():
             # The same pending id twice in one batch: only its first copy counts.
             _, first_index = np.unique(ids, return_index=True)
             first = np.zeros(ids.size, dtype=bool)
@@ -227,7 +239,6 @@ class Algorithm(abc.ABC):
         self._released += 1
         if self.available[arm]:
             self._retry.append(arm)
-        self._on_released(pull_id, arm)
         return True
 
     def set_unavailable(self, arm: int, reason: str) -> None:
@@ -266,9 +277,16 @@ class Algorithm(abc.ABC):
     def n_asked(self) -> int:
         return self._ledger.size
 
-    def pull_arm(self, pull_id: int) -> int:
-        self._check_known(np.array([pull_id], dtype=np.int64))
-        return self._ledger.arm(pull_id)
+    def pull_info(self, pull_id: int) -> PullInfo | None:
+        """Arm, seq and status of a pull this algorithm handed out; None for unknown ids."""
+        if not 0 <= pull_id < self._ledger.size:
+            return None
+        ledger = self._ledger
+        return PullInfo(ledger.arm(pull_id), ledger.seq(pull_id), PullStatus(ledger.state(pull_id)))
+
+    def accepts_reward(self, reward: float) -> bool:
+        """True when ``reward`` is a finite number inside the reward bounds."""
+        return bool(np.isfinite(reward)) and self.lower <= reward <= self.upper
 
     def params(self) -> dict[str, Any]:
         """The constructor's keyword arguments, enough to rebuild an identical algorithm."""
@@ -303,12 +321,6 @@ class Algorithm(abc.ABC):
         """Hook: accepted answers (first copies only). The default updates the statistics."""
         self.stats.update_many(arms, rewards)
 
-    def _on_asked(self, arms: IntArray) -> None:
-        """Hook: pulls were just handed out (pending already counts them)."""
-
-    def _on_released(self, pull_id: int, arm: int) -> None:
-        """Hook: a pending pull was released."""
-
     # ------------------------------------------------------------------------ helpers
     def _ensure_fresh(self) -> None:
         if self._dirty:
@@ -335,21 +347,13 @@ class Algorithm(abc.ABC):
                 "answers must name a pull id returned by ask()",
             )
 
-    def _require_running(self) -> None:
-        if self._stop_reason is not None:
-            raise AlgorithmFinishedError(f"{self.name} has already stopped ({self._stop_reason})")
-
-    def _base_params(self) -> Mapping[str, Any]:
-        return Algorithm.params(self)
-
     def _availability_reason(self, arm: int) -> str | None:
         reason = self.unavailable_reason.get(arm)
         return None if reason is None else f"unavailable: {reason}"
 
 
 _WAIT = Ask(AskState.WAIT)
-
-
-def as_arms(values: Sequence[int] | IntArray) -> IntArray:
-    """An int64 arm array from any sequence of ints."""
-    return np.asarray(values, dtype=np.int64)
+# Indexed by ledger state (PENDING, ANSWERED, RELEASED).
+_OUTCOME_BY_STATE = np.array(
+    [TellOutcome.ACCEPTED, TellOutcome.DUPLICATE, TellOutcome.LATE], dtype=np.int8
+)

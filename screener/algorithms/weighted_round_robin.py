@@ -16,7 +16,7 @@ __all__ = ["WeightedRoundRobin", "optimal_rho"]
 
 def optimal_rho(n_arms: int, lk: float) -> float:
     """rho* = (n - 1)^(2/3) / l(k)^(1/3), Eq. (6), floored at 1 (rho must be >= 1)."""
-    return max(1.0, (n_arms - 1) ** (2.0 / 3.0) / lk ** (1.0 / 3.0))
+    return max(1.0, float((n_arms - 1) ** (2.0 / 3.0) / lk ** (1.0 / 3.0)))
 
 
 class WeightedRoundRobin(KSigmaAlgorithm):
@@ -66,7 +66,7 @@ class WeightedRoundRobin(KSigmaAlgorithm):
         self._current = -1
         if arm < 0 or not (self.available[arm] and self.active[arm]):
             return 0
-        wanted = math.ceil(self.counters[arm] - effective[arm])
+        wanted = math.ceil(float(self.counters[arm] - effective[arm]))
         if wanted <= 0:
             return 0
         take = min(limit, wanted)
@@ -95,8 +95,10 @@ class WeightedRoundRobin(KSigmaAlgorithm):
         last = int(np.searchsorted(ends, remaining, side="left"))
         if last >= visits.size:
             last = visits.size - 1
-        elif ends[last] > remaining:
-            # The batch ends inside this visit: take what fits, finish it at the next ask.
+        else:
+            # The batch ends inside (or right at the end of) this visit: take what fits; the
+            # next ask re-checks "active and m_i < c_i" on the answers that arrived by then,
+            # as Algorithm 2 does after every pull (also when the visit began inactive).
             sizes[last] -= int(ends[last] - remaining)
             self._current = int(visits[last])
         used = visits[: last + 1]

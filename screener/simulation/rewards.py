@@ -1,0 +1,99 @@
+"""Simulated workers: per-worker reward distributions drawn by (seed, worker, question)."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from screener.errors import ConfigError
+from screener.simulation.hashing import uniforms
+
+__all__ = ["BernoulliRewards", "BetaRewards", "RewardModel", "reward_model_from_dict"]
+
+FloatArray = NDArray[np.float64]
+_REWARD_STREAM = 0
+
+
+class RewardModel(abc.ABC):
+    """True per-worker means and a deterministic sampler ``sample(arms, seqs)``."""
+
+    kind: str
+
+    def __init__(self, means: ArrayLike, seed: int = 0) -> None:
+        values = np.asarray(means, dtype=np.float64).reshape(-1)
+        if values.size == 0:
+            raise ConfigError("a reward model needs at least one worker")
+        if not np.all((values >= 0.0) & (values <= 1.0)):
+            raise ConfigError("worker accuracies must lie in [0, 1]", "check the pool file")
+        self.means = values
+        self.means.flags.writeable = False
+        self.seed = seed
+
+    @property
+    def n_arms(self) -> int:
+        return int(self.means.size)
+
+    @abc.abstractmethod
+    def sample(self, arms: ArrayLike, seqs: ArrayLike) -> FloatArray:
+        """Rewards in [0, 1] for the ``seq``-th question of each ``arm``."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "means": self.means.tolist(), "seed": self.seed}
+
+
+class BernoulliRewards(RewardModel):
+    """Binary rewards: worker i answers correctly with probability ``means[i]``."""
+
+    kind = "bernoulli"
+
+    def sample(self, arms: ArrayLike, seqs: ArrayLike) -> FloatArray:
+        a = np.asarray(arms, dtype=np.int64)
+        u = uniforms(self.seed, _REWARD_STREAM, a, seqs)
+        return (u < self.means[a]).astype(np.float64)
+
+
+class BetaRewards(RewardModel):
+    """Graded rewards in [0, 1]: Beta(mean * c, (1 - mean) * c) with concentration ``c``.
+
+    Each draw comes from a generator seeded by (seed, arm, seq), so it is as reproducible as
+    the Bernoulli model, at the price of a Python-level loop (fine off the benchmark path).
+    """
+
+    kind = "beta"
+
+    def __init__(self, means: ArrayLike, seed: int = 0, concentration: float = 10.0) -> None:
+        super().__init__(means, seed)
+        if not concentration > 0:
+            raise ConfigError(f"concentration must be positive, got {concentration}")
+        self.concentration = float(concentration)
+        clipped = np.clip(self.means, 1e-6, 1 - 1e-6)
+        self._alpha = clipped * self.concentration
+        self._beta = (1.0 - clipped) * self.concentration
+
+    def sample(self, arms: ArrayLike, seqs: ArrayLike) -> FloatArray:
+        a = np.asarray(arms, dtype=np.int64)
+        s = np.asarray(seqs, dtype=np.int64)
+        out = np.empty(a.size, dtype=np.float64)
+        for index, (arm, seq) in enumerate(zip(a.tolist(), s.tolist(), strict=True)):
+            rng = np.random.default_rng([self.seed & 0xFFFFFFFF, arm, seq])
+            out[index] = rng.beta(self._alpha[arm], self._beta[arm])
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "concentration": self.concentration}
+
+
+def reward_model_from_dict(data: dict[str, Any]) -> RewardModel:
+    """Rebuild a model from ``describe()`` output."""
+    kind = data.get("kind")
+    means: Sequence[float] = data["means"]
+    seed = int(data.get("seed", 0))
+    if kind == "bernoulli":
+        return BernoulliRewards(means, seed)
+    if kind == "beta":
+        return BetaRewards(means, seed, float(data.get("concentration", 10.0)))
+    raise ConfigError(f"unknown reward model {kind!r}", "use 'bernoulli' or 'beta'")
