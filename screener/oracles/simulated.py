@@ -1,0 +1,194 @@
+"""Simulated workers behind the oracle contract: rewards, latency, batches, losses, duplicates."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Self
+
+import numpy as np
+
+from screener.errors import ConfigError
+from screener.oracles.base import Answer, Oracle, PullRequest
+from screener.oracles.latency import Latency
+from screener.pool import WorkerPool
+from screener.simulation.hashing import uniforms
+from screener.simulation.rewards import BernoulliRewards, BetaRewards, RewardModel
+
+__all__ = ["SimulatedOracle"]
+
+_LOSS_STREAM = 2
+_DUPLICATE_STREAM = 3
+
+
+class SimulatedOracle(Oracle):
+    """Answers drawn from per-worker reward distributions, delivered asynchronously.
+
+    Rewards, delays and duplicates are pure functions of (seed, worker, question number), so
+    a resumed or reordered run sees the same answers; losses are keyed by pull id instead,
+    so that a question asked again after a loss can get through.
+
+    - ``latency``: how long each answer takes (answers then arrive out of order).
+    - ``batch_release``: answers are held and released in groups of B (the last, smaller
+      group is released once every outstanding answer is due).
+    - ``loss``: probability that an answer never comes (the orchestrator's timeout handles it).
+    - ``duplicates``: probability that an answer is delivered a second time.
+    - ``retractable``: whether ``cancel`` withdraws a question (True) or its answer still
+      arrives (False), as on platforms where an assignment cannot be taken back.
+    """
+
+    name = "simulated"
+
+    def __init__(
+        self,
+        rewards: RewardModel,
+        *,
+        latency: Latency | None = None,
+        batch_release: int = 1,
+        loss: float = 0.0,
+        duplicates: float = 0.0,
+        retractable: bool = True,
+    ) -> None:
+        if batch_release < 1:
+            raise ConfigError(f"batch_release must be at least 1, got {batch_release}")
+        for label, rate in (("loss", loss), ("duplicates", duplicates)):
+            if not 0.0 <= rate < 1.0:
+                raise ConfigError(f"{label} must lie in [0, 1), got {rate}")
+        self.rewards = rewards
+        self.latency = latency or Latency()
+        self.batch_release = batch_release
+        self.loss = loss
+        self.duplicates = duplicates
+        self.retractable = retractable
+        self._due: list[tuple[float, int, Answer]] = []  # heap of (due time, order, answer)
+        self._held: list[Answer] = []
+        self._cancelled: set[int] = set()
+        self._order = 0
+        self._changed: asyncio.Event | None = None
+
+    @classmethod
+    def from_options(cls, pool: WorkerPool, options: Mapping[str, Any], seed: int) -> Self:
+        known = {
+            "rewards", "concentration", "latency", "batch_release", "loss", "duplicates",
+            "retractable",
+        }  # fmt: skip
+        unknown = set(options) - known
+        if unknown:
+            raise ConfigError(
+                f"unknown option(s) for the simulated oracle: {', '.join(sorted(unknown))}",
+                f"use {', '.join(sorted(known))}",
+            )
+        accuracies = pool.require_accuracies()
+        kind = options.get("rewards", "bernoulli")
+        model: RewardModel
+        if kind == "bernoulli":
+            model = BernoulliRewards(accuracies, seed)
+        elif kind == "beta":
+            model = BetaRewards(accuracies, seed, float(options.get("concentration", 10.0)))
+        else:
+            raise ConfigError(f"unknown reward model {kind!r}", "use 'bernoulli' or 'beta'")
+        latency = options.get("latency", "none")
+        return cls(
+            model,
+            latency=latency if isinstance(latency, Latency) else Latency.parse(str(latency)),
+            batch_release=int(options.get("batch_release", 1)),
+            loss=float(options.get("loss", 0.0)),
+            duplicates=float(options.get("duplicates", 0.0)),
+            retractable=bool(options.get("retractable", True)),
+        )
+
+    def describe(self) -> dict[str, Any]:
+        options: dict[str, Any] = {
+            "rewards": self.rewards.kind,
+            "latency": str(self.latency),
+            "batch_release": self.batch_release,
+            "loss": self.loss,
+            "duplicates": self.duplicates,
+            "retractable": self.retractable,
+        }
+        if isinstance(self.rewards, BetaRewards):
+            options["concentration"] = self.rewards.concentration
+        return options
+
+    @property
+    def seed(self) -> int:
+        return self.rewards.seed
+
+    # -------------------------------------------------------------------- the contract
+    async def submit(self, requests: Sequence[PullRequest]) -> None:
+        if not requests:
+            return
+        arms = np.fromiter((r.arm for r in requests), dtype=np.int64, count=len(requests))
+        seqs = np.fromiter((r.seq for r in requests), dtype=np.int64, count=len(requests))
+        rewards = self.rewards.sample(arms, seqs).tolist()
+        delays = self.latency.delays(self.seed, arms, seqs)
+        # Losses are keyed by pull id, not question: a re-asked question is not lost forever.
+        ids = np.fromiter((r.pull_id for r in requests), dtype=np.int64, count=len(requests))
+        lost = self._draw(_LOSS_STREAM, self.loss, ids, np.zeros_like(ids))
+        doubled = self._draw(_DUPLICATE_STREAM, self.duplicates, arms, seqs)
+        now = asyncio.get_running_loop().time()
+        for index, request in enumerate(requests):
+            if lost[index]:
+                continue
+            answer = Answer(request.pull_id, reward=rewards[index])
+            self._schedule(now + float(delays[index]), answer)
+            if doubled[index]:
+                self._schedule(now + 2.0 * float(delays[index]), answer)
+        self._notify()
+
+    async def receive(self) -> Sequence[Answer]:
+        loop = asyncio.get_running_loop()
+        while True:
+            ready = self._collect(loop.time())
+            if ready:
+                return ready
+            wake_at = self._due[0][0] if self._due else math.inf
+            changed = self._event()
+            changed.clear()
+            try:
+                async with asyncio.timeout_at(wake_at if math.isfinite(wake_at) else None):
+                    await changed.wait()
+            except TimeoutError:
+                pass
+
+    async def cancel(self, pull_ids: Sequence[int]) -> None:
+        if self.retractable:
+            self._cancelled.update(pull_ids)
+
+    async def close(self) -> None:
+        self._due.clear()
+        self._held.clear()
+        self._cancelled.clear()
+
+    # ------------------------------------------------------------------------ helpers
+    def _draw(self, stream: int, rate: float, arms: np.ndarray, seqs: np.ndarray) -> np.ndarray:
+        if rate == 0.0:
+            return np.zeros(arms.size, dtype=bool)
+        return uniforms(self.seed, stream, arms, seqs) < rate
+
+    def _schedule(self, due: float, answer: Answer) -> None:
+        heapq.heappush(self._due, (due, self._order, answer))
+        self._order += 1
+
+    def _collect(self, now: float) -> list[Answer]:
+        while self._due and self._due[0][0] <= now:
+            answer = heapq.heappop(self._due)[2]
+            if answer.pull_id not in self._cancelled:
+                self._held.append(answer)
+        if not self._held:
+            return []
+        if len(self._held) < self.batch_release and self._due:
+            return []  # wait for a full group while more answers are on their way
+        released, self._held = self._held, []
+        return released
+
+    def _event(self) -> asyncio.Event:
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        return self._changed
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set()

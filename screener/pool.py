@@ -1,0 +1,134 @@
+"""Worker pools: the workers to screen and, for simulations, their true accuracies."""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from screener.errors import PoolError
+
+__all__ = ["WorkerPool", "demo_pool", "load_pool_csv", "synthetic_pool"]
+
+_ACCURACY_COLUMNS = ("accuracy", "mean")
+
+
+@dataclass(frozen=True)
+class WorkerPool:
+    """Worker ids in a fixed order (index = arm), with optional true accuracies."""
+
+    workers: tuple[str, ...]
+    accuracies: tuple[float, ...] | None = None
+    source: str = "inline"
+
+    def __post_init__(self) -> None:
+        if len(self.workers) < 2:
+            raise PoolError(
+                f"a pool needs at least 2 workers, {self.source} has {len(self.workers)}",
+                "list one worker per row",
+            )
+        seen: set[str] = set()
+        for worker in self.workers:
+            if not worker:
+                raise PoolError(f"{self.source}: empty worker id", "give every worker an id")
+            if worker in seen:
+                raise PoolError(f"{self.source}: worker {worker!r} appears twice")
+            seen.add(worker)
+        if self.accuracies is not None:
+            if len(self.accuracies) != len(self.workers):
+                raise PoolError(f"{self.source}: one accuracy per worker is needed")
+            for worker, value in zip(self.workers, self.accuracies, strict=True):
+                if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+                    raise PoolError(
+                        f"{self.source}: accuracy {value} of worker {worker!r} is not in [0, 1]"
+                    )
+
+    def __len__(self) -> int:
+        return len(self.workers)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workers": list(self.workers),
+            "accuracies": None if self.accuracies is None else list(self.accuracies),
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WorkerPool:
+        accuracies = data.get("accuracies")
+        return cls(
+            tuple(data["workers"]),
+            None if accuracies is None else tuple(float(a) for a in accuracies),
+            str(data.get("source", "inline")),
+        )
+
+    def require_accuracies(self) -> tuple[float, ...]:
+        if self.accuracies is None:
+            raise PoolError(
+                f"{self.source} has no accuracy column, which simulated workers need",
+                "add a column 'accuracy' with each worker's true accuracy in [0, 1]",
+            )
+        return self.accuracies
+
+
+def load_pool_csv(path: str | Path) -> WorkerPool:
+    """Read ``worker[,accuracy]`` rows (a header line is required)."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PoolError(f"no pool file at {file}", "check the path") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise PoolError(f"cannot read pool file {file}: {error}") from None
+    rows = list(csv.DictReader(text.splitlines()))
+    header = [name.strip().lower() for name in (rows[0].keys() if rows else [])]
+    if "worker" not in header:
+        raise PoolError(
+            f"{file}: no 'worker' column (found {', '.join(header) or 'nothing'})",
+            "start the file with a header line such as 'worker,accuracy'",
+        )
+    accuracy_column = next((c for c in _ACCURACY_COLUMNS if c in header), None)
+    workers: list[str] = []
+    accuracies: list[float] = []
+    for line, row in enumerate(rows, start=2):
+        clean = {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()}
+        workers.append(clean["worker"])
+        if accuracy_column is not None:
+            try:
+                accuracies.append(float(clean[accuracy_column]))
+            except ValueError:
+                raise PoolError(
+                    f"{file}, line {line}: accuracy {clean[accuracy_column]!r} is not a number"
+                ) from None
+    return WorkerPool(tuple(workers), tuple(accuracies) if accuracy_column else None, str(file))
+
+
+def synthetic_pool(n_workers: int, n_outliers: int, *, seed: int = 0) -> WorkerPool:
+    """Normal workers with accuracies uniform on [0.78, 0.92] and low-accuracy outliers.
+
+    The outliers (spammers) answer at 0.45-0.55: clearly below mean - 2 std of the pool for
+    pools of 10 workers or more with a handful of outliers.
+    """
+    if n_workers < 2 or not 0 <= n_outliers < n_workers:
+        raise PoolError(
+            f"cannot build {n_workers} workers with {n_outliers} outliers",
+            "use at least 2 workers and fewer outliers than workers",
+        )
+    rng = np.random.default_rng(seed)
+    normal = rng.uniform(0.78, 0.92, n_workers - n_outliers)
+    spammers = rng.uniform(0.45, 0.55, n_outliers)
+    accuracies = np.round(np.concatenate([normal, spammers]), 3)
+    order = rng.permutation(n_workers)
+    width = len(str(n_workers))
+    workers = tuple(f"w{index + 1:0{width}d}" for index in range(n_workers))
+    return WorkerPool(workers, tuple(float(a) for a in accuracies[order]), "synthetic")
+
+
+def demo_pool() -> WorkerPool:
+    """The embedded default: 30 simulated workers, 2 of them spammers."""
+    pool = synthetic_pool(30, 2, seed=2017)
+    return WorkerPool(pool.workers, pool.accuracies, "demo")
