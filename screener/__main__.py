@@ -1,0 +1,3 @@
+from screener.cli import main
+
+main()

@@ -1,0 +1,5 @@
+"""The ``screener`` command line."""
+
+from screener.cli.main import cli, main
+
+__all__ = ["cli", "main"]

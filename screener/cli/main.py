@@ -1,0 +1,288 @@
+"""Click commands. Logic lives in screener.session and screener.report; this file parses.
+
+Every user error becomes one line on stderr, ``error: what is wrong (how to fix it)``, and
+exit code 2; ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from screener.algorithms import ALGORITHMS
+from screener.errors import ScreenerError
+from screener.journal import Journal
+from screener.oracles import available_oracles
+from screener.orchestrator import Progress, RunOptions
+from screener.pool import WorkerPool, demo_pool, load_pool_csv, synthetic_pool
+from screener.report import render_json, render_table
+from screener.session import RunPlan, load_result, resume_run, start_run
+
+__all__ = ["cli", "main"]
+
+DEFAULT_DB = "screener.db"
+_db_option = click.option(
+    "--db", default=DEFAULT_DB, show_default=True, help="Run database: a path or SQLAlchemy URL."
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.version_option(package_name="screener")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Screen crowd workers with as few paid gold questions as possible."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+@cli.command()
+@click.argument("pool_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--algorithm",
+    "-a",
+    type=click.Choice(sorted(ALGORITHMS)),
+    default="wrr",
+    show_default=True,
+    help="Screening algorithm.",
+)
+@click.option("--k", type=float, default=2.0, show_default=True, help="k of the k-sigma rule.")
+@click.option(
+    "--delta", type=float, default=0.1, show_default=True, help="Allowed error probability."
+)
+@click.option(
+    "--direction",
+    type=click.Choice(["low", "high"]),
+    default="low",
+    show_default=True,
+    help="low: abnormally low accuracy (spammers); high: abnormally high.",
+)
+@click.option(
+    "--interval",
+    type=click.Choice(["agresti-coull", "hoeffding"]),
+    default="agresti-coull",
+    show_default=True,
+    help="Confidence intervals: agresti-coull (binary answers) or hoeffding (graded).",
+)
+@click.option(
+    "--quantile",
+    type=click.Choice(["normal", "paper"]),
+    default="normal",
+    show_default=True,
+    help="Normal quantile rule (paper: as printed in Zhuang 2017).",
+)
+@click.option("--rho", type=float, default=None, help="WRR's rho (default: rho* of the paper).")
+@click.option("--budget", type=int, default=None, help="Stop after this many answered pulls.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--workers",
+    "n_workers",
+    type=int,
+    default=None,
+    help="Synthetic pool of this many simulated workers (instead of POOL_FILE).",
+)
+@click.option(
+    "--outliers",
+    "n_outliers",
+    type=int,
+    default=2,
+    show_default=True,
+    help="Spammers in the synthetic pool.",
+)
+@click.option("--oracle", default="simulated", show_default=True, help="Answer source.")
+@click.option(
+    "--rewards",
+    type=click.Choice(["bernoulli", "beta"]),
+    default="bernoulli",
+    show_default=True,
+    help="Simulated answers: binary or graded in [0, 1].",
+)
+@click.option(
+    "--latency",
+    default="none",
+    show_default=True,
+    help="Simulated latency: none, constant:S or exponential:S (seconds).",
+)
+@click.option(
+    "--batch-release",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Simulated answers are released in groups of this size.",
+)
+@click.option(
+    "--concurrency", type=int, default=16, show_default=True, help="Questions in flight at once."
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Seconds before an unanswered question is given up and asked again.",
+)
+@click.option(
+    "--resume",
+    "resume_id",
+    default=None,
+    help="Continue the interrupted run with this id (other options are ignored).",
+)
+@_db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+def run(
+    pool_file: Path | None,
+    algorithm: str,
+    k: float,
+    delta: float,
+    direction: str,
+    interval: str,
+    quantile: str,
+    rho: float | None,
+    budget: int | None,
+    seed: int,
+    n_workers: int | None,
+    n_outliers: int,
+    oracle: str,
+    rewards: str,
+    latency: str,
+    batch_release: int,
+    concurrency: int,
+    timeout: float,
+    resume_id: str | None,
+    db: str,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Screen POOL_FILE (CSV: worker[,accuracy]) or, without it, an embedded demo pool.
+
+    The demo pool has 30 simulated workers, two of whom answer at chance: the run finds them.
+    """
+    progress = None if quiet or as_json or not sys.stderr.isatty() else Progress(sys.stderr)
+    if resume_id is not None:
+        result = asyncio.run(resume_run(resume_id, db, progress=progress))
+        record, _ = load_result(db, resume_id)
+        _print_report(result, WorkerPool.from_dict(dict(record.pool)), resume_id, as_json)
+        return
+    options = RunOptions(concurrency=concurrency, timeout=timeout)
+    pool = _choose_pool(pool_file, n_workers, n_outliers, seed)
+    params: dict[str, Any] = {
+        "k": k, "delta": delta, "direction": direction, "interval": interval,
+        "quantile": quantile, "budget": budget,
+    }  # fmt: skip
+    if algorithm == "wrr":
+        params["rho"] = rho
+    oracle_options: dict[str, Any] = {}
+    if oracle == "simulated":
+        oracle_options = {"rewards": rewards, "latency": latency, "batch_release": batch_release}
+    plan = RunPlan(pool, algorithm, params, oracle, oracle_options, seed, options)
+    run_id, result = asyncio.run(start_run(plan, db, progress=progress))
+    if not as_json and not quiet:
+        click.echo(f"run {run_id} saved in {db} (report again: screener report {run_id} --db {db})")
+    _print_report(result, pool, run_id, as_json)
+
+
+@cli.command()
+@click.argument("run_id", required=False)
+@_db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def report(run_id: str | None, db: str, as_json: bool) -> None:
+    """Report a run (default: the latest) by replaying its journal."""
+    record, result = load_result(db, run_id)
+    _print_report(result, WorkerPool.from_dict(dict(record.pool)), record.id, as_json)
+
+
+@cli.command()
+@_db_option
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def runs(db: str, as_json: bool) -> None:
+    """List the runs in a database."""
+    with Journal(db, create=False) as journal:
+        summaries = journal.runs()
+    if as_json:
+        click.echo(json.dumps([dataclasses.asdict(s) for s in summaries], indent=2))
+        return
+    if not summaries:
+        click.echo(f"no runs in {db}")
+        return
+    click.echo(f"{'run':<12}  {'algorithm':<9}  {'workers':>7}  {'answers':>9}  status")
+    for s in summaries:
+        click.echo(f"{s.id:<12}  {s.algorithm:<9}  {s.n_workers:>7}  {s.answered:>9,}  {s.status}")
+
+
+@cli.command()
+@_db_option
+def upgrade(db: str) -> None:
+    """Upgrade a run database written by an older screener to this version's schema."""
+    with Journal(db, create=False, check_version=False) as journal:
+        applied = journal.upgrade()
+    click.echo("\n".join(applied) if applied else f"{db} is already up to date")
+
+
+@cli.command()
+def oracles() -> None:
+    """List the installed oracles (entry-point group screener.oracles)."""
+    for info in available_oracles():
+        click.echo(f"{info.name:<16} {info.package} {info.version}  ({info.target})")
+
+
+def _choose_pool(
+    pool_file: Path | None, n_workers: int | None, n_outliers: int, seed: int
+) -> WorkerPool:
+    if pool_file is not None and n_workers is not None:
+        raise click.UsageError("give either POOL_FILE or --workers, not both")
+    if pool_file is not None:
+        return load_pool_csv(pool_file)
+    if n_workers is not None:
+        return synthetic_pool(n_workers, n_outliers, seed=seed)
+    return demo_pool()
+
+
+def _print_report(result: Any, pool: WorkerPool, run_id: str, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(render_json(result, pool, run_id), indent=2))
+    else:
+        click.echo(render_table(result, pool, run_id))
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Entry point: run the CLI, turning user errors into one line and exit code 2."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        cli.main(args=args, prog_name="screener", standalone_mode=False)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as error:
+        if debug:
+            raise
+        context = getattr(error, "ctx", None)
+        command = context.command_path if isinstance(context, click.Context) else "screener"
+        click.echo(f"error: {error.format_message()} (see `{command} --help`)", err=True)
+        sys.exit(2)
+    except ScreenerError as error:
+        if debug:
+            raise
+        click.echo(f"error: {error}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted: resume with `screener run --resume RUN_ID`", err=True)
+        sys.exit(130)
+    except Exception as error:  # a bug, not bad input: say so in one line unless --debug
+        if debug:
+            raise
+        click.echo(
+            f"internal error: {type(error).__name__}: {error} "
+            "(run again with --debug for the traceback, and please report it)",
+            err=True,
+        )
+        sys.exit(1)
+    sys.exit(0)

@@ -1,0 +1,317 @@
+"""The asyncio orchestrator: keeps questions in flight, journals every event, tells answers.
+
+One driver coroutine owns the algorithm; it is the only code that asks or tells, so the
+journal's order is exactly the order of the algorithm's calls and a replay rebuilds it.
+
+Rules it keeps:
+- "asked" events are committed before the questions leave; answers are committed before the
+  algorithm is told (persist before use). Each batch of answers is one commit.
+- At most ``concurrency`` pulls are in flight. A pull with no answer after ``timeout``
+  seconds becomes a "timed_out" event and is released, so the algorithm asks again.
+- Answers for released pulls are logged as "late", second copies as "duplicate"; neither is
+  told. Rewards outside the algorithm's bounds are logged as "failed" and the pull released.
+- When the algorithm stops (condition met, budget spent, workers exhausted), pulls still in
+  flight are cancelled; answers arriving within ``drain`` seconds are still logged as late.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import math
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from screener.algorithms import Algorithm, PullStatus, Result
+from screener.errors import ConfigError
+from screener.journal import AsyncJournal, Event, EventKind
+from screener.oracles import Answer, Oracle, PullRequest
+from screener.orchestrator.progress import Progress, ProgressLine
+from screener.pool import WorkerPool
+
+__all__ = ["Orchestrator", "RunOptions"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How a run talks to its oracle."""
+
+    concurrency: int = 16
+    timeout: float | None = 60.0
+    drain: float = 0.0
+    #: A worker whose questions fail or time out this many times in a row is given up on.
+    max_failures: int = 10
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ConfigError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.timeout is not None and not self.timeout > 0:
+            raise ConfigError(f"timeout must be positive seconds, got {self.timeout}")
+        if not self.drain >= 0:
+            raise ConfigError(f"drain must be >= 0 seconds, got {self.drain}")
+        if self.max_failures < 1:
+            raise ConfigError(f"max_failures must be at least 1, got {self.max_failures}")
+
+
+class Orchestrator:
+    """Runs one algorithm against one oracle, journaling as it goes."""
+
+    def __init__(
+        self,
+        algorithm: Algorithm,
+        oracle: Oracle,
+        journal: AsyncJournal,
+        run_id: str,
+        pool: WorkerPool,
+        options: RunOptions,
+        progress: Progress | None = None,
+    ) -> None:
+        self.algorithm = algorithm
+        self.oracle = oracle
+        self.journal = journal
+        self.run_id = run_id
+        self.pool = pool
+        self.options = options
+        self.progress = progress
+        self.counts: collections.Counter[str] = collections.Counter()
+        # (deadline on the loop clock, pull id), in ask order; stale entries are skipped.
+        self._deadlines: deque[tuple[float, int]] = deque()
+        self._done = asyncio.Event()
+        self._failures_in_a_row: collections.Counter[int] = collections.Counter()
+
+    async def run(self) -> Result:
+        """Drive the run to its end and return the final result."""
+        async with asyncio.TaskGroup() as group:
+            if self.progress is not None:
+                group.create_task(self._show_progress(self.progress))
+            try:
+                await self._drive()
+            finally:
+                self._done.set()
+        if self.progress is not None:
+            self.progress.close()
+        return self.algorithm.result()
+
+    # --------------------------------------------------------------------- main loop
+    async def _drive(self) -> None:
+        algorithm = self.algorithm
+        while True:
+            await self._top_up()
+            if algorithm.finished:
+                break
+            answers = await self._receive_until_deadline()
+            if answers:
+                await self._handle(answers)
+            await self._expire()
+        await self._finish()
+
+    async def _top_up(self) -> None:
+        room = self.options.concurrency - self.algorithm.n_pending
+        if room <= 0:
+            return
+        ask = self.algorithm.ask(room)
+        if len(ask) == 0:
+            return
+        now = time.time()
+        requests = [
+            PullRequest(pull.id, self.pool.workers[pull.arm], pull.arm, pull.seq) for pull in ask
+        ]
+        await self.journal.append(
+            self.run_id,
+            [Event(EventKind.ASKED, now, r.pull_id, r.arm, r.worker, r.seq) for r in requests],
+        )
+        timeout = self.options.timeout
+        deadline = math.inf if timeout is None else asyncio.get_running_loop().time() + timeout
+        self._deadlines.extend((deadline, r.pull_id) for r in requests)
+        self.counts["asked"] += len(requests)
+        await self.oracle.submit(requests)
+
+    async def _receive_until_deadline(self) -> Sequence[Answer]:
+        deadline = self._next_deadline()
+        try:
+            async with asyncio.timeout_at(None if math.isinf(deadline) else deadline):
+                return await self.oracle.receive()
+        except TimeoutError:
+            return ()
+
+    def _next_deadline(self) -> float:
+        while self._deadlines:
+            deadline, pull_id = self._deadlines[0]
+            info = self.algorithm.pull_info(pull_id)
+            if info is not None and info.status is PullStatus.PENDING:
+                return deadline
+            self._deadlines.popleft()
+        return math.inf
+
+    # ------------------------------------------------------------------- answers
+    async def _handle(self, answers: Sequence[Answer]) -> None:
+        """Journal a batch of answers in one commit, then tell the algorithm."""
+        algorithm = self.algorithm
+        now = time.time()
+        events: list[Event] = []
+        accepted_ids: list[int] = []
+        accepted_rewards: list[float] = []
+        releases: list[int] = []
+        gone: list[tuple[int, str]] = []
+        seen: set[int] = set()
+        for answer in answers:
+            info = algorithm.pull_info(answer.pull_id)
+            if info is None:
+                events.append(self._event(EventKind.LATE, now, answer, None, "unknown pull id"))
+                continue
+            kind, detail = self._classify(answer, info.status, answer.pull_id in seen)
+            events.append(self._event(kind, now, answer, info.arm, detail, info.seq))
+            if kind is EventKind.ANSWERED:
+                self._failures_in_a_row.pop(info.arm, None)
+                seen.add(answer.pull_id)
+                accepted_ids.append(answer.pull_id)
+                accepted_rewards.append(float(answer.reward))  # type: ignore[arg-type]
+            elif kind is EventKind.UNAVAILABLE:
+                seen.add(answer.pull_id)
+                gone.append((answer.pull_id, detail or "unavailable"))
+            elif kind is EventKind.FAILED:
+                seen.add(answer.pull_id)
+                releases.append(answer.pull_id)
+            self.counts[kind.value] += 1
+        events.extend(self._give_up_events(releases, now))
+        await self.journal.append(self.run_id, events)
+        if accepted_ids:
+            algorithm.tell_many(accepted_ids, accepted_rewards)
+        for pull_id, reason in gone:
+            info = algorithm.pull_info(pull_id)
+            assert info is not None
+            algorithm.set_unavailable(info.arm, reason)
+            algorithm.release(pull_id)
+        for pull_id in releases:
+            algorithm.release(pull_id)
+        self._apply_give_ups(events)
+
+    def _give_up_events(self, released: Sequence[int], at: float) -> list[Event]:
+        """UNAVAILABLE events for workers whose questions failed too often in a row."""
+        limit = self.options.max_failures
+        events = []
+        for pull_id in released:
+            info = self.algorithm.pull_info(pull_id)
+            assert info is not None
+            self._failures_in_a_row[info.arm] += 1
+            if self._failures_in_a_row[info.arm] == limit:
+                detail = f"no answer to {limit} questions in a row"
+                worker = self.pool.workers[info.arm]
+                events.append(
+                    Event(EventKind.UNAVAILABLE, at, None, info.arm, worker, None, None, detail)
+                )
+        return events
+
+    def _apply_give_ups(self, events: Sequence[Event]) -> None:
+        for event in events:
+            if event.kind is EventKind.UNAVAILABLE and event.pull_id is None:
+                assert event.arm is not None and event.detail is not None
+                self.algorithm.set_unavailable(event.arm, event.detail)
+
+    def _classify(
+        self, answer: Answer, status: PullStatus, seen_in_batch: bool
+    ) -> tuple[EventKind, str | None]:
+        if status is PullStatus.ANSWERED or seen_in_batch:
+            return EventKind.DUPLICATE, None
+        if status is PullStatus.RELEASED:
+            return EventKind.LATE, answer.error or answer.unavailable
+        if answer.unavailable is not None:
+            return EventKind.UNAVAILABLE, answer.unavailable
+        if answer.error is not None:
+            return EventKind.FAILED, answer.error
+        assert answer.reward is not None
+        if not self.algorithm.accepts_reward(answer.reward):
+            return EventKind.FAILED, f"invalid reward {answer.reward!r}"
+        return EventKind.ANSWERED, None
+
+    def _event(
+        self,
+        kind: EventKind,
+        at: float,
+        answer: Answer,
+        arm: int | None,
+        detail: str | None,
+        seq: int | None = None,
+    ) -> Event:
+        worker = None if arm is None else self.pool.workers[arm]
+        reward = answer.reward if kind is not EventKind.FAILED else None
+        return Event(kind, at, answer.pull_id, arm, worker, seq, reward, detail)
+
+    # ------------------------------------------------------------ timeouts and the end
+    async def _expire(self) -> None:
+        now = asyncio.get_running_loop().time()
+        expired: list[int] = []
+        while self._deadlines and self._deadlines[0][0] <= now:
+            _, pull_id = self._deadlines.popleft()
+            info = self.algorithm.pull_info(pull_id)
+            if info is not None and info.status is PullStatus.PENDING:
+                expired.append(pull_id)
+        if expired:
+            await self._release_all(expired, EventKind.TIMED_OUT, "no answer within timeout")
+
+    async def _release_all(self, pull_ids: list[int], kind: EventKind, detail: str) -> None:
+        at = time.time()
+        events = []
+        for pull_id in pull_ids:
+            info = self.algorithm.pull_info(pull_id)
+            assert info is not None
+            worker = self.pool.workers[info.arm]
+            events.append(Event(kind, at, pull_id, info.arm, worker, info.seq, None, detail))
+        if kind is EventKind.TIMED_OUT:
+            events.extend(self._give_up_events(pull_ids, at))
+        await self.journal.append(self.run_id, events)
+        for pull_id in pull_ids:
+            self.algorithm.release(pull_id)
+        self._apply_give_ups(events)
+        self.counts[kind.value] += len(pull_ids)
+        await self.oracle.cancel(pull_ids)
+
+    async def _finish(self) -> None:
+        in_flight = [
+            pull_id
+            for _, pull_id in self._deadlines
+            if (info := self.algorithm.pull_info(pull_id)) and info.status is PullStatus.PENDING
+        ]
+        self._deadlines.clear()
+        if in_flight:
+            await self._release_all(in_flight, EventKind.CANCELLED, "run finished")
+            await self._drain()
+        reason = self.algorithm.stop_reason
+        detail = "interrupted" if reason is None else reason.value
+        await self.journal.append(
+            self.run_id, [Event(EventKind.FINISHED, time.time(), detail=detail)]
+        )
+
+    async def _drain(self) -> None:
+        """Log answers that still arrive for cancelled pulls, for ``drain`` seconds."""
+        if self.options.drain <= 0:
+            return
+        try:
+            async with asyncio.timeout(self.options.drain):
+                while True:
+                    await self._handle(await self.oracle.receive())
+        except TimeoutError:
+            pass
+
+    # ------------------------------------------------------------------- progress
+    async def _show_progress(self, progress: Progress) -> None:
+        while not self._done.is_set():
+            progress.show(self._progress_line())
+            try:
+                async with asyncio.timeout(progress.interval):
+                    await self._done.wait()
+            except TimeoutError:
+                pass
+        progress.show(self._progress_line())
+
+    def _progress_line(self) -> ProgressLine:
+        algorithm = self.algorithm
+        return ProgressLine(
+            asked=algorithm.n_asked,
+            answered=algorithm.n_answered,
+            in_flight=algorithm.n_pending,
+            decided=algorithm.n_decided(),
+            workers=algorithm.n_arms,
+        )

@@ -1,0 +1,80 @@
+"""Reports: a ranked table for people, JSON for programs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from screener.algorithms import Decision, Result
+from screener.pool import WorkerPool
+
+__all__ = ["render_json", "render_table"]
+
+
+def render_json(result: Result, pool: WorkerPool, run_id: str | None = None) -> dict[str, Any]:
+    """The result as plain data, workers named, ranked."""
+    data = result.to_dict()
+    for line in data["workers"]:
+        line["worker"] = pool.workers[line["arm"]]
+    data["run_id"] = run_id
+    return data
+
+
+def render_table(result: Result, pool: WorkerPool, run_id: str | None = None) -> str:
+    """A ranked report: headline, stopping status, threshold, then one row per worker."""
+    lines = [_headline(result, pool, run_id), _status(result)]
+    if result.threshold is not None:
+        t = result.threshold
+        lines.append(f"threshold: {_num(t.estimate)}  interval [{_num(t.lower)}, {_num(t.upper)}]")
+    lines.append(
+        f"pulls: {result.total_pulls:,} answered, {result.pending_pulls:,} pending, "
+        f"{result.released_pulls:,} released (timed out, failed or cancelled)"
+    )
+    outliers = [pool.workers[a] for a in result.outliers]
+    lines.append(f"outliers: {', '.join(outliers) if outliers else 'none'}")
+    lines.append("")
+    lines.extend(_rows(result, pool))
+    return "\n".join(lines)
+
+
+def _headline(result: Result, pool: WorkerPool, run_id: str | None) -> str:
+    params = result.params
+    shown = [f"{key}={params[key]}" for key in ("k", "delta", "direction") if key in params]
+    prefix = f"run {run_id} · " if run_id else ""
+    return f"{prefix}{result.algorithm} · {len(pool)} workers · {' '.join(shown)}"
+
+
+def _status(result: Result) -> str:
+    if result.stop_reason is None:
+        return "status: still running (no stopping condition yet): decisions are provisional"
+    if result.condition_met:
+        promise = result.guarantee or "heuristic stopping rule, no statistical guarantee"
+        if result.guarantee and "delta" in result.params:
+            promise += f" (delta = {result.params['delta']})"
+        return f"status: stopping condition met: {promise}"
+    return (
+        f"status: CONDITION NOT MET ({result.stop_reason.value}): undecided workers show "
+        "the current best guess under 'leaning'; it carries no guarantee"
+    )
+
+
+def _rows(result: Result, pool: WorkerPool) -> Sequence[str]:
+    width = max(6, *(len(w) for w in pool.workers))
+    header = (
+        f"{'rank':>4}  {'worker':<{width}}  {'decision':<9}  {'leaning':<8}  "
+        f"{'estimate':>8}  {'interval':<15}  {'pulls':>7}  reason"
+    )
+    rows = [header]
+    for w in result.ranking:
+        leaning = "" if w.decision is not Decision.UNDECIDED else w.leaning.value
+        interval = f"[{_num(w.lower)}, {_num(w.upper)}]"
+        rows.append(
+            f"{w.rank:>4}  {pool.workers[w.arm]:<{width}}  {w.decision.value:<9}  "
+            f"{leaning:<8}  {_num(w.estimate):>8}  {interval:<15}  {w.pulls:>7,}  {w.reason}"
+        )
+    return rows
+
+
+def _num(value: float) -> str:
+    return f"{value:.3f}" if math.isfinite(value) else "-"

@@ -1,0 +1,152 @@
+"""Runs as a user sees them: start one, resume one, read one back.
+
+Everything is validated (algorithm parameters, pool, oracle options, database) before the
+first row is written, so a bad command leaves nothing half-written behind.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from screener.algorithms import Algorithm, Result, create_algorithm
+from screener.errors import JournalError
+from screener.journal import AsyncJournal, Event, EventKind, Journal, RunRecord, RunSpec
+from screener.oracles import Oracle, load_oracle_class
+from screener.orchestrator import Orchestrator, Progress, RunOptions, pending_pulls, replay
+from screener.pool import WorkerPool
+
+__all__ = ["RunPlan", "load_result", "resume_run", "start_run"]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything that defines a run."""
+
+    pool: WorkerPool
+    algorithm: str = "wrr"
+    params: Mapping[str, Any] = field(default_factory=dict)
+    oracle: str = "simulated"
+    oracle_options: Mapping[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    options: RunOptions = field(default_factory=RunOptions)
+
+    def build(self) -> tuple[Algorithm, Oracle]:
+        algorithm = create_algorithm(
+            self.algorithm, len(self.pool), {**self.params, "seed": self.seed}
+        )
+        oracle = load_oracle_class(self.oracle).from_options(
+            self.pool, self.oracle_options, self.seed
+        )
+        return algorithm, oracle
+
+
+async def start_run(
+    plan: RunPlan, db: str, *, progress: Progress | None = None
+) -> tuple[str, Result]:
+    """Create a run in ``db`` and drive it to its end."""
+    algorithm, oracle = plan.build()
+    journal = AsyncJournal(Journal(db))
+    try:
+        spec = RunSpec(
+            algorithm=plan.algorithm,
+            params=algorithm.params(),
+            seed=plan.seed,
+            oracle={"name": plan.oracle, "options": oracle.describe()},
+            pool=plan.pool.to_dict(),
+            config=_options_dict(plan.options),
+        )
+        run_id = await journal.create_run(spec)
+        async with oracle:
+            orchestrator = Orchestrator(
+                algorithm, oracle, journal, run_id, plan.pool, plan.options, progress
+            )
+            result = await orchestrator.run()
+        return run_id, result
+    finally:
+        await journal.aclose()
+
+
+async def resume_run(
+    run_id: str,
+    db: str,
+    *,
+    options: RunOptions | None = None,
+    progress: Progress | None = None,
+) -> Result:
+    """Rebuild run ``run_id`` from its journal and continue it until it stops.
+
+    Pulls that were in flight when the previous process ended are logged as cancelled and
+    released; the algorithm asks for them again (same worker, same question number).
+    """
+    journal = AsyncJournal(Journal(db, create=False))
+    try:
+        record = await journal.get_run(run_id)
+        events = await journal.events(run_id)
+        algorithm, oracle, pool = _rebuild(record)
+        replay(algorithm, events)
+        if any(event.kind is EventKind.FINISHED for event in events):
+            return _finished_result(algorithm)
+        now = time.time()
+        interrupted = pending_pulls(algorithm)
+        marks = [
+            Event(EventKind.CANCELLED, now, pull_id, info.arm, pool.workers[info.arm], info.seq,
+                  None, "interrupted: the previous process ended before the answer")
+            for pull_id in interrupted
+            if (info := algorithm.pull_info(pull_id)) is not None
+        ]  # fmt: skip
+        await journal.append(run_id, [*marks, Event(EventKind.RESUMED, now)])
+        for pull_id in interrupted:
+            algorithm.release(pull_id)
+        run_options = options or RunOptions(**record.config)
+        async with oracle:
+            orchestrator = Orchestrator(
+                algorithm, oracle, journal, run_id, pool, run_options, progress
+            )
+            return await orchestrator.run()
+    finally:
+        await journal.aclose()
+
+
+def load_result(db: str, run_id: str | None = None) -> tuple[RunRecord, Result]:
+    """Replay a run offline (no oracle) and return its record and result."""
+    with Journal(db, create=False) as journal:
+        chosen = run_id or journal.latest_run_id()
+        if chosen is None:
+            raise JournalError(f"{db} holds no runs", "start one with `screener run`")
+        record = journal.get_run(chosen)
+        events = journal.events(chosen)
+    pool = WorkerPool.from_dict(dict(record.pool))
+    algorithm = create_algorithm(record.algorithm, len(pool), dict(record.params))
+    replay(algorithm, events)
+    if any(event.kind is EventKind.FINISHED for event in events):
+        return record, _finished_result(algorithm)
+    return record, algorithm.result()
+
+
+def _rebuild(record: RunRecord) -> tuple[Algorithm, Oracle, WorkerPool]:
+    pool = WorkerPool.from_dict(dict(record.pool))
+    algorithm = create_algorithm(record.algorithm, len(pool), dict(record.params))
+    oracle_info = dict(record.oracle)
+    oracle = load_oracle_class(str(oracle_info["name"])).from_options(
+        pool, dict(oracle_info.get("options", {})), record.seed
+    )
+    return algorithm, oracle, pool
+
+
+def _finished_result(algorithm: Algorithm) -> Result:
+    """A finished run stopped at an ask that returned done; make the replay do the same."""
+    for pull_id in pending_pulls(algorithm):
+        algorithm.release(pull_id)
+    algorithm.ask(1)
+    return algorithm.result()
+
+
+def _options_dict(options: RunOptions) -> dict[str, Any]:
+    return {
+        "concurrency": options.concurrency,
+        "timeout": options.timeout,
+        "drain": options.drain,
+    }
