@@ -1,0 +1,137 @@
+"""The command line, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from screener.pool import synthetic_pool
+from screener.simulation import ksigma_outliers
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def screener(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "screener", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
+
+
+def test_demo_run_finds_the_two_spammers(tmp_path: Path) -> None:
+    done = screener("run", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "screener.db").exists()
+    assert "stopping condition met" in done.stdout
+    outliers_line = next(line for line in done.stdout.splitlines() if line.startswith("outliers:"))
+    assert outliers_line == "outliers: w09, w20"
+
+
+def test_csv_pool_of_30_with_2_spammers(tmp_path: Path) -> None:
+    pool_file = ROOT / "examples" / "pool30.csv"
+    db = tmp_path / "runs.db"
+    done = screener("run", str(pool_file), "--algorithm", "wrr", "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    pool = synthetic_pool(30, 2, seed=7)  # how examples/make_pool.py made the file
+    assert pool.accuracies is not None
+    truth = {pool.workers[arm] for arm in ksigma_outliers(pool.accuracies, 2.0, "low")}
+    assert len(truth) == 2
+    found = {w["worker"] for w in report["workers"] if w["decision"] == "outlier"}
+    assert found == truth
+    assert report["condition_met"]
+    with sqlite3.connect(db) as connection:
+        per_worker = dict(
+            connection.execute(
+                "SELECT worker, COUNT(*) FROM events WHERE kind='answered' GROUP BY worker"
+            ).fetchall()
+        )
+    assert per_worker == {w["worker"]: w["pulls"] for w in report["workers"]}
+    assert sum(per_worker.values()) == report["total_pulls"]
+
+
+def test_report_and_runs_replay_the_journal(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    first = screener("run", "--workers", "12", "--outliers", "1", "--db", str(db), "--json")
+    assert first.returncode == 0, first.stderr
+    original = json.loads(first.stdout)
+    again = screener("report", original["run_id"], "--db", str(db), "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == original
+    latest = screener("report", "--db", str(db), "--json")
+    assert json.loads(latest.stdout) == original
+    listed = screener("runs", "--db", str(db))
+    assert original["run_id"] in listed.stdout and "condition met" in listed.stdout
+
+
+def test_oracles_lists_the_builtin_one() -> None:
+    done = screener("oracles")
+    assert done.returncode == 0
+    assert done.stdout.split()[0] == "simulated"
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", "--delta", "2"], "delta must lie in (0, 1)"),
+        (["run", "--k", "-1"], "k must be"),
+        (["run", "--budget", "0"], "budget must be"),
+        (["run", "--concurrency", "0"], "concurrency must be"),
+        (["run", "--latency", "soon"], "cannot read latency"),
+        (["run", "--oracle", "nope"], "unknown oracle 'nope' (available: simulated"),
+        (["run", "missing.csv"], "no pool file at missing.csv"),
+        (["run", "--workers", "1"], "cannot build 1 workers"),
+        (["run", "--algorithm", "xyz"], "Invalid value for '--algorithm'"),
+        (["report", "nope"], "no database at"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(
+    tmp_path: Path, args: list[str], needle: str
+) -> None:
+    done = screener(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ")
+    assert needle in lines[0]
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "screener.db").exists()
+
+
+def test_bad_pool_file_names_the_line(tmp_path: Path) -> None:
+    pool = tmp_path / "pool.csv"
+    pool.write_text("worker,accuracy\na,0.9\nb,high\n", encoding="utf-8")
+    done = screener("run", str(pool), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "line 3" in done.stderr and "'high'" in done.stderr
+    assert not (tmp_path / "screener.db").exists()
+
+
+def test_unknown_run_id_points_to_the_runs_command(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    assert screener("run", "--workers", "5", "--outliers", "0", "--budget", "20",
+                    "--db", str(db), "--quiet").returncode == 0  # fmt: skip
+    done = screener("report", "abc", "--db", str(db))
+    assert done.returncode == 2
+    assert "screener runs" in done.stderr
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    done = screener("--debug", "run", "--delta", "2", cwd=tmp_path)
+    assert done.returncode != 0
+    assert "Traceback" in done.stderr
+
+
+def test_budget_report_says_the_condition_was_not_met(tmp_path: Path) -> None:
+    done = screener("run", "--budget", "200", "--db", str(tmp_path / "b.db"))
+    assert done.returncode == 0, done.stderr
+    assert "CONDITION NOT MET (budget spent)" in done.stdout

@@ -1,0 +1,165 @@
+"""The asyncio orchestrator against the simulated oracle and a real SQLite journal."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from screener import WeightedRoundRobin, simulate
+from screener.algorithms import StopReason
+from screener.journal import Journal
+from screener.orchestrator import RunOptions
+from screener.pool import WorkerPool, synthetic_pool
+from screener.session import RunPlan, start_run
+from screener.simulation import BernoulliRewards, ksigma_outliers
+
+POOL = synthetic_pool(20, 2, seed=11)
+PARAMS: dict[str, Any] = {"k": 2.0, "delta": 0.1, "direction": "low"}
+
+
+def _plan(pool: WorkerPool = POOL, *, options: RunOptions | None = None,
+          algorithm: str = "wrr", params: dict[str, Any] | None = None,
+          **oracle: Any) -> RunPlan:  # fmt: skip
+    return RunPlan(
+        pool,
+        algorithm,
+        params or PARAMS,
+        "simulated",
+        oracle,
+        seed=3,
+        options=options or RunOptions(concurrency=32, timeout=5.0),
+    )
+
+
+def _kinds(db: Path, run_id: str) -> Counter[str]:
+    with Journal(str(db), create=False) as journal:
+        return Counter(event.kind.value for event in journal.events(run_id))
+
+
+def _truth(pool: WorkerPool) -> tuple[int, ...]:
+    assert pool.accuracies is not None
+    return ksigma_outliers(pool.accuracies, 2.0, "low")
+
+
+def test_sync_reference_finds_the_true_outliers() -> None:
+    assert POOL.accuracies is not None
+    algorithm = WeightedRoundRobin(len(POOL), seed=3, **PARAMS)
+    result = simulate(algorithm, BernoulliRewards(POOL.accuracies, seed=3))
+    assert result.outliers == _truth(POOL)
+    assert result.condition_met
+
+
+@pytest.mark.parametrize(
+    "oracle",
+    [
+        {},
+        {"latency": "exponential:0.002"},
+        {"latency": "exponential:0.002", "batch_release": 7},
+        {"latency": "constant:0.001", "batch_release": 50},
+    ],
+    ids=["immediate", "out-of-order", "batched", "large-batches"],
+)
+async def test_async_runs_find_the_same_outliers(tmp_path: Path, oracle: dict[str, Any]) -> None:
+    db = tmp_path / "runs.db"
+    run_id, result = await start_run(_plan(**oracle), str(db))
+    assert result.condition_met
+    assert result.outliers == _truth(POOL)
+    kinds = _kinds(db, run_id)
+    assert kinds["answered"] == result.total_pulls
+    assert kinds["asked"] == kinds["answered"] + kinds["cancelled"]
+    assert kinds["finished"] == 1
+
+
+async def test_every_answer_is_committed_before_the_algorithm_sees_it(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    checked: list[int] = []
+
+    class Auditing(WeightedRoundRobin):
+        def _on_answers(self, pull_ids: Any, arms: Any, rewards: Any) -> None:
+            # A second connection sees only committed rows.
+            with sqlite3.connect(db) as other:
+                ids = [int(i) for i in pull_ids]
+                marks = ",".join("?" * len(ids))
+                found = other.execute(
+                    f"SELECT COUNT(*) FROM events WHERE kind = 'answered' AND pull_id IN ({marks})",
+                    ids,
+                ).fetchone()[0]
+            assert found == len(ids)
+            checked.extend(ids)
+            super()._on_answers(pull_ids, arms, rewards)
+
+    from screener.algorithms import registry
+
+    original = dict(registry.ALGORITHMS)
+    Auditing.name = "auditing-wrr"
+    registry.ALGORITHMS = {**original, "auditing-wrr": Auditing}  # type: ignore[misc]
+    try:
+        _, result = await start_run(
+            _plan(algorithm="auditing-wrr", params={**PARAMS, "budget": 1500}), str(db)
+        )
+    finally:
+        registry.ALGORITHMS = original  # type: ignore[misc]
+    assert len(checked) == result.total_pulls > 0
+
+
+async def test_lost_answers_time_out_and_are_asked_again(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    options = RunOptions(concurrency=16, timeout=0.05)
+    run_id, result = await start_run(_plan(options=options, loss=0.05), str(db))
+    kinds = _kinds(db, run_id)
+    assert kinds["timed_out"] > 0
+    assert result.outliers == _truth(POOL)
+    assert kinds["answered"] == result.total_pulls
+    assert result.released_pulls == kinds["timed_out"] + kinds["cancelled"]
+
+
+async def test_duplicates_are_logged_not_told(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    run_id, result = await start_run(
+        _plan(latency="exponential:0.001", duplicates=0.2), str(db)
+    )
+    kinds = _kinds(db, run_id)
+    assert kinds["duplicate"] > 0
+    assert kinds["answered"] == result.total_pulls
+    assert result.outliers == _truth(POOL)
+
+
+async def test_late_answers_are_logged_not_told(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    options = RunOptions(concurrency=16, timeout=0.01, drain=0.2)
+    run_id, result = await start_run(
+        _plan(options=options, latency="exponential:0.004", retractable=False), str(db)
+    )
+    kinds = _kinds(db, run_id)
+    assert kinds["timed_out"] > 0 and kinds["late"] > 0
+    assert kinds["answered"] == result.total_pulls
+    with Journal(str(db), create=False) as journal:
+        events = journal.events(run_id)
+    released = {e.pull_id for e in events if e.kind.value in ("timed_out", "cancelled")}
+    late = {e.pull_id for e in events if e.kind.value == "late"}
+    assert late <= released
+
+
+async def test_budget_stops_the_run_and_says_so(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    params = {**PARAMS, "budget": 100}
+    run_id, result = await start_run(_plan(params=params, latency="constant:0.001"), str(db))
+    assert result.stop_reason is StopReason.BUDGET_SPENT
+    assert not result.condition_met
+    assert result.total_pulls == 100
+    assert _kinds(db, run_id)["answered"] == 100
+
+
+async def test_graded_rewards_run_end_to_end(tmp_path: Path) -> None:
+    params = {**PARAMS, "interval": "hoeffding", "budget": 3000}
+    _, result = await start_run(
+        _plan(params=params, rewards="beta", concentration=20.0), str(tmp_path / "g.db")
+    )
+    estimates = np.array([w.estimate for w in sorted(result.workers, key=lambda w: w.arm)])
+    assert POOL.accuracies is not None
+    assert np.abs(estimates - np.array(POOL.accuracies)).max() < 0.2
