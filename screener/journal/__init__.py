@@ -1,0 +1,26 @@
+"""The journal: the append-only event log of screening runs (SQLite by default).
+
+``Journal`` is the synchronous store; ``AsyncJournal`` runs it on one worker thread for
+asyncio code. Events are never updated or deleted: a run's state is a fold over them.
+"""
+
+from screener.journal.events import Event, EventKind, RunRecord, RunSpec, RunSummary
+from screener.journal.schema import SCHEMA_VERSION, EventRow, RunRow, SchemaInfo
+from screener.journal.store import MIGRATIONS, Journal, Migration
+from screener.journal.writer import AsyncJournal
+
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "AsyncJournal",
+    "Event",
+    "EventKind",
+    "EventRow",
+    "Journal",
+    "Migration",
+    "RunRecord",
+    "RunRow",
+    "RunSpec",
+    "RunSummary",
+    "SchemaInfo",
+]

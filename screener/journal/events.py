@@ -1,0 +1,82 @@
+"""What the journal records, as plain values: event kinds, events, runs and their summaries."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Event", "EventKind", "RunRecord", "RunSpec", "RunSummary"]
+
+
+class EventKind(enum.StrEnum):
+    """What happened; stored as its string value."""
+
+    STARTED = "started"
+    RESUMED = "resumed"
+    ASKED = "asked"
+    ANSWERED = "answered"
+    TIMED_OUT = "timed_out"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    LATE = "late"
+    DUPLICATE = "duplicate"
+    UNAVAILABLE = "unavailable"
+    RETRIED = "retried"
+    INVALIDATED = "invalidated"
+    FINISHED = "finished"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One journal entry. ``id`` is None until the event has been written and read back."""
+
+    kind: EventKind
+    at: float  # unix seconds
+    pull_id: int | None = None
+    arm: int | None = None
+    worker: str | None = None
+    seq: int | None = None
+    reward: float | None = None
+    detail: str | None = None
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that defines a run; the mappings must be JSON-serializable."""
+
+    algorithm: str
+    params: Mapping[str, Any]
+    seed: int
+    oracle: Mapping[str, Any]
+    pool: Mapping[str, Any]
+    config: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A run as stored: its spec (decoded from JSON) plus what the journal added."""
+
+    id: str
+    created_at: float
+    screener_version: str
+    algorithm: str
+    params: Mapping[str, Any]
+    seed: int
+    oracle: Mapping[str, Any]
+    pool: Mapping[str, Any]
+    config: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One line of ``screener runs``. Not slotted: the CLI prints ``__dict__`` as JSON."""
+
+    id: str
+    created_at: float
+    algorithm: str
+    n_workers: int
+    answered: int
+    status: str  # "finished: <detail>" or "running or interrupted"

@@ -1,0 +1,70 @@
+"""The journal's tables. Rows are only ever inserted: state is a fold over the events."""
+
+from __future__ import annotations
+
+from sqlalchemy import Index, Table
+from sqlmodel import Field, SQLModel
+
+__all__ = [
+    "EVENTS_TABLE",
+    "RUNS_TABLE",
+    "SCHEMA_INFO_TABLE",
+    "SCHEMA_VERSION",
+    "EventRow",
+    "RunRow",
+    "SchemaInfo",
+]
+
+# Bump together with a new entry in store.MIGRATIONS.
+SCHEMA_VERSION = 1
+
+
+class SchemaInfo(SQLModel, table=True):
+    """Key/value facts about the database itself; ``version`` is the schema version."""
+
+    __tablename__ = "screener_schema"
+
+    key: str = Field(primary_key=True)
+    value: str
+
+
+class RunRow(SQLModel, table=True):
+    """One screening run: everything needed to rebuild it. Written once, never updated."""
+
+    __tablename__ = "runs"
+
+    id: str = Field(primary_key=True)  # uuid4().hex[:12]
+    created_at: float  # unix seconds
+    algorithm: str
+    params: str  # JSON
+    seed: int
+    screener_version: str
+    oracle: str  # JSON
+    pool: str  # JSON
+    config: str  # JSON
+
+
+class EventRow(SQLModel, table=True):
+    """One event of a run; the autoincrement id is the global order of events."""
+
+    __tablename__ = "events"
+    # Serves every per-run lookup ("events of run X in order"), so run_id needs no index
+    # of its own: a second index would only slow down inserts.
+    __table_args__ = (Index("ix_events_run_id_id", "run_id", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(foreign_key="runs.id")
+    kind: str
+    pull_id: int | None = None
+    arm: int | None = None
+    worker: str | None = None
+    seq: int | None = None
+    reward: float | None = None
+    detail: str | None = None
+    at: float
+
+
+# The Core tables, for fast bulk inserts and selects (``Model.__table__`` is untyped).
+SCHEMA_INFO_TABLE: Table = SQLModel.metadata.tables["screener_schema"]
+RUNS_TABLE: Table = SQLModel.metadata.tables["runs"]
+EVENTS_TABLE: Table = SQLModel.metadata.tables["events"]

@@ -1,0 +1,490 @@
+"""The journal: the append-only event log of screening runs, in any SQLAlchemy database.
+
+Rows are only ever inserted, never updated or deleted; a run's state is a fold over its
+events. SQLite (a file path) is the default and the only backend tested.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self
+
+from sqlalchemy import Connection, Engine, create_engine, event, func, insert, inspect, select
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlmodel import SQLModel
+
+from screener.errors import ConfigError, JournalError, RunNotFoundError, SchemaVersionError
+from screener.journal.events import Event, EventKind, RunRecord, RunSpec, RunSummary
+from screener.journal.schema import EVENTS_TABLE, RUNS_TABLE, SCHEMA_INFO_TABLE, SCHEMA_VERSION
+
+__all__ = ["MIGRATIONS", "Journal", "Migration"]
+
+# (from_version, description, function): the function moves a database from ``from_version``
+# to ``from_version + 1``; it runs in the same transaction that records the new version.
+Migration = tuple[int, str, Callable[[Connection], None]]
+MIGRATIONS: list[Migration] = []
+
+# Insert order of the event columns (the tuple built in Journal._insert_events).
+_EVENT_COLUMNS = ("run_id", "kind", "pull_id", "arm", "worker", "seq", "reward", "detail", "at")
+_KINDS: dict[str, EventKind] = {kind.value: kind for kind in EventKind}
+_SYNCHRONOUS = {"normal": "NORMAL", "full": "FULL"}
+# Execution option read by the SQLite "begin" hook: writers take the write lock up front so
+# a read-then-write transaction never fails with "database is locked" halfway through.
+_BEGIN_OPTION = "screener_begin"
+
+
+class Journal:
+    """A run database. Thread-safe; use ``AsyncJournal`` from asyncio code.
+
+    ``target`` is a SQLAlchemy URL (anything containing "://") or a file path. A missing
+    database is created unless ``create`` is False. ``check_version=False`` opens a file
+    written by another schema version, for ``upgrade`` only.
+
+    Durability on SQLite: the database runs in WAL mode. With ``synchronous="normal"`` (the
+    default) a committed transaction survives the process being killed at any point,
+    SIGKILL included, but the last commits may be lost on power loss or an OS crash.
+    ``synchronous="full"`` also survives those, at the cost of an fsync per commit.
+    """
+
+    def __init__(
+        self,
+        target: str | os.PathLike[str],
+        *,
+        synchronous: Literal["normal", "full"] = "normal",
+        create: bool = True,
+        check_version: bool = True,
+    ) -> None:
+        if synchronous not in _SYNCHRONOUS:
+            raise ConfigError(f"synchronous must be 'normal' or 'full', got {synchronous!r}")
+        url, self.name, db_file = _resolve(target)
+        if db_file is not None:
+            _check_file(db_file, self.name, create)
+        with self._errors(f"cannot open {self.name}"):
+            self._engine = create_engine(url)
+        if self._engine.dialect.name == "sqlite":
+            _configure_sqlite(self._engine, _SYNCHRONOUS[synchronous])
+        self._writer = self._engine.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
+        self._insert_sql = _positional_event_insert(self._engine)
+        try:
+            self._open(create, check_version)
+        except BaseException:
+            self._engine.dispose()
+            raise
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine (for diagnostics; write through the methods only)."""
+        return self._engine
+
+    def close(self) -> None:
+        """Close every pooled connection. Safe to call twice."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Journal({self.name!r})"
+
+    # ------------------------------------------------------------------- schema
+    def schema_version(self) -> int:
+        """The schema version recorded in the database."""
+        with (
+            self._errors(f"cannot read the schema version of {self.name}"),
+            self._engine.connect() as conn,
+        ):
+            return _read_version(conn, self.name)
+
+    def upgrade(self) -> list[str]:
+        """Migrate the database to this screener's schema; return what was applied."""
+        applied: list[str] = []
+        with self._errors(f"cannot upgrade {self.name}"):
+            while True:
+                # One transaction per step, re-reading the version under the write lock so
+                # two concurrent upgrades cannot apply the same step twice.
+                with self._writer.begin() as conn:
+                    current = _read_version(conn, self.name)
+                    if current >= SCHEMA_VERSION:
+                        break
+                    description, migrate = _migration_from(current)
+                    migrate(conn)
+                    _write_version(conn, current + 1)
+                applied.append(description)
+        if current > SCHEMA_VERSION:
+            raise _version_error(self.name, current)
+        return applied
+
+    def _open(self, create: bool, check_version: bool) -> None:
+        with self._errors(f"cannot open {self.name}"):
+            tables = self._table_names()
+            if not tables and create:
+                self._create_schema()
+                tables = self._table_names()
+        if not tables:
+            raise JournalError(f"no database at {self.name}", "check the --db path")
+        if SCHEMA_INFO_TABLE.name not in tables:
+            raise JournalError(f"{self.name} is not a screener database", "pass another --db path")
+        found = self.schema_version()
+        if check_version and found != SCHEMA_VERSION:
+            raise _version_error(self.name, found)
+
+    def _table_names(self) -> set[str]:
+        with self._engine.connect() as conn:
+            return set(inspect(conn).get_table_names())
+
+    def _create_schema(self) -> None:
+        with self._writer.begin() as conn:
+            if inspect(conn).get_table_names():
+                return  # another process created it between our check and our lock
+            SQLModel.metadata.create_all(conn, tables=[SCHEMA_INFO_TABLE, RUNS_TABLE, EVENTS_TABLE])
+            conn.execute(insert(SCHEMA_INFO_TABLE).values(key="version", value=str(SCHEMA_VERSION)))
+
+    # -------------------------------------------------------------------- writes
+    def create_run(self, spec: RunSpec) -> str:
+        """Record a new run and its "started" event in one transaction; return its id."""
+        run_id = uuid.uuid4().hex[:12]
+        now = time.time()
+        row = {
+            "id": run_id,
+            "created_at": now,
+            "algorithm": spec.algorithm,
+            "params": _to_json(spec.params, "params"),
+            "seed": spec.seed,
+            "screener_version": _screener_version(),
+            "oracle": _to_json(spec.oracle, "oracle"),
+            "pool": _to_json(spec.pool, "pool"),
+            "config": _to_json(spec.config, "config"),
+        }
+        with self._errors(f"cannot create a run in {self.name}"), self._writer.begin() as conn:
+            conn.execute(insert(RUNS_TABLE), row)
+            self._insert_events(conn, run_id, [Event(EventKind.STARTED, now)])
+        return run_id
+
+    def append(self, run_id: str, events: Sequence[Event]) -> None:
+        """Insert ``events`` (their ``id`` is ignored) in one transaction: all or nothing.
+
+        When this returns, the events are committed.
+        """
+        if not events:
+            return
+        with (
+            self._errors(f"cannot append to run {run_id} in {self.name}"),
+            self._writer.begin() as conn,
+        ):
+            self._insert_events(conn, run_id, events)
+
+    def _insert_events(self, conn: Connection, run_id: str, events: Sequence[Event]) -> None:
+        """One executemany. Rows are tuples when the driver takes them (SQLite does)."""
+        if self._insert_sql is None:
+            conn.execute(insert(EVENTS_TABLE), [_event_dict(run_id, event) for event in events])
+            return
+        rows = [
+            (run_id, e.kind.value, e.pull_id, e.arm, e.worker, e.seq, e.reward, e.detail, e.at)
+            for e in events
+        ]
+        conn.exec_driver_sql(self._insert_sql, rows)
+
+    # --------------------------------------------------------------------- reads
+    def events(self, run_id: str, *, after_id: int = 0) -> list[Event]:
+        """The run's events with id > ``after_id``, in journal order, ids filled in.
+
+        An unknown run has no events (use ``get_run`` to tell the two apart).
+        """
+        e = EVENTS_TABLE.c
+        query = (
+            select(e.kind, e.at, e.pull_id, e.arm, e.worker, e.seq, e.reward, e.detail, e.id)
+            .where(e.run_id == run_id, e.id > after_id)
+            .order_by(e.id)
+        )
+        try:
+            with (
+                self._errors(f"cannot read run {run_id} from {self.name}"),
+                self._engine.connect() as conn,
+            ):
+                rows = conn.execute(query).all()  # fetchall: row-by-row fetching is 2x slower
+            # Positional construction: this loop is most of the cost of loading 1M events.
+            return [
+                Event(_KINDS[kind], at, pull_id, arm, worker, seq, reward, detail, event_id)
+                for kind, at, pull_id, arm, worker, seq, reward, detail, event_id in rows
+            ]
+        except KeyError as error:
+            raise JournalError(
+                f"run {run_id} in {self.name} has an unknown event kind {error.args[0]!r}",
+                "upgrade screener",
+            ) from None
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """The run's record; RunNotFoundError if there is none."""
+        query = select(RUNS_TABLE).where(RUNS_TABLE.c.id == run_id)
+        with (
+            self._errors(f"cannot read run {run_id} from {self.name}"),
+            self._engine.connect() as conn,
+        ):
+            row = conn.execute(query).one_or_none()
+        if row is None:
+            raise RunNotFoundError(
+                f"no run {run_id!r} in {self.name}",
+                f"list runs with `screener runs --db {self.name}`",
+            )
+        return RunRecord(
+            id=row.id,
+            created_at=row.created_at,
+            screener_version=row.screener_version,
+            algorithm=row.algorithm,
+            params=_from_json(row.params, run_id, "params"),
+            seed=row.seed,
+            oracle=_from_json(row.oracle, run_id, "oracle"),
+            pool=_from_json(row.pool, run_id, "pool"),
+            config=_from_json(row.config, run_id, "config"),
+        )
+
+    def latest_run_id(self) -> str | None:
+        """The id of the most recently created run, or None if there are none."""
+        r = RUNS_TABLE.c
+        query = select(r.id).order_by(r.created_at.desc(), r.id.desc()).limit(1)
+        with self._errors(f"cannot list the runs in {self.name}"), self._engine.connect() as conn:
+            latest: str | None = conn.execute(query).scalar_one_or_none()
+        return latest
+
+    def runs(self) -> list[RunSummary]:
+        """One summary per run, oldest first; counts come from SQL, events are not loaded."""
+        r, e = RUNS_TABLE.c, EVENTS_TABLE.c
+        runs_query = select(r.id, r.created_at, r.algorithm, r.pool).order_by(r.created_at, r.id)
+        answered_query = (
+            select(e.run_id, func.count())
+            .where(e.kind == EventKind.ANSWERED.value)
+            .group_by(e.run_id)
+        )
+        finished_query = (
+            select(e.run_id, e.detail).where(e.kind == EventKind.FINISHED.value).order_by(e.id)
+        )
+        # One connection, one read transaction: the three queries see one snapshot.
+        with self._errors(f"cannot list the runs in {self.name}"), self._engine.connect() as conn:
+            run_rows = conn.execute(runs_query).all()
+            answered: dict[str, int] = dict(conn.execute(answered_query).all())
+            # Ordered by id, so a later "finished" (after a resume) wins.
+            finished: dict[str, str | None] = dict(conn.execute(finished_query).all())
+        return [
+            RunSummary(
+                id=run_id,
+                created_at=created_at,
+                algorithm=algorithm,
+                n_workers=len(_from_json(pool, run_id, "pool").get("workers", ())),
+                answered=answered.get(run_id, 0),
+                status=_status(run_id, finished),
+            )
+            for run_id, created_at, algorithm, pool in run_rows
+        ]
+
+    # ------------------------------------------------------------------ helpers
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """Turn database errors into one-line JournalErrors (the cause stays chained)."""
+        try:
+            yield
+        except SQLAlchemyError as error:
+            raise JournalError(f"{doing}: {_reason(error)}") from error
+        except ModuleNotFoundError as error:  # the URL names a driver that is not installed
+            raise JournalError(f"{doing}: {error}", "install the database driver") from error
+
+
+# ---------------------------------------------------------------------- opening
+def _resolve(target: str | os.PathLike[str]) -> tuple[URL, str, Path | None]:
+    """(URL, name for messages, SQLite file or None) for a URL or a path."""
+    if isinstance(target, str) and "://" in target:
+        try:
+            url = make_url(target)
+        except SQLAlchemyError as error:
+            raise JournalError(
+                f"{target!r} is not a database URL: {_reason(error)}",
+                "pass a file path or a SQLAlchemy URL such as sqlite:///runs.db",
+            ) from error
+        return url, url.render_as_string(hide_password=True), _sqlite_file(url)
+    path = Path(target).absolute()
+    # URL.create, not string formatting: paths may contain "?", "#" or "%".
+    return URL.create("sqlite", database=str(path)), os.fspath(target), path
+
+
+def _sqlite_file(url: URL) -> Path | None:
+    if url.get_backend_name() != "sqlite" or url.query.get("uri"):
+        return None
+    if not url.database or url.database == ":memory:":
+        return None
+    return Path(url.database)
+
+
+def _check_file(path: Path, name: str, create: bool) -> None:
+    """Fail before connecting: SQLite would create a missing file or fail obscurely."""
+    if not create and not path.exists():
+        raise JournalError(f"no database at {name}", "check the --db path")
+    if not path.parent.is_dir():
+        raise JournalError(
+            f"cannot open {name}: directory {path.parent} does not exist",
+            "create it or pass another --db path",
+        )
+    if path.exists() and not path.is_file():
+        raise JournalError(f"cannot open {name}: not a file", "pass another --db path")
+
+
+def _configure_sqlite(engine: Engine, synchronous: str) -> None:
+    """Per-connection settings: WAL, durability level, foreign keys, lock waits."""
+    # File databases get QueuePool with check_same_thread=False from SQLAlchemy 2, so
+    # AsyncJournal's worker thread may use connections opened on another thread.
+    pysqlite = engine.driver == "pysqlite"
+    pragmas = (
+        "PRAGMA busy_timeout=5000",  # first: switching to WAL may wait for a lock
+        "PRAGMA journal_mode=WAL",
+        f"PRAGMA synchronous={synchronous}",
+        "PRAGMA foreign_keys=ON",
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        if pysqlite:
+            # sqlite3 never emits BEGIN before DDL, so schema creation and migrations would
+            # not be atomic; SQLAlchemy emits BEGIN instead (the "begin" hook below).
+            dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            for pragma in pragmas:
+                cursor.execute(pragma)
+        finally:
+            cursor.close()
+
+    if pysqlite:
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(conn: Connection) -> None:
+            mode = conn.get_execution_options().get(_BEGIN_OPTION, "DEFERRED")
+            conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+# ----------------------------------------------------------------------- schema
+def _read_version(conn: Connection, name: str) -> int:
+    query = select(SCHEMA_INFO_TABLE.c.value).where(SCHEMA_INFO_TABLE.c.key == "version")
+    value: str | None = conn.execute(query).scalar_one_or_none()
+    try:
+        if value is not None:
+            return int(value)
+    except ValueError:
+        pass
+    raise JournalError(
+        f"{name} has no valid schema version (found {value!r})",
+        "the file is damaged or not a screener database",
+    )
+
+
+def _write_version(conn: Connection, new_version: int) -> None:
+    # The one row the journal ever updates: it describes the file, not a run.
+    conn.execute(
+        SCHEMA_INFO_TABLE.update()
+        .where(SCHEMA_INFO_TABLE.c.key == "version")
+        .values(value=str(new_version))
+    )
+
+
+def _migration_from(current: int) -> tuple[str, Callable[[Connection], None]]:
+    for from_version, description, migrate in MIGRATIONS:
+        if from_version == current:
+            return description, migrate
+    raise JournalError(
+        f"this screener has no migration from schema version {current}", "upgrade screener"
+    )
+
+
+def _version_error(name: str, found: int) -> SchemaVersionError:
+    message = f"{name} has schema version {found}, this screener uses version {SCHEMA_VERSION}"
+    if found < SCHEMA_VERSION:
+        return SchemaVersionError(message, f"run `screener upgrade --db {name}`")
+    return SchemaVersionError(message, "upgrade screener to read it")
+
+
+# ------------------------------------------------------------------------ rows
+def _positional_event_insert(engine: Engine) -> str | None:
+    """The events INSERT as driver SQL taking tuples; None if the driver wants names.
+
+    Core's executemany builds and checks a parameter dict per row, which costs about half
+    the append throughput on SQLite. The SQL is still compiled by SQLAlchemy for this
+    database; our columns need no type conversion, so skipping Core's binding is safe.
+    """
+    compiled = insert(EVENTS_TABLE).compile(dialect=engine.dialect, column_keys=[*_EVENT_COLUMNS])
+    if not compiled.positional or compiled.positiontup != [*_EVENT_COLUMNS]:
+        return None
+    return str(compiled)
+
+
+def _event_dict(run_id: str, event: Event) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "kind": event.kind.value,
+        "pull_id": event.pull_id,
+        "arm": event.arm,
+        "worker": event.worker,
+        "seq": event.seq,
+        "reward": event.reward,
+        "detail": event.detail,
+        "at": event.at,
+    }
+
+
+def _to_json(value: Mapping[str, Any], field: str) -> str:
+    try:
+        return json.dumps(value, default=_plain, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError) as error:
+        raise JournalError(f"run {field} cannot be stored as JSON: {error}") from error
+
+
+def _plain(value: object) -> object:
+    """json.dumps fallback: read-only mappings (MappingProxyType, frozen configs)."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _from_json(text: str, run_id: str, field: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        raise JournalError(f"run {run_id} has damaged {field} JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise JournalError(f"run {run_id} has {field} that is not a JSON object")
+    return value
+
+
+def _status(run_id: str, finished: Mapping[str, str | None]) -> str:
+    if run_id not in finished:
+        return "running or interrupted"
+    detail = finished[run_id]
+    return f"finished: {detail}" if detail else "finished"
+
+
+def _reason(error: SQLAlchemyError) -> str:
+    """The driver's message, first line only: no SQL, no link to the SQLAlchemy docs."""
+    cause = getattr(error, "orig", None) or error
+    lines = str(cause).strip().splitlines()
+    return lines[0] if lines else type(cause).__name__
+
+
+def _screener_version() -> str:
+    try:
+        return version("screener")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"

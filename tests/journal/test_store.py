@@ -1,0 +1,435 @@
+"""The synchronous journal against real SQLite files."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Connection, text
+
+from screener.errors import JournalError, RunNotFoundError, SchemaVersionError
+from screener.journal import SCHEMA_VERSION, Event, EventKind, Journal, RunSpec, store
+
+
+def make_spec(n_workers: int = 3, algorithm: str = "wrr") -> RunSpec:
+    return RunSpec(
+        algorithm=algorithm,
+        params={"k": 2.5, "delta": 0.05, "direction": "lower", "nested": {"a": [1, 2.5, None]}},
+        seed=42,
+        oracle={"name": "simulated", "options": {"latency": "exp(0.1)"}},
+        pool={"workers": [f"w{i}" for i in range(n_workers)], "accuracies": None},
+        config={"concurrency": 16, "timeout": 60.0, "drain": 0.0},
+    )
+
+
+def every_kind_events() -> list[Event]:
+    """One event of each kind, with None fields, awkward floats and non-ASCII text."""
+    rewards = [0.1 + 0.2, 1e-300, 1e308, -0.0, 1.0, None]
+    return [
+        Event(
+            kind,
+            at=1_700_000_000.123456 + index,
+            pull_id=None if index % 3 == 0 else index,
+            arm=None if index % 4 == 0 else index % 7,
+            worker=None if index % 5 == 0 else f"wörker-{index}-ß",
+            seq=None if index % 2 == 0 else index * 11,
+            reward=rewards[index % len(rewards)],
+            detail=None if index % 2 else f"detail {kind.value}",
+        )
+        for index, kind in enumerate(EventKind)
+    ]
+
+
+def asked(n: int, first: int = 0, tag: str | None = None) -> list[Event]:
+    return [
+        Event(EventKind.ASKED, time.time(), first + i, i % 3, f"w{i % 3}", i, detail=tag)
+        for i in range(n)
+    ]
+
+
+def without_ids(events: list[Event]) -> list[Event]:
+    return [dataclasses.replace(event, id=None) for event in events]
+
+
+def event_count(path: Path) -> int:
+    with sqlite3.connect(path) as conn:
+        count: int = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    return count
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "runs.db"
+
+
+@pytest.fixture
+def journal(db: Path) -> Iterator[Journal]:
+    with Journal(str(db)) as opened:
+        yield opened
+
+
+# ------------------------------------------------------------------ round trips
+def test_run_spec_round_trips(journal: Journal) -> None:
+    spec = make_spec()
+    before = time.time()
+    run_id = journal.create_run(spec)
+    record = journal.get_run(run_id)
+    assert len(run_id) == 12 and int(run_id, 16) >= 0
+    assert record.id == run_id
+    assert before <= record.created_at <= time.time()
+    assert record.screener_version
+    for field in ("algorithm", "params", "seed", "oracle", "pool", "config"):
+        assert getattr(record, field) == getattr(spec, field), field
+
+
+def test_events_round_trip_in_order_across_appends(journal: Journal) -> None:
+    run_id = journal.create_run(make_spec())
+    batches = [every_kind_events(), asked(5), every_kind_events()[::-1]]
+    for batch in batches:
+        journal.append(run_id, batch)
+    read = journal.events(run_id)
+    expected = [Event(EventKind.STARTED, read[0].at)] + [e for b in batches for e in b]
+    assert without_ids(read) == expected
+    ids = [event.id or 0 for event in read]
+    assert all(event.id is not None for event in read)
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+
+
+def test_interleaved_runs_keep_their_own_order(journal: Journal) -> None:
+    first, second = journal.create_run(make_spec()), journal.create_run(make_spec())
+    for round_ in range(5):
+        journal.append(first, asked(3, first=round_ * 3, tag="first"))
+        journal.append(second, asked(2, first=round_ * 2, tag="second"))
+    first_events, second_events = journal.events(first), journal.events(second)
+    assert [e.pull_id for e in first_events[1:]] == list(range(15))
+    assert [e.pull_id for e in second_events[1:]] == list(range(10))
+    assert {e.detail for e in first_events[1:]} == {"first"}
+    assert {e.detail for e in second_events[1:]} == {"second"}
+    # Ids are global: the two runs' events interleave in the order they were appended.
+    merged = sorted(first_events + second_events, key=lambda e: e.id or 0)
+    assert [e.detail for e in merged[2:7]] == ["first"] * 3 + ["second"] * 2
+
+
+def test_events_after_id(journal: Journal) -> None:
+    run_id = journal.create_run(make_spec())
+    journal.append(run_id, asked(4))
+    everything = journal.events(run_id)
+    cut = everything[2].id
+    assert cut is not None
+    assert journal.events(run_id, after_id=cut) == everything[3:]
+
+
+def test_empty_append_is_a_no_op(journal: Journal, db: Path) -> None:
+    run_id = journal.create_run(make_spec())
+    journal.append(run_id, [])
+    assert event_count(db) == 1
+
+
+def test_unknown_run_has_no_events(journal: Journal) -> None:
+    assert journal.events("000000000000") == []
+
+
+# ------------------------------------------------------------------ append-only
+def test_rows_are_only_inserted_and_survive_reopening(db: Path) -> None:
+    with Journal(str(db)) as journal:
+        run_id = journal.create_run(make_spec())
+        sizes = [1, 7, 250, 3]
+        for size in sizes:
+            journal.append(run_id, asked(size))
+        written = journal.events(run_id)
+    assert event_count(db) == 1 + sum(sizes)
+    with Journal(str(db), create=False) as reopened:
+        assert reopened.events(run_id) == written
+        assert reopened.get_run(run_id).algorithm == "wrr"
+
+
+def test_a_url_target_opens_the_same_file(db: Path) -> None:
+    with Journal(str(db)) as journal:
+        run_id = journal.create_run(make_spec())
+    with Journal(f"sqlite:///{db}", create=False) as by_url:
+        assert by_url.latest_run_id() == run_id
+
+
+def test_path_objects_are_accepted(db: Path) -> None:
+    with Journal(db) as journal:
+        assert journal.runs() == []
+    assert db.is_file()
+
+
+# --------------------------------------------------------------- SQLite settings
+def test_wal_mode_is_on(journal: Journal, db: Path) -> None:
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def pragma(conn: Connection, name: str) -> object:
+    return conn.execute(text(f"PRAGMA {name}")).scalar()
+
+
+def test_connection_pragmas(journal: Journal) -> None:
+    with journal.engine.connect() as conn:
+        assert pragma(conn, "journal_mode") == "wal"
+        assert pragma(conn, "synchronous") == 1  # NORMAL
+        assert pragma(conn, "foreign_keys") == 1
+        assert pragma(conn, "busy_timeout") == 5000
+
+
+def test_synchronous_full(db: Path) -> None:
+    with Journal(str(db), synchronous="full") as journal, journal.engine.connect() as conn:
+        assert pragma(conn, "synchronous") == 2  # FULL
+
+
+# ------------------------------------------------------------- opening and schema
+def set_version(db: Path, version: str) -> None:
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE screener_schema SET value = ? WHERE key = 'version'", (version,))
+
+
+def test_a_new_database_records_the_schema_version(journal: Journal, db: Path) -> None:
+    assert journal.schema_version() == SCHEMA_VERSION
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT key, value FROM screener_schema").fetchall()
+    assert rows == [("version", str(SCHEMA_VERSION))]
+
+
+def test_an_older_file_asks_for_upgrade(db: Path) -> None:
+    Journal(str(db)).close()
+    set_version(db, str(SCHEMA_VERSION - 1))
+    with pytest.raises(SchemaVersionError) as caught:
+        Journal(str(db))
+    message = str(caught.value)
+    assert str(db) in message
+    assert f"version {SCHEMA_VERSION - 1}" in message and f"version {SCHEMA_VERSION}" in message
+    assert f"screener upgrade --db {db}" in message
+
+
+def test_a_newer_file_asks_to_upgrade_screener(db: Path) -> None:
+    Journal(str(db)).close()
+    set_version(db, str(SCHEMA_VERSION + 1))
+    with pytest.raises(SchemaVersionError, match="upgrade screener"):
+        Journal(str(db))
+    with (
+        Journal(str(db), check_version=False) as journal,
+        pytest.raises(SchemaVersionError, match="upgrade screener"),
+    ):
+        journal.upgrade()
+
+
+def test_a_foreign_database_is_refused(db: Path) -> None:
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE foo (x INTEGER)")
+    with pytest.raises(JournalError, match="not a screener database") as caught:
+        Journal(str(db))
+    assert not isinstance(caught.value, SchemaVersionError)
+    assert "pass another --db path" in str(caught.value)
+    with sqlite3.connect(db) as conn:  # and it was left alone
+        tables = conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+    assert tables == [("foo",)]
+
+
+def assert_one_line(error: BaseException) -> None:
+    message = str(error)
+    assert "\n" not in message
+    assert "[SQL" not in message and "sqlalche.me" not in message
+
+
+def test_a_missing_directory_is_a_journal_error(tmp_path: Path) -> None:
+    target = tmp_path / "no" / "such" / "dir" / "runs.db"
+    with pytest.raises(JournalError, match="does not exist") as caught:
+        Journal(str(target))
+    assert_one_line(caught.value)
+
+
+def test_a_file_that_is_not_a_database(db: Path) -> None:
+    db.write_bytes(b"this is not a database, just some text\n" * 100)
+    with pytest.raises(JournalError) as caught:
+        Journal(str(db))
+    assert_one_line(caught.value)
+    assert str(db) in str(caught.value)
+
+
+def test_a_directory_is_not_a_database(tmp_path: Path) -> None:
+    with pytest.raises(JournalError) as caught:
+        Journal(str(tmp_path))
+    assert_one_line(caught.value)
+
+
+def test_create_false_does_not_create(db: Path) -> None:
+    with pytest.raises(JournalError, match=f"no database at {db}"):
+        Journal(str(db), create=False)
+    assert not db.exists()
+
+
+def test_create_false_on_an_empty_file(db: Path) -> None:
+    db.touch()
+    with pytest.raises(JournalError, match="no database at"):
+        Journal(str(db), create=False)
+
+
+def test_a_bad_url_is_a_journal_error() -> None:
+    with pytest.raises(JournalError) as caught:
+        Journal("nosuchdialect://host/db")
+    assert_one_line(caught.value)
+
+
+# -------------------------------------------------------------------- upgrades
+def add_note_column(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE runs ADD COLUMN note VARCHAR"))
+
+
+def test_upgrade_applies_migrations_in_order(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Journal(str(db)) as journal:
+        run_id = journal.create_run(make_spec())
+    set_version(db, "0")
+    monkeypatch.setattr(store, "MIGRATIONS", [(0, "0 -> 1: runs get a note", add_note_column)])
+    with pytest.raises(SchemaVersionError):
+        Journal(str(db))
+    with Journal(str(db), create=False, check_version=False) as old:
+        assert old.upgrade() == ["0 -> 1: runs get a note"]
+        assert old.upgrade() == []
+    with Journal(str(db)) as upgraded:
+        assert upgraded.schema_version() == SCHEMA_VERSION
+        assert upgraded.get_run(run_id).algorithm == "wrr"
+    with sqlite3.connect(db) as conn:
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
+    assert "note" in columns
+
+
+def test_a_failing_migration_changes_nothing(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    Journal(str(db)).close()
+    set_version(db, "0")
+
+    def half_done(conn: Connection) -> None:
+        conn.execute(text("CREATE TABLE half_done (x INTEGER)"))  # DDL must roll back too
+        raise RuntimeError("migration bug")
+
+    monkeypatch.setattr(store, "MIGRATIONS", [(0, "broken", half_done)])
+    with Journal(str(db), check_version=False) as old, pytest.raises(RuntimeError):
+        old.upgrade()
+    with sqlite3.connect(db) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        version = conn.execute("SELECT value FROM screener_schema").fetchone()[0]
+    assert "half_done" not in tables
+    assert version == "0"
+
+
+def test_upgrade_without_a_migration_path(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    Journal(str(db)).close()
+    set_version(db, "0")
+    monkeypatch.setattr(store, "MIGRATIONS", [])
+    with (
+        Journal(str(db), check_version=False) as old,
+        pytest.raises(JournalError, match="no migration from schema version 0"),
+    ):
+        old.upgrade()
+
+
+def test_upgrade_of_a_current_file_does_nothing(journal: Journal) -> None:
+    assert journal.upgrade() == []
+
+
+# ---------------------------------------------------------------- atomic writes
+def test_an_append_to_an_unknown_run_writes_nothing(journal: Journal, db: Path) -> None:
+    journal.create_run(make_spec())
+    with pytest.raises(JournalError, match="FOREIGN KEY") as caught:
+        journal.append("000000000000", asked(10))
+    assert_one_line(caught.value)
+    assert event_count(db) == 1
+
+
+def test_one_bad_event_fails_the_whole_batch(journal: Journal, db: Path) -> None:
+    run_id = journal.create_run(make_spec())
+    journal.append(run_id, asked(3))
+    batch = asked(10)
+    batch[6] = Event(EventKind.ANSWERED, None, 6)  # type: ignore[arg-type]  # NOT NULL at
+    with pytest.raises(JournalError) as caught:
+        journal.append(run_id, batch)
+    assert_one_line(caught.value)
+    assert event_count(db) == 4
+    journal.append(run_id, asked(2))  # the journal is still usable afterwards
+    assert event_count(db) == 6
+
+
+def test_a_spec_that_is_not_json_writes_nothing(journal: Journal) -> None:
+    spec = dataclasses.replace(make_spec(), params={"when": object()})
+    with pytest.raises(JournalError, match="params"):
+        journal.create_run(spec)
+    assert journal.runs() == []
+
+
+# ----------------------------------------------------------------- run listing
+def test_runs_are_summarized_from_sql(journal: Journal) -> None:
+    assert journal.runs() == []
+    assert journal.latest_run_id() is None
+    done = journal.create_run(make_spec(n_workers=5, algorithm="ksigma"))
+    answers = [Event(EventKind.ANSWERED, time.time(), i, 0, "w0", i, 1.0) for i in range(7)]
+    journal.append(done, [*asked(7), *answers, Event(EventKind.LATE, time.time(), 3)])
+    journal.append(done, [Event(EventKind.FINISHED, time.time(), detail="condition met")])
+    running = journal.create_run(make_spec(n_workers=2))
+    journal.append(running, [*asked(1), answers[0]])
+
+    summaries = journal.runs()
+    assert [s.id for s in summaries] == [done, running]
+    first, second = summaries
+    assert (first.algorithm, first.n_workers, first.answered) == ("ksigma", 5, 7)
+    assert first.status == "finished: condition met"
+    assert (second.algorithm, second.n_workers, second.answered) == ("wrr", 2, 1)
+    assert second.status == "running or interrupted"
+    assert first.created_at <= second.created_at
+    assert journal.latest_run_id() == running
+
+
+def test_the_last_finished_event_wins(journal: Journal) -> None:
+    run_id = journal.create_run(make_spec())
+    journal.append(run_id, [Event(EventKind.FINISHED, time.time(), detail="interrupted")])
+    journal.append(run_id, [Event(EventKind.RESUMED, time.time())])
+    journal.append(run_id, [Event(EventKind.FINISHED, time.time(), detail="budget spent")])
+    assert journal.runs()[0].status == "finished: budget spent"
+
+
+def test_get_run_of_an_unknown_id(journal: Journal, db: Path) -> None:
+    with pytest.raises(RunNotFoundError) as caught:
+        journal.get_run("abcdef012345")
+    assert "abcdef012345" in str(caught.value)
+    assert f"screener runs --db {db}" in str(caught.value)
+
+
+# ------------------------------------------------------------------ durability
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    from screener.journal import Event, EventKind, Journal, RunSpec
+
+    journal = Journal(sys.argv[1])
+    run_id = journal.create_run(RunSpec("wrr", {}, 0, {}, {"workers": ["a"]}, {}))
+    for batch in range(int(sys.argv[2])):
+        now = time.time()
+        journal.append(run_id, [Event(EventKind.ASKED, now, batch * 100 + i) for i in range(100)])
+    os.kill(os.getpid(), signal.SIGKILL)  # right after the last append returned
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_committed_events_survive_sigkill(db: Path) -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, str(db), "20"], capture_output=True, timeout=120
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()
+    # The process never closed its connection: the events live in the WAL, not the main file.
+    assert Path(f"{db}-wal").stat().st_size > 0
+    with Journal(str(db), create=False) as journal:
+        run_id = journal.latest_run_id()
+        assert run_id is not None
+        events = journal.events(run_id)
+    assert [e.pull_id for e in events[1:]] == list(range(2000))
+    assert os.path.getsize(db) > 0
