@@ -74,14 +74,17 @@ class PullLedger:
     def _allocate_seqs(self, arms: IntArray) -> IntArray:
         if self._free:
             return self._allocate_seqs_slowly(arms)
-        # Rank of each occurrence of an arm inside the batch, in batch order.
-        order = np.argsort(arms, kind="stable")
-        sorted_arms = arms[order]
-        group_start = np.searchsorted(sorted_arms, sorted_arms, side="left")
-        occurrence = np.empty_like(arms)
-        occurrence[order] = np.arange(arms.size) - group_start
-        seqs = self.next_seq[arms] + occurrence
-        self.next_seq += np.bincount(arms, minlength=self.next_seq.size)
+        counts = np.bincount(arms, minlength=self.next_seq.size)
+        seqs = self.next_seq[arms]
+        if arms.size > 1 and counts.max() > 1:
+            # Rank of each occurrence of an arm inside the batch, in batch order.
+            order = np.argsort(arms, kind="stable")
+            sorted_arms = arms[order]
+            group_start = np.searchsorted(sorted_arms, sorted_arms, side="left")
+            occurrence = np.empty_like(arms)
+            occurrence[order] = np.arange(arms.size) - group_start
+            seqs = seqs + occurrence
+        self.next_seq += counts
         return seqs
 
     def _allocate_seqs_slowly(self, arms: IntArray) -> IntArray:

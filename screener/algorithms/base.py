@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import abc
 import enum
+import math
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -282,11 +283,15 @@ class Algorithm(abc.ABC):
         if not 0 <= pull_id < self._ledger.size:
             return None
         ledger = self._ledger
-        return PullInfo(ledger.arm(pull_id), ledger.seq(pull_id), PullStatus(ledger.state(pull_id)))
+        return PullInfo(ledger.arm(pull_id), ledger.seq(pull_id), _STATUSES[ledger.state(pull_id)])
+
+    def is_pending(self, pull_id: int) -> bool:
+        """True for a pull handed out and neither answered nor released (cheap)."""
+        return 0 <= pull_id < self._ledger.size and self._ledger.state(pull_id) == _ledger.PENDING
 
     def accepts_reward(self, reward: float) -> bool:
         """True when ``reward`` is a finite number inside the reward bounds."""
-        return bool(np.isfinite(reward)) and self.lower <= reward <= self.upper
+        return math.isfinite(reward) and self.lower <= reward <= self.upper
 
     def params(self) -> dict[str, Any]:
         """The constructor's keyword arguments, enough to rebuild an identical algorithm."""
@@ -353,6 +358,7 @@ class Algorithm(abc.ABC):
 
 
 _WAIT = Ask(AskState.WAIT)
+_STATUSES = tuple(PullStatus)  # indexed by ledger state; cheaper than calling the enum
 # Indexed by ledger state (PENDING, ANSWERED, RELEASED).
 _OUTCOME_BY_STATE = np.array(
     [TellOutcome.ACCEPTED, TellOutcome.DUPLICATE, TellOutcome.LATE], dtype=np.int8

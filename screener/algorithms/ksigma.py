@@ -123,7 +123,8 @@ class KSigmaAlgorithm(Algorithm):
             self.active = np.ones(self.n_arms, dtype=bool)
             return
         y = self.means[sampled]
-        self.theta = float(y.mean() + self.k * y.std())
+        centre = float(y.mean())
+        self.theta = centre + self.k * math.sqrt(float(np.dot(y - centre, y - centre)) / y.size)
         self.theta_radius = self._threshold_radius(level, sampled)
         above = self.means > self.theta
         self.active = np.where(

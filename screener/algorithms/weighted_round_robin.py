@@ -28,9 +28,11 @@ class WeightedRoundRobin(KSigmaAlgorithm):
 
     Pending pulls: m_i counts answered plus pending pulls of i (so answers in flight are not
     ordered twice), and "active" is the status at the last check, i.e. on the answers that had
-    arrived when ``ask`` was called. A visit cut short by the batch limit continues at the next
-    ``ask``, re-checking both conditions. Unsampled workers count as active. With one pull per
-    ask and immediate answers this is exactly Algorithm 2.
+    arrived when ``ask`` was called. The visit that ends a batch (cut short or not) continues
+    at the next ``ask`` while the worker is active and m_i < c_i, re-checked on the answers
+    then. Unsampled workers count as active. With one pull per ask and immediate answers this
+    is exactly Algorithm 2; with batches of B, visits inside a batch use the activity known
+    when the batch was asked.
     """
 
     name = "wrr"
@@ -95,11 +97,12 @@ class WeightedRoundRobin(KSigmaAlgorithm):
         last = int(np.searchsorted(ends, remaining, side="left"))
         if last >= visits.size:
             last = visits.size - 1
-        else:
-            # The batch ends inside (or right at the end of) this visit: take what fits; the
-            # next ask re-checks "active and m_i < c_i" on the answers that arrived by then,
-            # as Algorithm 2 does after every pull (also when the visit began inactive).
-            sizes[last] -= int(ends[last] - remaining)
+        elif ends[last] > remaining:
+            sizes[last] -= int(ends[last] - remaining)  # the batch ends inside this visit
+        # The visit that ends the batch is re-examined at the next ask, on fresh answers:
+        # the paper checks "active" after each pull, so a worker that turned active on its
+        # regular pull still gets its extra pulls (with batch 1 this is Algorithm 2 exactly).
+        if effective[visits[last]] + sizes[last] < counters[last]:
             self._current = int(visits[last])
         used = visits[: last + 1]
         sizes = sizes[: last + 1]

@@ -139,8 +139,7 @@ class Orchestrator:
     def _next_deadline(self) -> float:
         while self._deadlines:
             deadline, pull_id = self._deadlines[0]
-            info = self.algorithm.pull_info(pull_id)
-            if info is not None and info.status is PullStatus.PENDING:
+            if self.algorithm.is_pending(pull_id):
                 return deadline
             self._deadlines.popleft()
         return math.inf
@@ -245,8 +244,7 @@ class Orchestrator:
         expired: list[int] = []
         while self._deadlines and self._deadlines[0][0] <= now:
             _, pull_id = self._deadlines.popleft()
-            info = self.algorithm.pull_info(pull_id)
-            if info is not None and info.status is PullStatus.PENDING:
+            if self.algorithm.is_pending(pull_id):
                 expired.append(pull_id)
         if expired:
             await self._release_all(expired, EventKind.TIMED_OUT, "no answer within timeout")
@@ -270,9 +268,7 @@ class Orchestrator:
 
     async def _finish(self) -> None:
         in_flight = [
-            pull_id
-            for _, pull_id in self._deadlines
-            if (info := self.algorithm.pull_info(pull_id)) and info.status is PullStatus.PENDING
+            pull_id for _, pull_id in self._deadlines if self.algorithm.is_pending(pull_id)
         ]
         self._deadlines.clear()
         if in_flight:
