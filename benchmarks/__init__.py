@@ -1,0 +1,1 @@
+"""Paper reproductions and speed measurements (see BENCHMARKS.md); not part of the package."""
