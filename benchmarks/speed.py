@@ -348,12 +348,13 @@ def measure_orchestrator(config: SpeedConfig) -> Section:
                 name, means, config.seed, k=config.k, delta=config.delta, budget=config.budget
             )
             reference = _since(pulls, start)
+            base_rate = pulls / reference.wall
             rows.append([name.upper(), "bare numpy loop (reference)", f"{pulls:,}",
-                         f"{reference.wall:.2f}", f"{pulls / reference.wall:,.0f}", "1.00x"])  # fmt: skip
+                         f"{reference.wall:.2f}", f"{base_rate:,.0f}", "1.00x"])  # fmt: skip
             for concurrency in (16, 64, 256):
                 timed = _orchestrated(config, name, means, concurrency, Path(folder))
                 rate = timed.pulls / timed.wall
-                ratio = rate / (pulls / reference.wall)
+                ratio = rate / base_rate
                 data[f"{name}_{concurrency}"] = asdict(timed)
                 rows.append([name.upper(), f"orchestrator + SQLite, concurrency {concurrency}",
                              f"{timed.pulls:,}", f"{timed.wall:.2f}", f"{rate:,.0f}",

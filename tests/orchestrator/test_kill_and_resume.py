@@ -94,9 +94,8 @@ def test_sigkill_then_resume_matches_the_uninterrupted_run(
         rows = connection.execute(
             "SELECT pull_id FROM events WHERE run_id=? AND kind='answered'", (run_id,)
         ).fetchall()
-        kinds = Counter(
-            kind for (kind,) in connection.execute("SELECT kind FROM events WHERE run_id=?", (run_id,))
-        )
+        query = connection.execute("SELECT kind FROM events WHERE run_id=?", (run_id,))
+        kinds = Counter(kind for (kind,) in query)
     answered = [pull_id for (pull_id,) in rows]
     assert len(answered) == len(set(answered)), "an answer was counted twice"
     assert len(answered) == report["total_pulls"], "an answer was lost"

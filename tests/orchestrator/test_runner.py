@@ -120,9 +120,7 @@ async def test_lost_answers_time_out_and_are_asked_again(tmp_path: Path) -> None
 
 async def test_duplicates_are_logged_not_told(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
-    run_id, result = await start_run(
-        _plan(latency="exponential:0.001", duplicates=0.2), str(db)
-    )
+    run_id, result = await start_run(_plan(latency="exponential:0.001", duplicates=0.2), str(db))
     kinds = _kinds(db, run_id)
     assert kinds["duplicate"] > 0
     assert kinds["answered"] == result.total_pulls
