@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 __all__ = [
-    "AlgorithmFinishedError",
     "ConfigError",
     "InvalidRewardError",
     "JournalError",
@@ -46,10 +45,6 @@ class PoolError(ScreenerError, ValueError):
 
 class UnknownPullError(ScreenerError, KeyError):
     """An answer names a pull id that the algorithm never handed out."""
-
-
-class AlgorithmFinishedError(ScreenerError, RuntimeError):
-    """The algorithm was asked to do something that only a running algorithm can do."""
 
 
 class OracleError(ScreenerError, RuntimeError):
