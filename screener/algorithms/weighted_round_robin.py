@@ -102,8 +102,9 @@ class WeightedRoundRobin(KSigmaAlgorithm):
         # The visit that ends the batch is re-examined at the next ask, on fresh answers:
         # the paper checks "active" after each pull, so a worker that turned active on its
         # regular pull still gets its extra pulls (with batch 1 this is Algorithm 2 exactly).
-        if effective[visits[last]] + sizes[last] < counters[last]:
-            self._current = int(visits[last])
+        # (Reset otherwise: a pointer left by an earlier full cycle of this batch is stale.)
+        unfinished = effective[visits[last]] + sizes[last] < counters[last]
+        self._current = int(visits[last]) if unfinished else -1
         used = visits[: last + 1]
         sizes = sizes[: last + 1]
         self.counters[used] = counters[: last + 1]

@@ -1,0 +1,468 @@
+"""Confidence radii: definitions, hand values, monotonicity and simulated coverage."""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.typing import NDArray
+from stats_helpers import assert_rate_at_most, binomial_sf
+
+from screener.stats import (
+    agresti_coull_radius,
+    delta_method_threshold_radius,
+    hoeffding_radius,
+    ksigma_bounded_threshold_radius,
+    ksigma_lk,
+    normal_quantile,
+    round_level,
+)
+
+FloatArray = NDArray[np.float64]
+DETERMINISTIC = settings(derandomize=True, database=None, deadline=None, max_examples=200)
+LEVELS = st.floats(1e-12, 0.5)
+
+
+# ----------------------------------------------------------------------- test helper itself
+@pytest.mark.parametrize(("n", "p"), [(1, 0.3), (7, 0.1), (20, 0.5), (30, 0.93)])
+def test_binomial_sf_matches_exact_sum(n: int, p: float) -> None:
+    for k in range(-1, n + 2):
+        exact = sum(math.comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(max(k, 0), n + 1))
+        assert binomial_sf(k, n, p) == pytest.approx(exact, rel=1e-10, abs=1e-300)
+
+
+def test_binomial_sf_far_tail_and_edges() -> None:
+    # P(X >= 300 | 20000, 0.01): the mean is 200; a normal approximation gives ~1e-12.
+    tail = binomial_sf(300, 20_000, 0.01)
+    assert 0.0 < tail < 1e-9
+    assert binomial_sf(200, 20_000, 0.01) == pytest.approx(0.5, abs=0.03)
+    assert binomial_sf(1, 10, 0.0) == 0.0
+    assert binomial_sf(10, 10, 1.0) == 1.0
+
+
+# ---------------------------------------------------------------------------- round_level
+def test_round_level_hand_value() -> None:
+    # 6 * 0.1 / (pi^2 * (4 + 1) * 10^2)
+    assert round_level(0.1, 4, 10) == pytest.approx(1.2158542037080535e-4, rel=1e-12)
+    assert round_level(0.1, 4, 10) == pytest.approx(0.6 / (math.pi**2 * 5 * 100), rel=1e-12)
+    assert round_level(0.1, 4, 0) == round_level(0.1, 4, 1)  # T = 0 is treated as T = 1
+
+
+@pytest.mark.parametrize(("delta", "n_arms"), [(0.1, 10), (0.05, 2), (0.5, 200)])
+def test_round_level_sums_to_at_most_delta(delta: float, n_arms: int) -> None:
+    horizon = 200_000
+    levels = np.array([round_level(delta, n_arms, t) for t in range(1, horizon + 1)])
+    partial = (n_arms + 1) * math.fsum(levels.tolist())  # n + 1 intervals per round
+    assert partial <= delta
+    # The missing tail sum_{T > N} 1/T^2 is below 1/N, so the series does reach delta.
+    assert partial >= delta * (1.0 - 6.0 / (math.pi**2 * horizon))
+    assert np.all(np.diff(levels) < 0)
+
+
+# ------------------------------------------------------------------------ normal_quantile
+@pytest.mark.parametrize(
+    ("level", "z"), [(0.05, 1.959964), (0.01, 2.575829), (0.1, 1.644854), (0.5, 0.674490)]
+)
+def test_normal_quantile_known_values(level: float, z: float) -> None:
+    assert normal_quantile(level) == pytest.approx(z, abs=1e-6)
+    assert normal_quantile(level, "normal") == normal_quantile(level)
+
+
+@pytest.mark.parametrize("level", [0.2, 0.05, 0.01, 1e-4, 1e-9, 1e-30])
+def test_normal_quantile_two_sided_tail_is_the_level(level: float) -> None:
+    z = normal_quantile(level)
+    assert math.isfinite(z)
+    # P(|Z| > z) = erfc(z / sqrt 2): computed independently of NormalDist.
+    assert math.erfc(z / math.sqrt(2.0)) == pytest.approx(level, rel=1e-6)
+
+
+@pytest.mark.parametrize("level", [0.2, 0.05, 0.01, 1e-4, 1e-9, 1e-30])
+def test_paper_rule_is_erfinv_of_one_minus_half_level(level: float) -> None:
+    z_paper = normal_quantile(level, "paper")
+    assert math.isfinite(z_paper)
+    # z_paper = erf^-1(1 - level / 2) = Phi^-1(1 - level / 4) / sqrt(2) ...
+    if level >= 1e-6:  # 1 - level / 4 is still exact enough in floating point
+        expected = NormalDist().inv_cdf(1.0 - level / 4.0) / math.sqrt(2.0)
+        assert z_paper == pytest.approx(expected, rel=1e-9)
+    # ... i.e. erfc(z_paper) = level / 2 (erfc keeps the tiny levels accurate) ...
+    assert math.erfc(z_paper) == pytest.approx(level / 2.0, rel=1e-6)
+    # ... and the normal rule at half the level, divided by sqrt 2.
+    assert z_paper == pytest.approx(normal_quantile(level / 2.0) / math.sqrt(2.0), rel=1e-12)
+
+
+def test_paper_rule_known_value() -> None:
+    assert normal_quantile(0.05, "paper") == pytest.approx(1.584911, abs=1e-6)  # erfinv(0.975)
+
+
+def test_normal_quantile_finite_far_below_epsilon() -> None:
+    assert normal_quantile(1e-30) == pytest.approx(11.523884, abs=1e-5)
+    assert math.isfinite(normal_quantile(1e-300))
+
+
+@pytest.mark.parametrize("level", [0.0, 1.0, -0.1, 1.5, math.nan])
+def test_normal_quantile_rejects_bad_levels(level: float) -> None:
+    with pytest.raises(ValueError, match="level"):
+        normal_quantile(level)
+
+
+def test_normal_quantile_rejects_unknown_rule() -> None:
+    with pytest.raises(ValueError, match="rule"):
+        normal_quantile(0.05, "exact")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------- arm radii
+def test_hoeffding_hand_values() -> None:
+    # sqrt(log(1 / 0.05) / (2 * 10)) = sqrt(2.995732 / 20)
+    assert float(hoeffding_radius(10, 0.05)) == pytest.approx(0.38702275602, rel=1e-10)
+    assert float(hoeffding_radius(10, 0.05, width=4.0)) == pytest.approx(4 * 0.38702275602)
+    radii = hoeffding_radius(np.array([1, 4, 0]), 0.01)
+    expected = [math.sqrt(math.log(100) / 2), math.sqrt(math.log(100) / 8), math.inf]
+    np.testing.assert_allclose(radii, expected, rtol=1e-12)
+
+
+def test_agresti_coull_hand_values() -> None:
+    z = 1.959963984540054
+    # 3 successes out of 10: p~ = (3 + z^2/2) / (10 + z^2)
+    p = (3 + z * z / 2) / (10 + z * z)
+    assert p == pytest.approx(0.355507, abs=1e-6)
+    expected = z * math.sqrt(p * (1 - p) / 10)
+    assert float(agresti_coull_radius(3, 10, z)) == pytest.approx(expected, rel=1e-12)
+    assert float(agresti_coull_radius(3, 10, z)) == pytest.approx(0.2966751367, rel=1e-9)
+    # 0 of 5 and 5 of 5 are mirror images; graded "successes" are allowed.
+    assert float(agresti_coull_radius(0, 5, 2.0)) == pytest.approx(
+        float(agresti_coull_radius(5, 5, 2.0)), rel=1e-12
+    )
+    p_graded = (2.5 + 2.0) / (7 + 4.0)
+    assert float(agresti_coull_radius(2.5, 7, 2.0)) == pytest.approx(
+        2.0 * math.sqrt(p_graded * (1 - p_graded) / 7), rel=1e-12
+    )
+    assert math.isinf(float(agresti_coull_radius(0, 0, z)))
+
+
+def test_radii_do_not_mutate_inputs() -> None:
+    counts = np.array([3.0, 5.0])
+    successes = np.array([1.0, 2.0])
+    means = np.array([0.2, 0.9])
+    radii = np.array([0.1, 0.2])
+    hoeffding_radius(counts, 0.1)
+    agresti_coull_radius(successes, counts, 2.0)
+    ksigma_bounded_threshold_radius(counts, 0.1, 3.0)
+    delta_method_threshold_radius(means, radii, 2.0)
+    np.testing.assert_array_equal(counts, [3.0, 5.0])
+    np.testing.assert_array_equal(successes, [1.0, 2.0])
+    np.testing.assert_array_equal(means, [0.2, 0.9])
+    np.testing.assert_array_equal(radii, [0.1, 0.2])
+
+
+# ------------------------------------------------------------------------ threshold radii
+def test_ksigma_lk_hand_value() -> None:
+    # k = 2, n = 10, delta = 0.1: first = sqrt((1 + 2 * 3)^2 / 10) = 7 / sqrt(10),
+    # second = sqrt(4 / (2 log(pi^2 * 1000 / 0.6))).
+    first = 7.0 / math.sqrt(10.0)
+    second = math.sqrt(4.0 / (2.0 * math.log(math.pi**2 * 1000.0 / 0.6)))
+    assert ksigma_lk(2.0, 10, 0.1) == pytest.approx((first + second) ** 2, rel=1e-12)
+    assert ksigma_lk(2.0, 10, 0.1) == pytest.approx(7.115464958, rel=1e-9)
+    # k = 0: only the mean matters, l(0) = 1 / n.
+    assert ksigma_lk(0.0, 4, 0.1) == pytest.approx(0.25, rel=1e-12)
+
+
+def test_bounded_threshold_radius_hand_value() -> None:
+    # harmonic mean of (10, 20, 40) = 3 / (1/10 + 1/20 + 1/40) = 17.142857...
+    harmonic = 3 / (0.1 + 0.05 + 0.025)
+    expected = math.sqrt(3.0 / (2 * harmonic) * math.log(100))
+    assert ksigma_bounded_threshold_radius([10, 20, 40], 0.01, 3.0) == pytest.approx(
+        expected, rel=1e-12
+    )
+    assert ksigma_bounded_threshold_radius([10, 20, 40], 0.01, 3.0, width=2.5) == pytest.approx(
+        2.5 * expected, rel=1e-12
+    )
+    assert math.isinf(ksigma_bounded_threshold_radius([10, 0, 40], 0.01, 3.0))
+
+
+def _theta(y: FloatArray, k: float) -> float:
+    return float(np.mean(y) + k * np.std(y))
+
+
+def _finite_difference_radius(y: FloatArray, beta: FloatArray, k: float) -> float:
+    eps = 1e-6
+    gradient = np.empty(y.size)
+    for i in range(y.size):
+        up, down = y.copy(), y.copy()
+        up[i] += eps
+        down[i] -= eps
+        gradient[i] = (_theta(up, k) - _theta(down, k)) / (2 * eps)
+    return float(np.sqrt(np.sum((gradient * beta) ** 2)))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_delta_method_matches_finite_difference_gradient(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 13))
+    y = rng.random(n)
+    beta = rng.random(n) * 0.3
+    k = float(rng.choice([0.0, 1.0, 2.0, 3.0]))
+    expected = _finite_difference_radius(y, beta, k)
+    assert delta_method_threshold_radius(y, beta, k) == pytest.approx(expected, rel=1e-5)
+
+
+def test_delta_method_hand_value() -> None:
+    # y = (0, 1): mean 1/2, std 1/2; gradient = 1/2 + 2 * (-1/2, 1/2) / (2 * 1/2) = (-1/2, 3/2)
+    value = delta_method_threshold_radius([0.0, 1.0], [0.2, 0.1], 2.0)
+    assert value == pytest.approx(math.sqrt((0.5 * 0.2) ** 2 + (1.5 * 0.1) ** 2), rel=1e-12)
+
+
+def test_delta_method_std_zero_fallback() -> None:
+    beta = np.array([0.1, 0.2, 0.3, 0.4])
+    n, k = 4, 2.0
+    total = float(np.sum(beta**2))
+    value = delta_method_threshold_radius(np.full(n, 0.3), beta, k)
+    assert value == pytest.approx(math.sqrt(total) / n + k * math.sqrt(total / n), rel=1e-12)
+    # Never below the mean's own term sqrt(sum (1/n)^2 beta_i^2).
+    assert value >= math.sqrt(float(np.sum((beta / n) ** 2)))
+    # With k = 0 the fallback is exactly that term.
+    assert delta_method_threshold_radius(np.full(n, 0.3), beta, 0.0) == pytest.approx(
+        math.sqrt(float(np.sum((beta / n) ** 2))), rel=1e-12
+    )
+
+
+@DETERMINISTIC
+@given(
+    data=st.lists(st.tuples(st.floats(0.0, 1.0), st.floats(0.0, 1.0)), min_size=2, max_size=12),
+    k=st.floats(0.0, 4.0),
+)
+def test_delta_method_never_exceeds_the_std_zero_bound(
+    data: list[tuple[float, float]], k: float
+) -> None:
+    # ||gradient * beta|| <= ||beta|| / n + k ||beta|| / sqrt(n) (|y_i - mean| <= sqrt(n) std),
+    # which is the fallback used when std = 0: the fallback is "never smaller".
+    y = np.array([a for a, _ in data])
+    beta = np.array([b for _, b in data])
+    n, total = y.size, float(np.sum(beta**2))
+    bound = math.sqrt(total) / n + k * math.sqrt(total / n)
+    assert delta_method_threshold_radius(y, beta, k) <= bound * (1 + 1e-9) + 1e-15
+
+
+# -------------------------------------------------------- monotonicity (hypothesis properties)
+@DETERMINISTIC
+@given(m1=st.integers(1, 10**6), extra=st.integers(0, 10**6), level=LEVELS)
+def test_hoeffding_shrinks_with_samples(m1: int, extra: int, level: float) -> None:
+    assert float(hoeffding_radius(m1 + extra, level)) <= float(hoeffding_radius(m1, level))
+
+
+@DETERMINISTIC
+@given(m=st.integers(1, 10**6), level1=LEVELS, level2=LEVELS)
+def test_hoeffding_grows_as_level_shrinks(m: int, level1: float, level2: float) -> None:
+    low, high = sorted((level1, level2))
+    assert float(hoeffding_radius(m, low)) >= float(hoeffding_radius(m, high))
+
+
+@DETERMINISTIC
+@given(
+    m1=st.integers(1, 10**5), extra=st.integers(0, 10**5), fraction=st.floats(0, 1), level=LEVELS
+)
+def test_agresti_coull_shrinks_with_samples(
+    m1: int, extra: int, fraction: float, level: float
+) -> None:
+    # Same empirical mean, more samples: p~ moves from 1/2 towards it and 1/m shrinks.
+    m2 = m1 + extra
+    z = normal_quantile(level)
+    small = float(agresti_coull_radius(fraction * m2, m2, z))
+    large = float(agresti_coull_radius(fraction * m1, m1, z))
+    assert small <= large * (1 + 1e-12)
+
+
+@DETERMINISTIC
+@given(m=st.integers(1, 10**5), data=st.data(), level1=LEVELS, level2=LEVELS)
+def test_agresti_coull_grows_as_level_shrinks(
+    m: int, data: st.DataObject, level1: float, level2: float
+) -> None:
+    successes = data.draw(st.integers(0, m))
+    low, high = sorted((level1, level2))
+    wide = float(agresti_coull_radius(successes, m, normal_quantile(low)))
+    narrow = float(agresti_coull_radius(successes, m, normal_quantile(high)))
+    assert wide >= narrow * (1 - 1e-12)
+
+
+@DETERMINISTIC
+@given(
+    pairs=st.lists(st.tuples(st.integers(1, 1000), st.integers(0, 1000)), min_size=2, max_size=10),
+    level=LEVELS,
+    lk=st.floats(0.01, 20.0),
+)
+def test_bounded_threshold_radius_shrinks_with_samples(
+    pairs: list[tuple[int, int]], level: float, lk: float
+) -> None:
+    before = [m for m, _ in pairs]
+    after = [m + extra for m, extra in pairs]
+    assert ksigma_bounded_threshold_radius(after, level, lk) <= (
+        ksigma_bounded_threshold_radius(before, level, lk) * (1 + 1e-12)
+    )
+
+
+@DETERMINISTIC
+@given(
+    counts=st.lists(st.integers(1, 1000), min_size=2, max_size=10),
+    level1=LEVELS,
+    level2=LEVELS,
+    lk=st.floats(0.01, 20.0),
+)
+def test_bounded_threshold_radius_grows_as_level_shrinks(
+    counts: list[int], level1: float, level2: float, lk: float
+) -> None:
+    low, high = sorted((level1, level2))
+    assert ksigma_bounded_threshold_radius(counts, low, lk) >= (
+        ksigma_bounded_threshold_radius(counts, high, lk)
+    )
+
+
+@DETERMINISTIC
+@given(
+    rows=st.lists(
+        st.tuples(st.integers(1, 500), st.integers(0, 500), st.floats(0, 1)),
+        min_size=2,
+        max_size=10,
+    ),
+    level=LEVELS,
+    k=st.floats(0.0, 4.0),
+)
+def test_delta_method_shrinks_with_samples(
+    rows: list[tuple[int, int, float]], level: float, k: float
+) -> None:
+    # Means held fixed, every arm gets more samples: each Agresti-Coull radius shrinks, and so
+    # does the threshold radius (a weighted norm of them).
+    means = np.array([f for _, _, f in rows])
+    before = np.array([m for m, _, _ in rows], dtype=np.float64)
+    after = before + np.array([e for _, e, _ in rows])
+    z = normal_quantile(level)
+    beta_before = agresti_coull_radius(means * before, before, z)
+    beta_after = agresti_coull_radius(means * after, after, z)
+    assert delta_method_threshold_radius(means, beta_after, k) <= (
+        delta_method_threshold_radius(means, beta_before, k) * (1 + 1e-9) + 1e-15
+    )
+
+
+@DETERMINISTIC
+@given(
+    rows=st.lists(st.tuples(st.integers(1, 500), st.floats(0, 1)), min_size=2, max_size=10),
+    level1=LEVELS,
+    level2=LEVELS,
+    k=st.floats(0.0, 4.0),
+)
+def test_delta_method_grows_as_level_shrinks(
+    rows: list[tuple[int, float]], level1: float, level2: float, k: float
+) -> None:
+    low, high = sorted((level1, level2))
+    counts = np.array([m for m, _ in rows], dtype=np.float64)
+    means = np.array([f for _, f in rows])
+    wide = agresti_coull_radius(means * counts, counts, normal_quantile(low))
+    narrow = agresti_coull_radius(means * counts, counts, normal_quantile(high))
+    assert delta_method_threshold_radius(means, wide, k) >= (
+        delta_method_threshold_radius(means, narrow, k) * (1 - 1e-9) - 1e-15
+    )
+
+
+@DETERMINISTIC
+@given(level1=st.floats(1e-300, 0.999), level2=st.floats(1e-300, 0.999))
+def test_normal_quantile_decreases_with_level(level1: float, level2: float) -> None:
+    low, high = sorted((level1, level2))
+    assert normal_quantile(low) >= normal_quantile(high)
+    assert normal_quantile(low, "paper") >= normal_quantile(high, "paper")
+    if high > 2 * low:
+        assert normal_quantile(low) > normal_quantile(high)
+
+
+@DETERMINISTIC
+@given(delta=st.floats(1e-6, 0.999), n=st.integers(2, 1000), t=st.integers(1, 10**7))
+def test_round_level_decreases_with_pulls(delta: float, n: int, t: int) -> None:
+    assert round_level(delta, n, t + 1) < round_level(delta, n, t)
+    assert round_level(delta, n, t) < delta
+
+
+# --------------------------------------------------------------------- coverage simulation
+DRAWS = 20_000
+AC_UNDERCOVERS = (
+    "known bug (left in place, reported): the Agresti-Coull radius is centred on the empirical "
+    "mean, not on p~; for p near 0 or 1 the interval then misses on the far side more often "
+    "than the level: exactly P(Bin(100, 0.1) <= 5) = 0.058 > 0.05"
+)
+
+
+def _cell(p: float, m: int, level: float, *, xfail: bool = False) -> object:
+    marks = [pytest.mark.xfail(reason=AC_UNDERCOVERS, strict=True)] if xfail else []
+    return pytest.param(p, m, level, marks=marks, id=f"p={p}-m={m}-level={level}")
+
+
+GRID = [(p, m, 0.05) for p in (0.1, 0.5, 0.9) for m in (20, 100)] + [
+    (p, m, 0.01) for p in (0.1, 0.5, 0.9) for m in (20, 100)
+]
+
+
+def _miss_counts(means: FloatArray, truth: float, radius: FloatArray | float) -> tuple[int, int]:
+    above = int(np.count_nonzero(means - truth > radius))
+    below = int(np.count_nonzero(truth - means > radius))
+    return above, below
+
+
+@pytest.mark.parametrize(("p", "m", "level"), [_cell(*cell) for cell in GRID])
+def test_hoeffding_coverage(p: float, m: int, level: float) -> None:
+    rng = np.random.default_rng([1, m, round(p * 100), round(level * 1000)])
+    means = rng.binomial(m, p, size=DRAWS) / m
+    above, below = _miss_counts(means, p, hoeffding_radius(m, level))
+    assert_rate_at_most(above, DRAWS, level)
+    assert_rate_at_most(below, DRAWS, level)
+
+
+@pytest.mark.parametrize(
+    ("p", "m", "level"),
+    [_cell(p, m, level, xfail=(m == 100 and p != 0.5 and level == 0.05)) for p, m, level in GRID],
+)
+def test_agresti_coull_coverage(p: float, m: int, level: float) -> None:
+    rng = np.random.default_rng([2, m, round(p * 100), round(level * 1000)])
+    successes = rng.binomial(m, p, size=DRAWS)
+    radii = agresti_coull_radius(successes, m, normal_quantile(level, "normal"))
+    above, below = _miss_counts(successes / m, p, radii)
+    assert_rate_at_most(above, DRAWS, level)
+    assert_rate_at_most(below, DRAWS, level)
+
+
+THRESHOLD_ARMS = np.array([0.1, 0.125, 0.15, 0.175, 0.2, 0.225, 0.25, 0.275, 0.3, 0.9])
+
+
+@pytest.mark.parametrize("m", [20, 100])
+@pytest.mark.parametrize("level", [0.05, 0.01])
+def test_bounded_threshold_radius_coverage(m: int, level: float) -> None:
+    k, n = 2.0, THRESHOLD_ARMS.size
+    theta = _theta(THRESHOLD_ARMS, k)
+    rng = np.random.default_rng([3, m, round(level * 1000)])
+    y = rng.binomial(m, THRESHOLD_ARMS, size=(DRAWS, n)) / m
+    theta_hat = y.mean(axis=1) + k * y.std(axis=1)
+    # McDiarmid with l(k) computed at this level: conservative, misses should be rare.
+    radius = ksigma_bounded_threshold_radius(np.full(n, m), level, ksigma_lk(k, n, level))
+    above, below = _miss_counts(theta_hat, theta, radius)
+    assert_rate_at_most(above, DRAWS, level)
+    assert_rate_at_most(below, DRAWS, level)
+
+
+@pytest.mark.parametrize("m", [20, 100])
+def test_delta_method_threshold_radius_coverage(m: int) -> None:
+    # The delta method is a first-order approximation (the paper uses it heuristically) and it
+    # ignores the upward bias of std(y_hat) (E std(y_hat) > std(y)), so theta_hat overshoots
+    # more often than it undershoots. Checked at level 0.05 with a tolerance on the upper side
+    # (miss rate <= 1.5 x level; measured ~0.055-0.06 on this instance) and strictly on the lower
+    # side. Nearly equal means are much worse (std(y) ~ 0 while std(y_hat) > 0): not checked.
+    k, level, draws = 2.0, 0.05, 10_000
+    n = THRESHOLD_ARMS.size
+    theta = _theta(THRESHOLD_ARMS, k)
+    rng = np.random.default_rng([4, m])
+    successes = rng.binomial(m, THRESHOLD_ARMS, size=(draws, n))
+    y = successes / m
+    theta_hat = y.mean(axis=1) + k * y.std(axis=1)
+    betas = agresti_coull_radius(successes, m, normal_quantile(level))
+    radii = np.array([delta_method_threshold_radius(y[i], betas[i], k) for i in range(draws)])
+    above, below = _miss_counts(theta_hat, theta, radii)
+    assert_rate_at_most(above, draws, 1.5 * level)
+    assert_rate_at_most(below, draws, level)

@@ -1,0 +1,187 @@
+"""ArmStats against a plain numpy batch computation on the same data, after every step."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.typing import NDArray
+
+from screener.stats import ArmStats
+
+FloatArray = NDArray[np.float64]
+RewardDraw = Callable[[np.random.Generator, int], FloatArray]
+
+DETERMINISTIC = settings(derandomize=True, database=None, deadline=None, max_examples=150)
+
+
+def _binary(rng: np.random.Generator, size: int) -> FloatArray:
+    return (rng.random(size) < 0.4).astype(np.float64)
+
+
+def _graded(rng: np.random.Generator, size: int) -> FloatArray:
+    # Graded rewards in [0, 1], with the endpoints (in particular exactly 1.0) common.
+    values = rng.random(size)
+    ends = rng.random(size)
+    values[ends < 0.15] = 0.0
+    values[ends > 0.85] = 1.0
+    return values
+
+
+REWARDS: dict[str, RewardDraw] = {"binary": _binary, "graded": _graded}
+
+
+def _assert_matches_numpy(stats: ArmStats, arms: list[int], rewards: list[float]) -> None:
+    """Compare every accessor with a per-arm numpy computation from the raw data."""
+    a = np.asarray(arms, dtype=np.int64)
+    r = np.asarray(rewards, dtype=np.float64)
+    n = stats.n_arms
+    count = np.zeros(n)
+    total = np.zeros(n)
+    total_sq = np.zeros(n)
+    successes = np.zeros(n)
+    means = np.full(n, np.nan)
+    variances = np.full(n, np.nan)
+    for arm in range(n):
+        mine = r[a == arm]
+        count[arm] = mine.size
+        total[arm] = mine.sum()
+        total_sq[arm] = np.sum(mine**2)
+        successes[arm] = np.count_nonzero(mine == 1.0)
+        if mine.size:
+            means[arm] = np.mean(mine)
+            variances[arm] = np.var(mine)  # population variance (ddof=0)
+    np.testing.assert_array_equal(stats.count, count)
+    np.testing.assert_allclose(stats.total, total, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(stats.total_sq, total_sq, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(stats.successes, successes)
+    np.testing.assert_allclose(stats.means(), means, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(stats.variances(), variances, rtol=1e-9, atol=1e-12)
+    assert stats.n_samples == len(arms)
+
+
+@pytest.mark.parametrize("kind", sorted(REWARDS))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_update_one_at_a_time_matches_numpy(kind: str, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n_arms = 5
+    stats = ArmStats(n_arms)
+    arms: list[int] = []
+    rewards: list[float] = []
+    _assert_matches_numpy(stats, arms, rewards)  # all NaN before any sample
+    draws = REWARDS[kind](rng, 250)
+    # Skewed arm choice so that some arms stay empty for a while.
+    choice = rng.choice(n_arms, size=250, p=[0.4, 0.3, 0.2, 0.08, 0.02])
+    for arm, reward in zip(choice.tolist(), draws.tolist(), strict=True):
+        stats.update(arm, reward)
+        arms.append(arm)
+        rewards.append(reward)
+        _assert_matches_numpy(stats, arms, rewards)
+
+
+@pytest.mark.parametrize("kind", sorted(REWARDS))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_update_many_random_batches_match_numpy(kind: str, seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    n_arms = 6
+    stats = ArmStats(n_arms)
+    arms: list[int] = []
+    rewards: list[float] = []
+    for _ in range(80):
+        size = int(rng.integers(0, 25))  # empty batches included
+        # Few distinct arms per batch: repeated arms within a batch are the common case.
+        batch_arms = rng.choice(rng.choice(n_arms, size=3, replace=False), size=size)
+        batch_rewards = REWARDS[kind](rng, size)
+        stats.update_many(batch_arms, batch_rewards)
+        arms.extend(batch_arms.tolist())
+        rewards.extend(batch_rewards.tolist())
+        _assert_matches_numpy(stats, arms, rewards)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_update_and_update_many_mixed(seed: int) -> None:
+    rng = np.random.default_rng(200 + seed)
+    stats = ArmStats(4)
+    arms: list[int] = []
+    rewards: list[float] = []
+    for step in range(120):
+        kind = "binary" if step % 3 else "graded"
+        if rng.random() < 0.5:
+            arm = int(rng.integers(4))
+            reward = float(REWARDS[kind](rng, 1)[0])
+            stats.update(arm, reward)
+            arms.append(arm)
+            rewards.append(reward)
+        else:
+            size = int(rng.integers(1, 10))
+            batch_arms = rng.integers(0, 4, size=size)
+            batch_rewards = REWARDS[kind](rng, size)
+            stats.update_many(batch_arms.tolist(), batch_rewards.tolist())  # plain lists too
+            arms.extend(batch_arms.tolist())
+            rewards.extend(batch_rewards.tolist())
+        _assert_matches_numpy(stats, arms, rewards)
+
+
+_REWARD = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0))
+_PAIRS = st.lists(st.tuples(st.integers(0, 3), _REWARD), max_size=60)
+
+
+@DETERMINISTIC
+@given(pairs=_PAIRS, cuts=st.lists(st.integers(0, 60), max_size=8), single=st.booleans())
+def test_hypothesis_batches_match_numpy(
+    pairs: list[tuple[int, float]], cuts: list[int], single: bool
+) -> None:
+    stats = ArmStats(4)
+    bounds = sorted({0, len(pairs), *(c for c in cuts if c <= len(pairs))})
+    arms: list[int] = []
+    rewards: list[float] = []
+    for start, end in itertools.pairwise(bounds):
+        chunk = pairs[start:end]
+        if single:
+            for arm, reward in chunk:
+                stats.update(arm, reward)
+        else:
+            stats.update_many([a for a, _ in chunk], [r for _, r in chunk])
+        arms.extend(a for a, _ in chunk)
+        rewards.extend(r for _, r in chunk)
+        _assert_matches_numpy(stats, arms, rewards)
+
+
+def test_successes_count_only_exact_ones() -> None:
+    stats = ArmStats(2)
+    stats.update_many([0, 0, 0, 1], [1.0, 0.999999, 0.5, 1.0])
+    stats.update(1, 0.0)
+    np.testing.assert_array_equal(stats.successes, [1, 1])
+    np.testing.assert_array_equal(stats.count, [3, 2])
+
+
+def test_accessors_are_read_only_views() -> None:
+    stats = ArmStats(3)
+    stats.update_many([0, 1], [1.0, 0.0])
+    for array in (stats.count, stats.total, stats.total_sq, stats.successes):
+        with pytest.raises(ValueError):
+            array[0] = 5
+    # The views follow later updates (they are views, not copies).
+    count = stats.count
+    stats.update(0, 1.0)
+    assert int(count[0]) == 2
+    # means() and variances() return fresh arrays: writing to them changes nothing.
+    means = stats.means()
+    means[0] = 42.0
+    assert float(stats.means()[0]) == 1.0
+
+
+def test_variance_is_never_negative_after_cancellation() -> None:
+    stats = ArmStats(1)
+    stats.update_many(np.zeros(1000, dtype=np.int64), np.full(1000, 0.1))
+    assert float(stats.variances()[0]) >= 0.0
+    np.testing.assert_allclose(stats.variances(), [0.0], atol=1e-12)
+
+
+def test_rejects_empty_pool() -> None:
+    with pytest.raises(ValueError, match="n_arms"):
+        ArmStats(0)
