@@ -1,0 +1,417 @@
+"""GOLD: Generic OutLier Detection (Ban & He, KDD 2020), as a pending-aware ask/tell algorithm.
+
+Definitions (paper, Section 4): arms i and j are *neighbours* while
+``|y_i - y_j| <= b (beta_i + beta_j)`` with ``b = (1 + e^(1/16) + eps) / (1 - e^(1/16) + eps)``
+and radii ``beta`` at the level ``delta' = 6 delta / (pi^2 n T^2)``, ``T`` the number of answers
+so far. The neighbourhood graph is complete once every arm has an answer; from then on edges are
+only ever removed (a removed edge never comes back, the paper's ``UpdateG``). Communities are the
+connected components. An arm becomes *terminal* the first time its community has fewer than
+``n (1 - rho)`` arms; its score ``S`` is the round ``T`` at which that happened.
+
+Reading of the stopping rule (Algorithm 1, line 13, and "terminal status of the algorithm"):
+stop as soon as at least ``n (1 - rho)`` arms are terminal, ``|Psi^| >= n (1 - rho)``. An
+(eps, rho)-outlier group has *fewer* than ``n (1 - rho)`` members (Constraint 2), so the run
+always ends after at least one normal arm has split off too; that is what certifies the order of
+Theorem 5.1: with probability at least 1 - delta every arm of an outlier group has a smaller
+``S`` than every normal arm. The paper's pseudo-code checks the rule only after a full sweep;
+here it is checked lazily at every ``ask`` (an earlier stop is still after the first normal
+arm turned terminal, so the theorem's order holds at it). ``n (1 - rho)`` is computed as
+``round(n * (1 - rho), 9)`` so that e.g. ``20 * (1 - 0.9)`` counts as exactly 2.
+
+Decisions. The ranking (``S`` ascending, never-terminal arms last, ``rank`` and ``score``) is
+what the theorem guarantees. Because of the stopping rule the set of terminal arms is never an
+outlier group by itself, so the per-worker decisions use only what the ranking implies. Let
+``T_1 < T_2 < ...`` be the distinct terminal rounds and ``P_k`` the arms terminal by ``T_k``.
+An outlier group is one of the prefixes ``P_k`` with ``|P_k| < n (1 - rho)`` (whenever the order
+of Theorem 5.1 holds), so it contains ``P_1`` and is contained in ``P_k*``, the largest prefix
+with fewer than ``n (1 - rho)`` arms. When the condition holds: OUTLIER for ``P_1`` (terminal at
+the first terminal round), NORMAL for every arm outside ``P_k*`` (never terminal, or terminal
+once ``n (1 - rho)`` or more arms were), UNDECIDED (leaning OUTLIER) for ``P_k* - P_1``. If the
+first terminal round already isolated ``n (1 - rho)`` or more arms no outlier group can exist
+(again when the order holds) and every arm is NORMAL. Before the condition holds every worker
+is UNDECIDED, leaning OUTLIER when terminal.
+
+Pending pulls: the schedule is round robin over the available non-terminal arms, so asking
+again while answers are outstanding simply continues the cycle (terminal arms are never asked
+again). The graph, the terminal rounds and the stopping rule use only answers that arrived, and
+are evaluated lazily at each ``ask`` (or ``result``) like the rest of the library: with batches
+of B answers between asks, the graph sees them all at the refresh, with ``T`` the count of
+answers so far. With ``ask(1)`` and immediate answers the run is the paper's loop (except that
+terminal arms are skipped at once instead of at the end of the sweep).
+
+Efficiency: between refreshes only the arms that received answers get new estimates; every
+other radius only widens (``delta'`` falls with ``T`` and both radii grow as the level falls),
+and widening never removes an edge, so only pairs at changed arms are re-checked (vectorised
+over the other endpoint), and components are recomputed only inside communities that lost an
+edge. Workers that left before their first answer are kept out of the graph (never terminal).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from screener.algorithms.base import Algorithm, IntArray
+from screener.algorithms.result import Decision, Result, WorkerResult
+from screener.errors import ConfigError
+from screener.stats import (
+    QuantileRule,
+    agresti_coull_radius,
+    hoeffding_radius,
+    normal_quantile,
+)
+
+__all__ = [
+    "EPS_LOWER_BOUND",
+    "GOLD",
+    "NeighbourGraph",
+    "gold_b",
+    "gold_level",
+    "minority_size",
+]
+
+IntervalKind = Literal["agresti-coull", "hoeffding"]
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+_E16 = math.exp(1.0 / 16.0)
+#: GOLD needs ``eps > e^(1/16) - 1`` (about 0.0645) for ``b`` to be positive and above 1.
+EPS_LOWER_BOUND = _E16 - 1.0
+_NO_ROUND = -1
+
+
+def gold_b(eps: float) -> float:
+    """The neighbour coefficient ``b = (1 + e^(1/16) + eps) / (1 - e^(1/16) + eps)`` (Eq. 3)."""
+    if not (math.isfinite(eps) and eps > EPS_LOWER_BOUND):
+        raise ConfigError(
+            f"GOLD needs eps > e^(1/16) - 1 = {EPS_LOWER_BOUND:.4f}, got {eps}",
+            "the paper's experiments use eps=2.5 or eps=5",
+        )
+    return (1.0 + _E16 + eps) / (1.0 - _E16 + eps)
+
+
+def gold_level(delta: float, n_arms: int, total_pulls: int) -> float:
+    """Per-arm level after ``T`` pulls: ``delta' = 6 delta / (pi^2 n T^2)`` (Eq. 3, T >= 1).
+
+    Summed over the n arms and all T >= 1 the levels add up to delta (Lemma 5.2).
+    """
+    t = max(total_pulls, 1)
+    return 6.0 * delta / (math.pi**2 * n_arms * t * t)
+
+
+def minority_size(n_arms: int, rho: float) -> float:
+    """``n (1 - rho)``, rounded to 9 decimals so that float noise cannot move a comparison."""
+    return round(n_arms * (1.0 - rho), 9)
+
+
+class NeighbourGraph:
+    """The neighbourhood graph of the member arms: edges are only ever removed.
+
+    ``adjacency`` is a symmetric boolean matrix (no self loops, no edges at non-members) and
+    ``labels`` the community (connected component) of every member arm, -1 for non-members.
+    """
+
+    def __init__(self, members: BoolArray) -> None:
+        self.members = np.asarray(members, dtype=bool).copy()
+        self.adjacency = np.outer(self.members, self.members)
+        np.fill_diagonal(self.adjacency, False)
+        self.labels = np.where(self.members, 0, -1).astype(np.int64)
+        self._next_label = 1
+
+    def remove_edges(self, rows: IntArray, means: FloatArray, radii: FloatArray, b: float) -> bool:
+        """Remove the edges at ``rows`` whose arms are no longer neighbours; True if any went.
+
+        Only pairs with an endpoint in ``rows`` are checked (vectorised over the other end).
+        Communities that lost an edge are split into their connected components.
+        """
+        rows = rows[self.members[rows]]
+        if rows.size == 0:
+            return False
+        gap = np.abs(means[rows, None] - means[None, :])
+        reach = b * (radii[rows, None] + radii[None, :])
+        cut = self.adjacency[rows] & (gap > reach)
+        if not cut.any():
+            return False
+        row_index, other = np.nonzero(cut)
+        arm = rows[row_index]
+        self.adjacency[arm, other] = False
+        self.adjacency[other, arm] = False
+        for label in np.unique(self.labels[arm]).tolist():
+            self._split(np.flatnonzero(self.labels == label))
+        return True
+
+    def community_sizes(self) -> IntArray:
+        """The size of every arm's community (0 for non-members)."""
+        member_labels = self.labels[self.members]
+        counts = np.bincount(member_labels, minlength=self._next_label)
+        sizes = np.zeros(self.labels.size, dtype=np.int64)
+        sizes[self.members] = counts[member_labels]
+        return sizes
+
+    @property
+    def n_communities(self) -> int:
+        return int(np.unique(self.labels[self.members]).size)
+
+    def _split(self, nodes: IntArray) -> None:
+        """Relabel the connected components of ``nodes`` (breadth first over the matrix)."""
+        sub = self.adjacency[np.ix_(nodes, nodes)]
+        unvisited = np.ones(nodes.size, dtype=bool)
+        first = True
+        while unvisited.any():
+            component = np.zeros(nodes.size, dtype=bool)
+            component[int(np.argmax(unvisited))] = True
+            frontier = component.copy()
+            while frontier.any():
+                frontier = sub[frontier].any(axis=0) & ~component
+                component |= frontier
+            unvisited &= ~component
+            if not first:  # the first component keeps the old label
+                self.labels[nodes[component]] = self._next_label
+                self._next_label += 1
+            first = False
+
+
+class GOLD(Algorithm):
+    """GOLD (Ban & He 2020, Algorithm 1): rank workers so that (eps, rho)-outliers come first.
+
+    Parameters: ``eps`` (> e^(1/16) - 1, about 0.0645), ``rho`` in (0.5, 1) with
+    ``n (1 - rho) > 1``, ``delta`` in (0, 1), ``interval`` ("agresti-coull" for 0/1 rewards, the
+    default, or "hoeffding" for any bounded reward) and ``quantile``: "normal" (default) uses
+    the sound two-sided level delta' (Agresti-Coull ``z = Phi^-1(1 - delta'/2)``, Hoeffding
+    ``R sqrt(log(2/delta') / (2 m))``); "paper" the paper's formulas (``z = erf^-1(1 - delta')``,
+    ``R sqrt(log(1/delta') / (2 m))``), narrower than their level claims.
+
+    See the module docstring for the stopping rule, the decisions and pending pulls.
+    """
+
+    name = "gold"
+    min_workers: ClassVar[int] = 3
+    guarantee: ClassVar[str | None] = (
+        "if an (eps, rho)-outlier group exists, with probability at least 1 - delta every "
+        "member ranks before every normal worker"
+    )
+
+    def __init__(
+        self,
+        n_workers: int,
+        *,
+        eps: float = 2.5,
+        rho: float = 0.9,
+        delta: float = 0.1,
+        interval: IntervalKind = "agresti-coull",
+        quantile: QuantileRule = "normal",
+        lower: float = 0.0,
+        upper: float = 1.0,
+        budget: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
+        self.b = gold_b(eps)
+        if not 0.5 < rho < 1.0:
+            raise ConfigError(f"rho must lie in (0.5, 1), got {rho}", "the paper uses rho=0.9")
+        minority = minority_size(self.n_arms, rho)
+        if minority <= 1.0:
+            raise ConfigError(
+                f"with {self.n_arms} workers and rho={rho}, n (1 - rho) = {minority} leaves no "
+                "room for an outlier (a group must have fewer than n (1 - rho) members)",
+                f"use rho < {1.0 - 1.0 / self.n_arms:.4g} or more workers",
+            )
+        if not 0.0 < delta < 1.0:
+            raise ConfigError(f"delta must lie in (0, 1), got {delta}", "try delta=0.1")
+        if interval not in ("agresti-coull", "hoeffding"):
+            raise ConfigError(
+                f"unknown interval {interval!r}", "use 'agresti-coull' or 'hoeffding'"
+            )
+        if quantile not in ("normal", "paper"):
+            raise ConfigError(f"unknown quantile rule {quantile!r}", "use 'normal' or 'paper'")
+        self.eps = float(eps)
+        self.rho = float(rho)
+        self.delta = float(delta)
+        self.interval: IntervalKind = interval
+        self.quantile: QuantileRule = quantile
+        self.minority = minority
+        self.width = self.upper - self.lower
+        n = self.n_arms
+        self.means = np.full(n, np.nan)
+        self.radii = np.full(n, np.inf)
+        self.terminal = np.zeros(n, dtype=bool)
+        self.rounds = np.full(n, _NO_ROUND, dtype=np.int64)
+        self.graph: NeighbourGraph | None = None
+        self._changed = np.zeros(n, dtype=bool)
+        self._cursor = 0
+
+    def params(self) -> dict[str, Any]:
+        return {
+            **super().params(),
+            "eps": self.eps,
+            "rho": self.rho,
+            "delta": self.delta,
+            "interval": self.interval,
+            "quantile": self.quantile,
+        }
+
+    # ------------------------------------------------------------------ subclass steps
+    def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:
+        self.stats.update_many(arms, rewards)
+        self._changed[arms] = True
+
+    def _refresh(self) -> None:
+        total = self.stats.n_samples
+        self.means = self.stats.means()
+        self.radii = self._arm_radii(gold_level(self.delta, self.n_arms, total))
+        if self.graph is None:
+            sampled = self.stats.count > 0
+            if not bool((sampled | ~self.available).all()) or not sampled.any():
+                return
+            # Every worker still in the pool has an answer: the graph starts complete, and
+            # workers that left unanswered stay out of it.
+            self.graph = NeighbourGraph(sampled)
+            self._changed = sampled.copy()
+            self._mark_terminal(total)
+        rows = np.flatnonzero(self._changed)
+        self._changed[:] = False
+        if self._cut_edges(self.graph, rows):
+            self._mark_terminal(total)
+
+    def _cut_edges(self, graph: NeighbourGraph, rows: IntArray) -> bool:
+        """Remove the edges that stopped being neighbours; True when some edge went."""
+        return graph.remove_edges(rows, self.means, self.radii, self.b)
+
+    def _mark_terminal(self, total: int) -> None:
+        assert self.graph is not None
+        small = self.graph.members & (self.graph.community_sizes() < self.minority)
+        new = small & ~self.terminal
+        self.rounds[new] = total
+        self.terminal |= new
+
+    def _arm_radii(self, level: float) -> FloatArray:
+        counts = self.stats.count
+        paper = self.quantile == "paper"
+        if self.interval == "hoeffding":
+            return hoeffding_radius(counts, level if paper else level / 2.0, self.width)
+        # erf^-1(1 - level) = Phi^-1(1 - level / 2) / sqrt(2) = normal_quantile(2 level, "paper").
+        z = normal_quantile(2.0 * level, "paper") if paper else normal_quantile(level, "normal")
+        scaled_successes = (self.stats.total - self.lower * counts) / self.width
+        return self.width * agresti_coull_radius(scaled_successes, counts, z)
+
+    def _condition_met(self) -> bool:
+        return self.graph is not None and int(self.terminal.sum()) >= self.minority
+
+    def _can_progress(self) -> bool:
+        return bool((self.available & ~self.terminal).any())
+
+    def _schedule(self, limit: int) -> IntArray:
+        candidates = np.flatnonzero(self.available & ~self.terminal)
+        if candidates.size == 0:
+            return candidates.astype(np.int64)
+        start = int(np.searchsorted(candidates, self._cursor)) % candidates.size
+        picks = candidates[(start + np.arange(limit)) % candidates.size]
+        self._cursor = int(picks[-1]) + 1
+        return picks.astype(np.int64)
+
+    # ------------------------------------------------------------------------- result
+    def _describe(self) -> Result:
+        condition_met = self._condition_met()
+        first, cutoff = self._prefix_rounds()
+        order = sorted(range(self.n_arms), key=self._rank_key)
+        lines = tuple(
+            self._worker_line(arm, rank, condition_met, first, cutoff)
+            for rank, arm in enumerate(order, start=1)
+        )
+        graph = self.graph
+        return Result(
+            algorithm=self.name,
+            params=self.params(),
+            workers=lines,
+            stop_reason=self.stop_reason,
+            guarantee=self.guarantee,
+            total_pulls=self.n_answered,
+            pending_pulls=self.n_pending,
+            released_pulls=self._released,
+            extra={
+                "eps": self.eps,
+                "rho": self.rho,
+                "delta": self.delta,
+                "b": self.b,
+                "minority": self.minority,
+                "terminal": int(self.terminal.sum()),
+                "communities": None if graph is None else graph.n_communities,
+                "first_round": first,
+                "outlier_cutoff_round": cutoff,
+            },
+        )
+
+    def _rank_key(self, arm: int) -> tuple[int, int, int]:
+        if self.terminal[arm]:
+            return (0, int(self.rounds[arm]), arm)
+        return (1, 0, arm)
+
+    def _prefix_rounds(self) -> tuple[int | None, int | None]:
+        """The first terminal round and the last round whose prefix has < n (1 - rho) arms."""
+        rounds, counts = np.unique(self.rounds[self.terminal], return_counts=True)
+        if rounds.size == 0:
+            return None, None
+        below = np.cumsum(counts) < self.minority
+        cutoff = int(rounds[np.flatnonzero(below)[-1]]) if below.any() else None
+        return int(rounds[0]), cutoff
+
+    def _worker_line(
+        self, arm: int, rank: int, condition_met: bool, first: int | None, cutoff: int | None
+    ) -> WorkerResult:
+        count = int(self.stats.count[arm])
+        pending = int(self.pending[arm])
+        in_graph = self.graph is not None and bool(self.graph.members[arm])
+        terminal = bool(self.terminal[arm])
+        round_ = int(self.rounds[arm])
+        score = float(round_) if terminal else None
+        in_prefix = terminal and cutoff is not None and round_ <= cutoff
+        leaning = (
+            Decision.OUTLIER if in_prefix or (terminal and not condition_met) else (Decision.NORMAL)
+        )
+        decision, reason = self._decide(arm, condition_met, in_graph, first, cutoff)
+        if count == 0:
+            estimate, low, high = math.nan, self.lower, self.upper
+        else:
+            estimate = float(self.means[arm])
+            radius = float(self.radii[arm])
+            low, high = max(estimate - radius, self.lower), min(estimate + radius, self.upper)
+        return WorkerResult(
+            arm, estimate, low, high, count, pending, decision, leaning, reason, rank, score,
+        )  # fmt: skip
+
+    def _decide(
+        self, arm: int, condition_met: bool, in_graph: bool, first: int | None, cutoff: int | None
+    ) -> tuple[Decision, str]:
+        away = self._availability_reason(arm)
+        if self.graph is not None and not in_graph:
+            return Decision.UNDECIDED, f"{away or 'left'}; no answers, kept out of the graph"
+        terminal = bool(self.terminal[arm])
+        round_ = int(self.rounds[arm])
+        if not condition_met:
+            terminal_count = int(self.terminal.sum())
+            status = f"terminal at round {round_}" if terminal else "not terminal"
+            why = (
+                f"{status}; {terminal_count} terminal workers, the stopping rule needs "
+                f"n (1 - rho) = {self.minority:g}"
+            )
+            return Decision.UNDECIDED, f"{away}; {why}" if away else why
+        if not terminal:
+            return Decision.NORMAL, "never left a community of n (1 - rho) or more workers"
+        if cutoff is None:
+            return Decision.NORMAL, (
+                f"terminal at round {round_} together with n (1 - rho) or more workers: "
+                "no outlier group"
+            )
+        if round_ == first:
+            return Decision.OUTLIER, f"terminal at round {round_}, the first separation"
+        if round_ <= cutoff:
+            return Decision.UNDECIDED, (
+                f"terminal at round {round_}, after the first separation and before "
+                "n (1 - rho) workers were: an outlier only with the first ones (see the rank)"
+            )
+        return Decision.NORMAL, (
+            f"terminal at round {round_}, once n (1 - rho) or more workers were terminal"
+        )
