@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from screener.algorithms import Decision, Result
+from screener.algorithms import Decision, Result, StopReason
 from screener.pool import WorkerPool
 
 __all__ = ["render_json", "render_table"]
@@ -31,8 +31,7 @@ def render_table(result: Result, pool: WorkerPool, run_id: str | None = None) ->
         f"pulls: {result.total_pulls:,} answered, {result.pending_pulls:,} pending, "
         f"{result.released_pulls:,} released (timed out, failed or cancelled)"
     )
-    outliers = [pool.workers[a] for a in result.outliers]
-    lines.append(f"outliers: {', '.join(outliers) if outliers else 'none'}")
+    lines.extend(_highlights(result, pool))
     lines.append("")
     lines.extend(_rows(result, pool))
     return "\n".join(lines)
@@ -40,12 +39,31 @@ def render_table(result: Result, pool: WorkerPool, run_id: str | None = None) ->
 
 def _headline(result: Result, pool: WorkerPool, run_id: str | None) -> str:
     params = result.params
-    shown = [f"{key}={params[key]}" for key in ("k", "delta", "direction") if key in params]
+    hidden = ("lower", "upper", "seed", "quantile")
+    shown = [
+        f"{key}={value}" for key, value in params.items() if value is not None and key not in hidden
+    ]
     prefix = f"run {run_id} · " if run_id else ""
     return f"{prefix}{result.algorithm} · {len(pool)} workers · {' '.join(shown)}"
 
 
+def _highlights(result: Result, pool: WorkerPool) -> list[str]:
+    """One line per headline decision the algorithm makes (outliers, above the bar, ...)."""
+    present = {w.decision for w in result.workers}
+    shown = [d for d in (Decision.OUTLIER, Decision.ABOVE, Decision.SELECTED) if d in present]
+    if not shown:
+        shown = [Decision.ABOVE] if "threshold" in result.extra else [Decision.OUTLIER]
+    lines = []
+    for decision in shown:
+        names = [pool.workers[arm] for arm in sorted(result.arms_with(decision))]
+        label = {Decision.OUTLIER: "outliers"}.get(decision, decision.value)
+        lines.append(f"{label}: {', '.join(names) if names else 'none'}")
+    return lines
+
+
 def _status(result: Result) -> str:
+    if result.stop_reason is StopReason.BUDGET_SPENT and result.extra.get("fixed_budget"):
+        return f"status: budget spent (fixed-budget algorithm): {result.guarantee}"
     if result.stop_reason is None:
         return "status: still running (no stopping condition yet): decisions are provisional"
     if result.condition_met:

@@ -9,20 +9,29 @@ from screener.algorithms.base import (
     PullStatus,
     TellOutcome,
 )
+from screener.algorithms.gold import GOLD
 from screener.algorithms.ksigma import KSigmaAlgorithm
 from screener.algorithms.registry import ALGORITHMS, create_algorithm
 from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
+from screener.algorithms.thresholding import LSA, ConfidentThresholding, ThresholdingAlgorithm
+from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 
 __all__ = [
     "ALGORITHMS",
+    "APT",
+    "GOLD",
+    "LSA",
+    "UCBE",
     "Algorithm",
     "Ask",
     "AskState",
+    "ConfidentThresholding",
     "Decision",
     "KSigmaAlgorithm",
     "NaiveRoundRobin",
+    "OptKG",
     "Pull",
     "PullInfo",
     "PullStatus",
@@ -31,6 +40,8 @@ __all__ = [
     "StopReason",
     "TellOutcome",
     "Threshold",
+    "ThresholdingAlgorithm",
+    "UniformThresholding",
     "WeightedRoundRobin",
     "WorkerResult",
     "create_algorithm",

@@ -2,18 +2,34 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from screener.algorithms.base import Algorithm
+from screener.algorithms.gold import GOLD
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
+from screener.algorithms.thresholding import LSA, ConfidentThresholding
+from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 from screener.errors import ConfigError
 
 __all__ = ["ALGORITHMS", "create_algorithm"]
 
 ALGORITHMS: Mapping[str, type[Algorithm]] = {
-    cls.name: cls for cls in (RoundRobin, WeightedRoundRobin, NaiveRoundRobin)
+    cls.name: cls
+    for cls in (
+        RoundRobin,
+        WeightedRoundRobin,
+        NaiveRoundRobin,
+        GOLD,
+        LSA,
+        ConfidentThresholding,
+        UniformThresholding,
+        APT,
+        UCBE,
+        OptKG,
+    )
 }
 
 
@@ -27,4 +43,10 @@ def create_algorithm(name: str, n_workers: int, params: Mapping[str, Any]) -> Al
     try:
         return cls(n_workers, **params)
     except TypeError as error:
+        unknown = re.search(r"unexpected keyword argument '(\w+)'", str(error))
+        if unknown:
+            raise ConfigError(
+                f"{name} has no parameter {unknown.group(1)!r}",
+                f"see help({cls.__module__}.{cls.__qualname__})",
+            ) from None
         raise ConfigError(f"bad parameters for {name}: {error}") from None

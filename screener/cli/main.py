@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+from click.core import ParameterSource
 
-from screener.algorithms import ALGORITHMS
+from screener.algorithms import ALGORITHMS, KSigmaAlgorithm
 from screener.errors import ScreenerError
 from screener.journal import Journal
 from screener.oracles import available_oracles
@@ -77,7 +78,26 @@ def cli(ctx: click.Context, debug: bool) -> None:
     show_default=True,
     help="Normal quantile rule (paper: as printed in Zhuang 2017).",
 )
-@click.option("--rho", type=float, default=None, help="WRR's rho (default: rho* of the paper).")
+@click.option(
+    "--rho",
+    type=float,
+    default=None,
+    help="WRR: rho (default rho*); GOLD: share of normal workers (default 0.9).",
+)
+@click.option(
+    "--threshold",
+    type=float,
+    default=None,
+    help="Accuracy bar of the thresholding algorithms (lsa, confident-thresholding...).",
+)
+@click.option(
+    "--param",
+    "-p",
+    "extra",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Any other algorithm parameter, e.g. -p eps=2.5 (repeatable).",
+)
 @click.option("--budget", type=int, default=None, help="Stop after this many answered pulls.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option(
@@ -144,6 +164,8 @@ def run(
     interval: str,
     quantile: str,
     rho: float | None,
+    threshold: float | None,
+    extra: tuple[str, ...],
     budget: int | None,
     seed: int,
     n_workers: int | None,
@@ -171,12 +193,11 @@ def run(
         return
     options = RunOptions(concurrency=concurrency, timeout=timeout)
     pool = _choose_pool(pool_file, n_workers, n_outliers, seed)
-    params: dict[str, Any] = {
+    flags = {
         "k": k, "delta": delta, "direction": direction, "interval": interval,
-        "quantile": quantile, "budget": budget,
+        "quantile": quantile, "rho": rho, "threshold": threshold,
     }  # fmt: skip
-    if algorithm == "wrr":
-        params["rho"] = rho
+    params = _algorithm_params(algorithm, flags, budget, extra)
     oracle_options: dict[str, Any] = {}
     if oracle == "simulated":
         oracle_options = {"rewards": rewards, "latency": latency, "batch_release": batch_release}
@@ -229,6 +250,37 @@ def oracles() -> None:
     """List the installed oracles (entry-point group screener.oracles)."""
     for info in available_oracles():
         click.echo(f"{info.name:<16} {info.package} {info.version}  ({info.target})")
+
+
+def _algorithm_params(
+    algorithm: str, flags: dict[str, Any], budget: int | None, extra: tuple[str, ...]
+) -> dict[str, Any]:
+    """Flags the user set (every k-sigma flag for the k-sigma family), then -p KEY=VALUE."""
+    context = click.get_current_context()
+    k_sigma = issubclass(ALGORITHMS[algorithm], KSigmaAlgorithm)
+    params: dict[str, Any] = {"budget": budget}
+    for name, value in flags.items():
+        explicit = context.get_parameter_source(name) is not ParameterSource.DEFAULT
+        if explicit or (k_sigma and name not in ("rho", "threshold")):
+            params[name] = value
+    for item in extra:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise click.UsageError(f"--param takes KEY=VALUE, got {item!r}")
+        params[key.strip().replace("-", "_")] = _parse_value(text.strip())
+    return params
+
+
+def _parse_value(text: str) -> Any:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def _choose_pool(
