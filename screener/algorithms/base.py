@@ -21,7 +21,7 @@ import abc
 import enum
 import math
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from screener.algorithms import _ledger
-from screener.algorithms.result import Result, StopReason
+from screener.algorithms.result import Result, StopReason, Threshold, WorkerResult
 from screener.errors import (
     ConfigError,
     InvalidRewardError,
@@ -327,6 +327,27 @@ class Algorithm(abc.ABC):
         self.stats.update_many(arms, rewards)
 
     # ------------------------------------------------------------------------ helpers
+    def _result(
+        self,
+        workers: tuple[WorkerResult, ...],
+        *,
+        threshold: Threshold | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> Result:
+        """A Result with the bookkeeping every algorithm shares filled in."""
+        return Result(
+            algorithm=self.name,
+            params=self.params(),
+            workers=workers,
+            stop_reason=self.stop_reason,
+            guarantee=self.guarantee,
+            total_pulls=self.n_answered,
+            pending_pulls=self.n_pending,
+            released_pulls=self._released,
+            threshold=threshold,
+            extra=extra or {},
+        )
+
     def _ensure_fresh(self) -> None:
         if self._dirty:
             self._refresh()

@@ -322,15 +322,8 @@ class GOLD(Algorithm):
             for rank, arm in enumerate(order, start=1)
         )
         graph = self.graph
-        return Result(
-            algorithm=self.name,
-            params=self.params(),
-            workers=lines,
-            stop_reason=self.stop_reason,
-            guarantee=self.guarantee,
-            total_pulls=self.n_answered,
-            pending_pulls=self.n_pending,
-            released_pulls=self._released,
+        return self._result(
+            lines,
             extra={
                 "eps": self.eps,
                 "rho": self.rho,

@@ -168,15 +168,8 @@ class KSigmaAlgorithm(Algorithm):
             estimate = self._to_reward_scale(self.theta)
             a, b = sorted((self._to_reward_scale(low), self._to_reward_scale(high)))
             threshold = Threshold(estimate, a, b)
-        return Result(
-            algorithm=self.name,
-            params=self.params(),
-            workers=lines,
-            stop_reason=self.stop_reason,
-            guarantee=self.guarantee,
-            total_pulls=self.n_answered,
-            pending_pulls=self.n_pending,
-            released_pulls=self._released,
+        return self._result(
+            lines,
             threshold=threshold,
             extra={"direction": self.direction, "k": self.k, "delta": self.delta},
         )

@@ -191,15 +191,8 @@ class ThresholdingAlgorithm(Algorithm):
         ranked = sorted(lines, key=_rank_key)
         workers = tuple(replace(w, rank=position) for position, w in enumerate(ranked, start=1))
         theta = self.threshold
-        return Result(
-            algorithm=self.name,
-            params=self.params(),
-            workers=workers,
-            stop_reason=self.stop_reason,
-            guarantee=self.guarantee,
-            total_pulls=self.n_answered,
-            pending_pulls=self.n_pending,
-            released_pulls=self._released,
+        return self._result(
+            workers,
             threshold=Threshold(theta, theta, theta),
             extra={"threshold": theta, "fixed_budget": self.fixed_budget},
         )

@@ -77,8 +77,9 @@ def agresti_coull_radius(successes: ArrayLike, count: ArrayLike, z: float) -> Fl
     tests/stats/test_bounds.py: centred there rather than on p~, it under-covers for means near
     0 or 1 (one-sided miss 0.058 at level 0.05 for p = 0.1, m = 100; up to ~8x the level at
     1e-7). Widening by |p~ - mean| fixes it at 6-60% more pulls; not done, to stay the paper's
-    algorithm. End-to-end error rates stay far below delta (tests/algorithms). ``successes`` may be a sum of
-    rewards rescaled to [0, 1] (graded rewards): the same heuristic then applies to the mean.
+    algorithm. End-to-end error rates stay far below delta (tests/algorithms).
+    ``successes`` may be a sum of rewards rescaled to [0, 1] (graded rewards): the same
+    heuristic then applies to the mean.
     Arms with no samples get an infinite radius.
     """
     s = np.asarray(successes, dtype=np.float64)
