@@ -1,5 +1,6 @@
 """Screening algorithms: pure ask/tell decision objects (no I/O, no clock, no awaits)."""
 
+from screener.algorithms.ade import ADE
 from screener.algorithms.base import (
     Algorithm,
     Ask,
@@ -11,7 +12,7 @@ from screener.algorithms.base import (
 )
 from screener.algorithms.gold import GOLD
 from screener.algorithms.ksigma import KSigmaAlgorithm
-from screener.algorithms.registry import ALGORITHMS, create_algorithm
+from screener.algorithms.registry import ALGORITHMS, accepted_parameters, create_algorithm
 from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
 from screener.algorithms.thresholding import LSA, ConfidentThresholding, ThresholdingAlgorithm
@@ -19,6 +20,7 @@ from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, Uniform
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 
 __all__ = [
+    "ADE",
     "ALGORITHMS",
     "APT",
     "GOLD",
@@ -44,5 +46,6 @@ __all__ = [
     "UniformThresholding",
     "WeightedRoundRobin",
     "WorkerResult",
+    "accepted_parameters",
     "create_algorithm",
 ]

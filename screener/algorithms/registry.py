@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from screener.algorithms.ade import ADE
 from screener.algorithms.base import Algorithm
 from screener.algorithms.gold import GOLD
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
@@ -14,7 +16,7 @@ from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, Uniform
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 from screener.errors import ConfigError
 
-__all__ = ["ALGORITHMS", "create_algorithm"]
+__all__ = ["ALGORITHMS", "accepted_parameters", "create_algorithm"]
 
 ALGORITHMS: Mapping[str, type[Algorithm]] = {
     cls.name: cls
@@ -22,6 +24,7 @@ ALGORITHMS: Mapping[str, type[Algorithm]] = {
         RoundRobin,
         WeightedRoundRobin,
         NaiveRoundRobin,
+        ADE,
         GOLD,
         LSA,
         ConfidentThresholding,
@@ -31,6 +34,20 @@ ALGORITHMS: Mapping[str, type[Algorithm]] = {
         OptKG,
     )
 }
+
+
+def accepted_parameters(cls: type[Algorithm]) -> frozenset[str]:
+    """Keyword parameters the constructor of ``cls`` accepts, following ``**kwargs`` upwards."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        parameters = inspect.signature(init).parameters.values()
+        names.update(p.name for p in parameters if p.kind is p.KEYWORD_ONLY)
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            break
+    return frozenset(names)
 
 
 def create_algorithm(name: str, n_workers: int, params: Mapping[str, Any]) -> Algorithm:

@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 import click
 from click.core import ParameterSource
 
-from screener.algorithms import ALGORITHMS, KSigmaAlgorithm
+from screener.algorithms import ALGORITHMS, accepted_parameters
 from screener.errors import ScreenerError
 from screener.journal import Journal
 from screener.oracles import available_oracles
@@ -255,13 +255,16 @@ def oracles() -> None:
 def _algorithm_params(
     algorithm: str, flags: dict[str, Any], budget: int | None, extra: tuple[str, ...]
 ) -> dict[str, Any]:
-    """Flags the user set (every k-sigma flag for the k-sigma family), then -p KEY=VALUE."""
+    """Flags the user set, the CLI's defaults the algorithm takes, then -p KEY=VALUE.
+
+    The defaults matter for the k-sigma family, whose CLI direction is "low" (spammers).
+    """
     context = click.get_current_context()
-    k_sigma = issubclass(ALGORITHMS[algorithm], KSigmaAlgorithm)
+    accepted = accepted_parameters(ALGORITHMS[algorithm])
     params: dict[str, Any] = {"budget": budget}
     for name, value in flags.items():
         explicit = context.get_parameter_source(name) is not ParameterSource.DEFAULT
-        if explicit or (k_sigma and name not in ("rho", "threshold")):
+        if explicit or (name in accepted and value is not None):
             params[name] = value
     for item in extra:
         key, sep, text = item.partition("=")

@@ -1,0 +1,359 @@
+"""Adaptive Double Exploration (ADE) of Zhang et al. (2020), Algorithm 1.
+
+Two kinds of round. A *threshold round* draws a worker uniformly at random and pulls it twice;
+its pair (x1, x2) feeds ``mu_hat = mean(x1)`` and
+``sigma_hat^2 = |mean(x1 x2) - mean(x1) mean(x2)|`` and so ``theta_hat = mu_hat + k sigma_hat``.
+An *arm round* pulls every still-undecided worker once; only arm-round answers feed the
+worker means y_i (threshold pulls never do, and arm pulls never feed the threshold: the
+paper's sample-sharing remark is not implemented).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from screener.algorithms.base import Algorithm, Ask, IntArray
+from screener.algorithms.ksigma import Direction, KSigmaAlgorithm
+from screener.algorithms.result import Decision, Result, WorkerResult
+from screener.errors import ConfigError
+
+__all__ = ["ADE", "ade_level"]
+
+FloatArray = NDArray[np.float64]
+RoundKind = Literal["threshold", "arm"]
+
+_PLANNED, _ANSWERED, _DROPPED = 0, 1, 2
+_UNDECIDED, _NORMAL, _OUTLIER = 0, 1, 2
+
+
+def ade_level(delta: float, n_arms: int, t: int) -> float:
+    """delta_t = 3 delta / ((n + 4) pi^2 t^2)."""
+    return 3.0 * delta / ((n_arms + 4) * math.pi**2 * t * t)
+
+
+@dataclass(slots=True)
+class _Round:
+    kind: RoundKind
+    arms: list[int]
+    values: list[float] = field(default_factory=list)
+    states: list[int] = field(default_factory=list)
+    remaining: int = 0
+    abandoned: bool = False
+
+    def __post_init__(self) -> None:
+        self.values = [math.nan] * len(self.arms)
+        self.states = [_PLANNED] * len(self.arms)
+        self.remaining = len(self.arms)
+
+
+class ADE(KSigmaAlgorithm):
+    """ADE: trade threshold rounds (one random worker, pulled twice) against arm rounds.
+
+    Radii, with R = b - a, R' = b^2 - a^2 (rewards in [a, b], a >= 0) and t the round index:
+
+    * ``delta_t = 3 delta / ((n + 4) pi^2 t^2)``, where t is the number of COMPLETED rounds
+      plus one (Algorithm 1 updates with t = 3 after its two initial rounds);
+    * ``eps_sigma = (R' + 2 b R) sqrt(log(6 / delta_t) / (2 m_theta))``;
+      ``U_sigma = min`` over completed rounds of ``sigma_hat^2 + eps_sigma``;
+    * ``r_theta = R sqrt(log(1/delta_t) / (2 m_theta))
+      + sqrt(2) k (R' + 2 b R) / sqrt(U_sigma) sqrt(log(6/delta_t) / (2 m_theta))``.
+      Lemma 4 writes log(1/delta_t) in both terms, Lemmas 2-3 (which Lemma 4's proof uses)
+      have log(6/delta_t) in eps_sigma. We take the conservative form: r_theta = r_mu +
+      k r_sigma with r_mu from Lemma 1 (log(1/delta_t)) and r_sigma = sqrt(2/U) eps_sigma
+      from Lemma 3 (log(6/delta_t)); U_sigma uses the same eps_sigma;
+    * ``r_i = R sqrt(log(1/delta_t) / (2 m_i))``, m_i the arm-round answers of worker i.
+
+    Worker i is decided normal once ``y_i + r_i <= theta_hat - r_theta`` and an outlier once
+    ``y_i - r_i >= theta_hat + r_theta``; decisions are final (checked once per completed
+    round) and decided workers leave later arm rounds. The run stops when all are decided.
+
+    Pending pulls. Only completed rounds count: answers of a round are held until all of its
+    pulls are back, then the round enters the estimates, t advances by one, U_sigma and the
+    decisions are updated (in the order rounds complete, inside ``tell``, so taking results
+    never changes behaviour). ``_schedule`` plans whole rounds and hands their pulls out in
+    order, so a batch may end inside a round and the next ask continues it. A new round is
+    chosen from the radii of the arrived answers, but with m_theta and m_a counting the
+    rounds already planned (in flight included), i.e. many pulls in flight interleave the two
+    kinds as if the planned rounds had been answered; threshold round when r_a <= r_theta.
+    Until the initial threshold and arm rounds have completed (U_sigma unknown) nothing
+    beyond them is planned (WAIT). Pairs are matched by pull id, so answers may arrive in any
+    order; a released pull is re-asked by the base class to the same worker and inherits the
+    released pull's place in its round, keeping a pair intact. Arm-round pulls not yet handed
+    out are skipped when their worker got decided meanwhile.
+
+    Workers that leave: threshold rounds draw from the workers still available (uniform over
+    all n while everybody is), a threshold round whose worker left before answering both
+    pulls is dropped, and an arm round completes without the pulls of a departed worker.
+    """
+
+    name = "ade"
+    min_workers: ClassVar[int] = 2
+
+    def __init__(
+        self,
+        n_workers: int,
+        *,
+        k: float = 2.0,
+        delta: float = 0.1,
+        direction: Direction = "high",
+        lower: float = 0.0,
+        upper: float = 1.0,
+        budget: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(
+            n_workers,
+            k=k,
+            delta=delta,
+            direction=direction,
+            lower=lower,
+            upper=upper,
+            budget=budget,
+            seed=seed,
+        )
+        if self.lower < 0:
+            raise ConfigError(
+                f"ADE needs rewards in [a, b] with a >= 0, got lower={lower}",
+                "shift the rewards so that lower >= 0",
+            )
+        a, b = self.lower, self.upper
+        self.big_r = b - a
+        self.big_r2 = b * b - a * a
+        self._sigma_scale = self.big_r2 + 2.0 * b * self.big_r
+        n = self.n_arms
+        self._rounds: list[_Round] = []
+        self._queue: deque[tuple[int, int]] = deque()
+        self._unassigned: dict[int, deque[tuple[int, int]]] = {}
+        self._slot_of: dict[int, tuple[int, int]] = {}
+        self._planned_theta = 0
+        self._planned_arm = 0
+        self.completed = 0
+        self.m_theta = 0
+        self.m_arm_rounds = 0
+        self._s1 = 0.0
+        self._s2 = 0.0
+        self._s12 = 0.0
+        self.arm_sum = np.zeros(n, dtype=np.float64)
+        self.arm_count = np.zeros(n, dtype=np.int64)
+        self.decision = np.zeros(n, dtype=np.int8)
+        self.u_sigma = math.inf
+        self.sigma2 = math.nan
+        self.level = ade_level(self.delta, n, 1)
+        self.means = np.full(n, np.nan)
+        self.radii = np.full(n, np.inf)
+
+    def params(self) -> dict[str, Any]:
+        return {
+            **Algorithm.params(self),
+            "k": self.k,
+            "delta": self.delta,
+            "direction": self.direction,
+        }
+
+    # --------------------------------------------------------------------- pull ids
+    def ask(self, limit: int = 1) -> Ask:
+        out = super().ask(limit)
+        for pull in out:
+            self._slot_of[pull.id] = self._unassigned[pull.arm].popleft()
+        return out
+
+    def release(self, pull_id: int) -> bool:
+        if not self.is_pending(pull_id):
+            return super().release(pull_id)  # raises for unknown ids, else False
+        arm = self._ledger.arm(pull_id)
+        super().release(pull_id)
+        slot = self._slot_of.pop(pull_id)
+        if self.available[arm]:
+            self._unassigned.setdefault(arm, deque()).append(slot)
+        else:
+            self._drop(slot)
+        return True
+
+    def set_unavailable(self, arm: int, reason: str) -> None:
+        was_available = 0 <= arm < self.n_arms and bool(self.available[arm])
+        super().set_unavailable(arm, reason)
+        if was_available:
+            for slot in self._unassigned.pop(arm, deque()):
+                self._drop(slot)
+
+    # -------------------------------------------------------------------- estimates
+    def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:
+        if self.direction == "low":
+            rewards = self.lower + self.upper - rewards
+        self.stats.update_many(arms, rewards)
+        for pull_id, reward in zip(pull_ids.tolist(), rewards.tolist(), strict=True):
+            index, slot = self._slot_of.pop(pull_id)
+            rnd = self._rounds[index]
+            rnd.values[slot] = reward
+            rnd.states[slot] = _ANSWERED
+            rnd.remaining -= 1
+            if rnd.remaining == 0:
+                self._complete(rnd)
+
+    def _drop(self, slot: tuple[int, int]) -> None:
+        rnd = self._rounds[slot[0]]
+        if rnd.states[slot[1]] != _PLANNED:
+            return
+        rnd.states[slot[1]] = _DROPPED
+        rnd.remaining -= 1
+        if rnd.kind == "threshold":
+            rnd.abandoned = True
+        if rnd.remaining == 0:
+            self._complete(rnd)
+
+    def _complete(self, rnd: _Round) -> None:
+        answered = [s == _ANSWERED for s in rnd.states]
+        if rnd.abandoned or not any(answered):
+            return
+        if rnd.kind == "threshold":
+            x1, x2 = rnd.values
+            self.m_theta += 1
+            self._s1 += x1
+            self._s2 += x2
+            self._s12 += x1 * x2
+        else:
+            self.m_arm_rounds += 1
+            for arm, value, ok in zip(rnd.arms, rnd.values, answered, strict=True):
+                if ok:
+                    self.arm_sum[arm] += value
+                    self.arm_count[arm] += 1
+        self.completed += 1
+        self._update()
+
+    def _update(self) -> None:
+        """Estimates, radii and decisions at round index t = completed rounds + 1."""
+        self.level = ade_level(self.delta, self.n_arms, self.completed + 1)
+        log1 = math.log(1.0 / self.level)
+        counts = self.arm_count
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.means = np.where(counts > 0, self.arm_sum / counts, np.nan)
+            self.radii = np.where(counts > 0, self.big_r * np.sqrt(log1 / (2.0 * counts)), np.inf)
+        m = self.m_theta
+        if m == 0:
+            return
+        mu = self._s1 / m
+        self.sigma2 = abs(self._s12 / m - mu * (self._s2 / m))
+        eps = self._sigma_scale * math.sqrt(math.log(6.0 / self.level) / (2.0 * m))
+        self.u_sigma = min(self.u_sigma, self.sigma2 + eps)
+        self.theta = mu + self.k * math.sqrt(self.sigma2)
+        self.theta_radius = self._theta_radius(m)
+        undecided = (self.decision == _UNDECIDED) & (counts > 0)
+        low, high = self.theta - self.theta_radius, self.theta + self.theta_radius
+        normal = undecided & (self.means + self.radii <= low)
+        outlier = undecided & ~normal & (self.means - self.radii >= high)
+        self.decision[normal] = _NORMAL
+        self.decision[outlier] = _OUTLIER
+
+    def _theta_radius(self, m_theta: int) -> float:
+        log1 = math.log(1.0 / self.level)
+        log6 = math.log(6.0 / self.level)
+        r_mu = self.big_r * math.sqrt(log1 / (2.0 * m_theta))
+        r_sigma = math.sqrt(2.0 / self.u_sigma) * self._sigma_scale
+        return r_mu + self.k * r_sigma * math.sqrt(log6 / (2.0 * m_theta))
+
+    def _arm_radius(self, m_arm: int) -> float:
+        return self.big_r * math.sqrt(math.log(1.0 / self.level) / (2.0 * m_arm))
+
+    def _refresh(self) -> None:
+        self.active = self.decision == _UNDECIDED
+
+    def _condition_met(self) -> bool:
+        return not bool((self.decision == _UNDECIDED).any())
+
+    def _can_progress(self) -> bool:
+        return bool(((self.decision == _UNDECIDED) & self.available).any())
+
+    # --------------------------------------------------------------------- schedule
+    def _schedule(self, limit: int) -> IntArray:
+        arms: list[int] = []
+        while len(arms) < limit:
+            if not self._queue and not (self._can_progress() and self._plan_round()):
+                break
+            index, slot = self._queue.popleft()
+            rnd = self._rounds[index]
+            arm = rnd.arms[slot]
+            skip = not self.available[arm] or (
+                rnd.kind == "arm" and self.decision[arm] != _UNDECIDED
+            )
+            if skip:
+                self._drop((index, slot))
+                continue
+            self._unassigned.setdefault(arm, deque()).append((index, slot))
+            arms.append(arm)
+        return np.array(arms, dtype=np.int64)
+
+    def _plan_round(self) -> bool:
+        """Queue the pulls of a new round; False when none should start before answers."""
+        kind: RoundKind
+        if self._planned_theta == 0:
+            kind = "threshold"
+        elif self._planned_arm == 0:
+            kind = "arm"
+        elif self.m_theta == 0 or self.m_arm_rounds == 0:
+            return False  # U_sigma is unknown until both initial rounds are back
+        elif self._arm_radius(self._planned_arm) <= self._theta_radius(self._planned_theta):
+            kind = "threshold"
+        else:
+            kind = "arm"
+        if kind == "threshold":
+            pool = np.flatnonzero(self.available)
+            if pool.size == 0:
+                return False
+            arm = int(pool[self.rng.integers(pool.size)])
+            members = [arm, arm]
+            self._planned_theta += 1
+        else:
+            members = np.flatnonzero((self.decision == _UNDECIDED) & self.available).tolist()
+            if not members:
+                return False
+            self._planned_arm += 1
+        index = len(self._rounds)
+        self._rounds.append(_Round(kind, members))
+        self._queue.extend((index, slot) for slot in range(len(members)))
+        return True
+
+    # ----------------------------------------------------------------------- result
+    def _worker_line(self, arm: int, condition_met: bool) -> WorkerResult:
+        pending = int(self.pending[arm])
+        pulls = int(self.stats.count[arm])
+        if self.arm_count[arm] == 0:
+            reason = self._availability_reason(arm) or "no arm-round answers yet"
+            return WorkerResult(
+                arm, math.nan, self.lower, self.upper, pulls, pending,
+                Decision.UNDECIDED, Decision.UNDECIDED, reason, 0,
+            )  # fmt: skip
+        mean, radius = float(self.means[arm]), float(self.radii[arm])
+        state = int(self.decision[arm])
+        if state == _UNDECIDED:
+            decision = Decision.UNDECIDED
+            above = math.isfinite(self.theta) and mean > self.theta
+            leaning = Decision.OUTLIER if above else Decision.NORMAL
+            reason = self._availability_reason(arm) or "interval overlaps the threshold's"
+        else:
+            decision = Decision.OUTLIER if state == _OUTLIER else Decision.NORMAL
+            leaning = decision
+            reason = self._decided_reason(condition_met)
+        low, high = sorted(
+            (self._to_reward_scale(mean - radius), self._to_reward_scale(mean + radius))
+        )
+        return WorkerResult(
+            arm, self._to_reward_scale(mean), max(low, self.lower), min(high, self.upper),
+            pulls, pending, decision, leaning, reason, 0, self._score(arm),
+        )  # fmt: skip
+
+    def _describe(self) -> Result:
+        result = super()._describe()
+        extra = {
+            **result.extra,
+            "rounds": self.completed,
+            "threshold_rounds": self.m_theta,
+            "arm_rounds": self.m_arm_rounds,
+            "u_sigma": self.u_sigma if math.isfinite(self.u_sigma) else None,
+        }
+        return replace(result, extra=extra)

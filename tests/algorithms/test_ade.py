@@ -1,0 +1,210 @@
+"""ADE (Zhang et al. 2020): validation, hand-computed radii, pairing, schedule, correctness."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from driver import drive
+from stats_helpers import assert_rate_at_most
+
+from screener.algorithms.ade import ADE, ade_level
+from screener.algorithms.base import Ask, AskState
+from screener.algorithms.result import StopReason
+from screener.errors import ConfigError
+
+
+# --------------------------------------------------------------------------- validation
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"lower": -0.5, "upper": 1.0},
+        {"k": -1.0},
+        {"delta": 0.0},
+        {"delta": 1.0},
+        {"direction": "sideways"},
+    ],
+)
+def test_invalid_parameters_raise(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ConfigError):
+        ADE(5, **kwargs)  # type: ignore[arg-type]
+
+
+def test_one_worker_is_rejected() -> None:
+    with pytest.raises(ConfigError):
+        ADE(1)
+
+
+def test_params_rebuild_the_algorithm() -> None:
+    alg = ADE(4, k=1.5, delta=0.05, direction="low", lower=0.0, upper=2.0, seed=3)
+    assert ADE(4, **alg.params()).params() == alg.params()
+
+
+# ----------------------------------------------------------------------- hand formulas
+def test_level_radii_and_threshold_by_hand() -> None:
+    n, k, delta = 3, 2.0, 0.1
+    alg = ADE(n, k=k, delta=delta, seed=1)
+    first = alg.ask(5)
+    assert len(first) == 5
+    pair, arm_round = first.arms[:2], first.arms[2:]
+    assert pair[0] == pair[1]
+    np.testing.assert_array_equal(arm_round, [0, 1, 2])
+    alg.tell_many(first.ids, [1.0, 0.0, 1.0, 0.0, 1.0])
+    # Two rounds done: round index t = 3.
+    level = 3 * delta / ((n + 4) * math.pi**2 * 9)
+    assert alg.level == pytest.approx(level)
+    assert ade_level(delta, n, 3) == pytest.approx(level)
+    log1, log6 = math.log(1 / level), math.log(6 / level)
+    r_i = math.sqrt(log1 / 2)  # R = 1, m_i = 1
+    np.testing.assert_allclose(alg.radii, [r_i] * 3)
+    np.testing.assert_allclose(alg.means, [1.0, 0.0, 1.0])
+    # m_theta = 1, x1 = 1, x2 = 0: mu = 1, sigma^2 = |0 - 1 * 0| = 0, theta = 1.
+    eps = 3.0 * math.sqrt(log6 / 2)  # R' + 2bR = 1 + 2 = 3
+    # U_sigma is the minimum over the two completed rounds (t = 2 then t = 3).
+    eps_t2 = 3.0 * math.sqrt(math.log(6 / ade_level(delta, n, 2)) / 2)
+    u_sigma = min(eps_t2, eps)
+    assert alg.u_sigma == pytest.approx(u_sigma)
+    r_theta = math.sqrt(log1 / 2) + k * math.sqrt(2 / u_sigma) * 3.0 * math.sqrt(log6 / 2)
+    assert alg.theta == pytest.approx(1.0)
+    assert alg.theta_radius == pytest.approx(r_theta)
+    assert alg.result().threshold is not None
+
+
+# ------------------------------------------------------------------------------ pairing
+def test_threshold_pair_is_matched_by_id_when_answers_arrive_out_of_order() -> None:
+    alg = ADE(20, seed=4)
+    ask = alg.ask(2)
+    assert ask.arms[0] == ask.arms[1]
+    first_id, second_id = ask.ids.tolist()
+    alg.tell(second_id, 0.0)
+    assert math.isnan(alg.theta)  # half a pair is not a round
+    alg.tell(first_id, 1.0)
+    assert alg.theta == pytest.approx(1.0)  # mu_hat comes from the FIRST pull
+
+
+def test_released_pull_keeps_the_pair() -> None:
+    alg = ADE(20, seed=5)
+    ask = alg.ask(2)
+    first_id, second_id = ask.ids.tolist()
+    assert alg.release(first_id)
+    again = alg.ask(1)
+    assert again.arms[0] == ask.arms[0]
+    alg.tell(second_id, 0.0)
+    alg.tell(int(again.ids[0]), 1.0)
+    assert alg.theta == pytest.approx(1.0)  # the re-asked pull took the first slot
+
+
+def test_waits_for_the_initial_rounds() -> None:
+    alg = ADE(6, seed=2)
+    first = alg.ask(100)
+    assert len(first) == 2 + 6
+    assert alg.ask(1).state is AskState.WAIT
+
+
+# ----------------------------------------------------------------------------- schedule
+def test_decided_workers_leave_arm_rounds() -> None:
+    means = np.array([0.05, 0.1, 0.1, 0.15, 0.2, 0.95])
+    alg = ADE(means.size, k=0.0, delta=0.1, seed=7)
+    rng = np.random.default_rng(7)
+    frozen: dict[int, int] = {}
+    for _ in range(200_000):
+        ask = alg.ask(1)
+        if ask.done:
+            break
+        for arm in np.flatnonzero(alg.decision != 0).tolist():
+            frozen.setdefault(arm, int(alg.arm_count[arm]))
+        alg.tell_many(ask.ids, (rng.random(1) < means[ask.arms]).astype(float))
+    assert alg.stop_reason is StopReason.CONDITION_MET
+    assert len(set(alg.arm_count.tolist())) > 1  # some workers left early
+    for arm, count in frozen.items():
+        assert alg.arm_count[arm] == count
+
+
+def _same(left: Ask, right: list[Ask]) -> None:
+    arms = [int(a) for part in right for a in part.arms]
+    ids = [int(i) for part in right for i in part.ids]
+    assert left.arms.tolist() == arms
+    assert left.ids.tolist() == ids
+
+
+def test_ask_k_equals_k_single_asks() -> None:
+    means = np.linspace(0.1, 0.9, 8)
+    batched, single = ADE(8, k=1.0, seed=11), ADE(8, k=1.0, seed=11)
+    rng = np.random.default_rng(11)
+    limits = rng.integers(1, 30, size=60)
+    for limit in limits.tolist():
+        big = batched.ask(limit)
+        parts: list[Ask] = []
+        while len(parts) < limit:
+            one = single.ask(1)
+            if len(one) == 0:
+                assert one.state is big.state or big.state is AskState.PULL
+                break
+            parts.append(one)
+        if big.state is not AskState.PULL:
+            assert not parts
+            if big.done:
+                break
+            continue
+        _same(big, parts)
+        # Answer a random subset in random order, the same for both.
+        keep = rng.random(len(big)) < 0.7
+        order = rng.permutation(int(keep.sum()))
+        ids = big.ids[keep][order]
+        rewards = (rng.random(ids.size) < means[big.arms[keep][order]]).astype(float)
+        batched.tell_many(np.sort(ids), rewards[np.argsort(ids)])
+        for pull_id, reward in zip(ids.tolist(), rewards.tolist(), strict=True):
+            single.tell(pull_id, reward)
+    assert batched.result().to_dict() == single.result().to_dict()
+
+
+# -------------------------------------------------------------------------- correctness
+def _instance(rng: np.random.Generator, n: int, k: float, gap: float) -> np.ndarray:
+    while True:
+        means = rng.uniform(0.0, 1.0, n)
+        theta = means.mean() + k * means.std()
+        if np.min(np.abs(means - theta)) >= gap:
+            return means
+
+
+def _truth(means: np.ndarray, k: float) -> tuple[int, ...]:
+    theta = means.mean() + k * means.std()
+    return tuple(np.flatnonzero(means > theta).tolist())
+
+
+def test_delta_correctness() -> None:
+    # k = 0 (threshold = mean reward): with k = 2 the sigma term of r_theta needs millions
+    # of threshold rounds for a 0.15 gap, far beyond a unit test.
+    runs, n, k, delta = 100, 20, 0.0, 0.1
+    errors = 0
+    for seed in range(runs):
+        rng = np.random.default_rng(1000 + seed)
+        means = _instance(rng, n, k, 0.15)
+        run = drive(ADE(n, k=k, delta=delta, seed=seed), means, rng, batch=200)
+        assert run.result.stop_reason is StopReason.CONDITION_MET
+        errors += run.result.outliers != _truth(means, k)
+    assert_rate_at_most(errors, runs, delta)
+
+
+def test_shuffled_delayed_answers_give_the_right_outliers() -> None:
+    n, k = 20, 0.0
+    for seed in range(3):
+        rng = np.random.default_rng(50 + seed)
+        means = _instance(rng, n, k, 0.2)
+        alg = ADE(n, k=k, delta=0.1, seed=seed)
+        held: list[tuple[int, float]] = []
+        for _ in range(100_000):
+            ask = alg.ask(64)
+            if ask.done:
+                break
+            draws = rng.random(len(ask)) < means[ask.arms]
+            held.extend(zip(ask.ids.tolist(), draws.astype(float).tolist(), strict=True))
+            if ask.wait or rng.random() < 0.5:
+                order = rng.permutation(len(held))
+                cut = max(1, len(held) // 2)
+                for index in order[:cut].tolist():
+                    alg.tell(*held[index])
+                held = [held[i] for i in order[cut:].tolist()]
+        assert alg.stop_reason is StopReason.CONDITION_MET
+        assert alg.result().outliers == _truth(means, k)
