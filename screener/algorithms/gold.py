@@ -54,6 +54,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from screener.algorithms._checks import check_delta, check_interval_options
 from screener.algorithms.base import Algorithm, IntArray
 from screener.algorithms.result import Decision, Result, WorkerResult
 from screener.errors import ConfigError
@@ -219,14 +220,8 @@ class GOLD(Algorithm):
                 "room for an outlier (a group must have fewer than n (1 - rho) members)",
                 f"use rho < {1.0 - 1.0 / self.n_arms:.4g} or more workers",
             )
-        if not 0.0 < delta < 1.0:
-            raise ConfigError(f"delta must lie in (0, 1), got {delta}", "try delta=0.1")
-        if interval not in ("agresti-coull", "hoeffding"):
-            raise ConfigError(
-                f"unknown interval {interval!r}", "use 'agresti-coull' or 'hoeffding'"
-            )
-        if quantile not in ("normal", "paper"):
-            raise ConfigError(f"unknown quantile rule {quantile!r}", "use 'normal' or 'paper'")
+        check_delta(delta)
+        check_interval_options(interval, quantile)
         self.eps = float(eps)
         self.rho = float(rho)
         self.delta = float(delta)

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from screener.algorithms._checks import check_choice, check_delta, check_interval_options
 from screener.algorithms.base import Algorithm, IntArray
 from screener.algorithms.result import Decision, Result, Threshold, WorkerResult
 from screener.errors import ConfigError
@@ -69,16 +70,9 @@ class KSigmaAlgorithm(Algorithm):
         super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
         if not (math.isfinite(k) and k >= 0):
             raise ConfigError(f"k must be a finite number >= 0, got {k}", "try k=2 or k=3")
-        if not 0.0 < delta < 1.0:
-            raise ConfigError(f"delta must lie in (0, 1), got {delta}", "try delta=0.1")
-        if interval not in ("agresti-coull", "hoeffding"):
-            raise ConfigError(
-                f"unknown interval {interval!r}", "use 'agresti-coull' or 'hoeffding'"
-            )
-        if quantile not in ("normal", "paper"):
-            raise ConfigError(f"unknown quantile rule {quantile!r}", "use 'normal' or 'paper'")
-        if direction not in ("high", "low"):
-            raise ConfigError(f"unknown direction {direction!r}", "use 'high' or 'low'")
+        check_delta(delta)
+        check_interval_options(interval, quantile)
+        check_choice("direction", direction, ("high", "low"))
         self.k = float(k)
         self.delta = float(delta)
         self.interval: IntervalKind = interval

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from screener.algorithms._checks import check_delta
 from screener.algorithms.base import Algorithm, IntArray
 from screener.algorithms.result import Decision, Result, Threshold, WorkerResult
 from screener.errors import ConfigError
@@ -290,8 +291,7 @@ class ConfidentThresholding(ThresholdingAlgorithm):
 
     def __init__(self, n_workers: int, *, delta: float = 0.05, **kwargs: Any) -> None:
         super().__init__(n_workers, **kwargs)
-        if not 0.0 < delta < 1.0:
-            raise ConfigError(f"delta must lie in (0, 1), got {delta}", "try delta=0.05")
+        check_delta(delta, suggestion=0.05)
         self.delta = float(delta)
         self.radii: FloatArray = np.full(self.n_arms, math.inf)
         self.decided_above = np.zeros(self.n_arms, dtype=bool)

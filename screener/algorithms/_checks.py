@@ -1,0 +1,27 @@
+"""Parameter checks shared by the algorithms: one wording for one mistake."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from screener.errors import ConfigError
+
+
+def check_delta(delta: float, suggestion: float = 0.1) -> float:
+    """delta must be a probability strictly between 0 and 1."""
+    if not 0.0 < delta < 1.0:
+        raise ConfigError(f"delta must lie in (0, 1), got {delta}", f"try delta={suggestion}")
+    return float(delta)
+
+
+def check_choice(label: str, value: str, choices: Sequence[str]) -> None:
+    """``value`` must be one of ``choices``."""
+    if value not in choices:
+        options = " or ".join(repr(choice) for choice in choices)
+        raise ConfigError(f"unknown {label} {value!r}", f"use {options}")
+
+
+def check_interval_options(interval: str, quantile: str) -> None:
+    """The confidence-interval family and the normal-quantile rule."""
+    check_choice("interval", interval, ("agresti-coull", "hoeffding"))
+    check_choice("quantile rule", quantile, ("normal", "paper"))
