@@ -17,6 +17,7 @@ from screener.algorithms.result import Decision, Result, StopReason, Threshold, 
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
 from screener.algorithms.thresholding import LSA, ConfidentThresholding, ThresholdingAlgorithm
 from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
+from screener.algorithms.topk import AdaptiveTopK
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "GOLD",
     "LSA",
     "UCBE",
+    "AdaptiveTopK",
     "Algorithm",
     "Ask",
     "AskState",

@@ -13,6 +13,7 @@ from screener.algorithms.gold import GOLD
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
 from screener.algorithms.thresholding import LSA, ConfidentThresholding
 from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
+from screener.algorithms.topk import AdaptiveTopK
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 from screener.errors import ConfigError
 
@@ -32,6 +33,7 @@ ALGORITHMS: Mapping[str, type[Algorithm]] = {
         APT,
         UCBE,
         OptKG,
+        AdaptiveTopK,
     )
 }
 
@@ -65,5 +67,11 @@ def create_algorithm(name: str, n_workers: int, params: Mapping[str, Any]) -> Al
             raise ConfigError(
                 f"{name} has no parameter {unknown.group(1)!r}",
                 f"see help({cls.__module__}.{cls.__qualname__})",
+            ) from None
+        missing = re.search(r"missing \d+ required keyword-only arguments?: (.+)$", str(error))
+        if missing:
+            raise ConfigError(
+                f"{name} needs the parameter(s) {missing.group(1)}",
+                "give them as keyword arguments; on the command line as a flag or -p KEY=VALUE",
             ) from None
         raise ConfigError(f"bad parameters for {name}: {error}") from None

@@ -90,6 +90,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     default=None,
     help="Accuracy bar of the thresholding algorithms (lsa, confident-thresholding...).",
 )
+@click.option("--top", type=int, default=None, help="How many workers to select (adaptive-topk).")
 @click.option(
     "--param",
     "-p",
@@ -165,6 +166,7 @@ def run(
     quantile: str,
     rho: float | None,
     threshold: float | None,
+    top: int | None,
     extra: tuple[str, ...],
     budget: int | None,
     seed: int,
@@ -198,6 +200,8 @@ def run(
         "quantile": quantile, "rho": rho, "threshold": threshold,
     }  # fmt: skip
     params = _algorithm_params(algorithm, flags, budget, extra)
+    if top is not None:
+        params["k"] = top
     oracle_options: dict[str, Any] = {}
     if oracle == "simulated":
         oracle_options = {"rewards": rewards, "latency": latency, "batch_release": batch_release}
@@ -255,16 +259,17 @@ def oracles() -> None:
 def _algorithm_params(
     algorithm: str, flags: dict[str, Any], budget: int | None, extra: tuple[str, ...]
 ) -> dict[str, Any]:
-    """Flags the user set, the CLI's defaults the algorithm takes, then -p KEY=VALUE.
+    """Flags the user set, the CLI's direction default where it applies, then -p KEY=VALUE.
 
-    The defaults matter for the k-sigma family, whose CLI direction is "low" (spammers).
+    Unset flags are left to each algorithm's own defaults, except the direction: the CLI
+    screens for spammers ("low") by default, the Python API for the paper's high side.
     """
     context = click.get_current_context()
     accepted = accepted_parameters(ALGORITHMS[algorithm])
     params: dict[str, Any] = {"budget": budget}
     for name, value in flags.items():
         explicit = context.get_parameter_source(name) is not ParameterSource.DEFAULT
-        if explicit or (name in accepted and value is not None):
+        if explicit or (name == "direction" and name in accepted):
             params[name] = value
     for item in extra:
         key, sep, text = item.partition("=")

@@ -92,6 +92,9 @@ def test_oracles_lists_the_builtin_one() -> None:
         (["run", "--workers", "1"], "cannot build 1 workers"),
         (["run", "--algorithm", "xyz"], "Invalid value for '--algorithm'"),
         (["report", "nope"], "no database at"),
+        (["run", "-a", "lsa"], "lsa needs the parameter(s) 'threshold'"),
+        (["run", "-a", "gold", "--k", "2"], "gold has no parameter 'k'"),
+        (["run", "-p", "k"], "--param takes KEY=VALUE"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(

@@ -19,6 +19,8 @@ def _params(name: str) -> dict[str, Any]:
     params: dict[str, Any] = {"budget": 600}
     if "threshold" in accepted_parameters(ALGORITHMS[name]):
         params["threshold"] = 0.8
+    if name == "adaptive-topk":
+        params.update(k=3, eps=0.2)
     return params
 
 
