@@ -7,6 +7,7 @@ exit code 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import sys
@@ -284,10 +285,8 @@ def _parse_value(text: str) -> Any:
     if lowered in ("true", "false"):
         return lowered == "true"
     for kind in (int, float):
-        try:
+        with contextlib.suppress(ValueError):
             return kind(text)
-        except ValueError:
-            pass
     return text
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import math
 from collections.abc import Mapping, Sequence
@@ -147,11 +148,9 @@ class SimulatedOracle(Oracle):
             wake_at = self._due[0][0] if self._due else math.inf
             changed = self._event()
             changed.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout_at(wake_at if math.isfinite(wake_at) else None):
                     await changed.wait()
-            except TimeoutError:
-                pass
 
     async def cancel(self, pull_ids: Sequence[int]) -> None:
         if self.retractable:

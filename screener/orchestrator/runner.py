@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import math
 import time
 from collections import deque
@@ -284,22 +285,18 @@ class Orchestrator:
         """Log answers that still arrive for cancelled pulls, for ``drain`` seconds."""
         if self.options.drain <= 0:
             return
-        try:
+        with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.options.drain):
                 while True:
                     await self._handle(await self.oracle.receive())
-        except TimeoutError:
-            pass
 
     # ------------------------------------------------------------------- progress
     async def _show_progress(self, progress: Progress) -> None:
         while not self._done.is_set():
             progress.show(self._progress_line())
-            try:
+            with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(progress.interval):
                     await self._done.wait()
-            except TimeoutError:
-                pass
         progress.show(self._progress_line())
 
     def _progress_line(self) -> ProgressLine:
