@@ -55,24 +55,18 @@ class RunSpec:
     config: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class RunRecord:
+@dataclass(frozen=True, kw_only=True)
+class RunRecord(RunSpec):
     """A run as stored: its spec (decoded from JSON) plus what the journal added."""
 
     id: str
     created_at: float
     screener_version: str
-    algorithm: str
-    params: Mapping[str, Any]
-    seed: int
-    oracle: Mapping[str, Any]
-    pool: Mapping[str, Any]
-    config: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One line of ``screener runs``. Not slotted: the CLI prints ``__dict__`` as JSON."""
+    """One line of ``screener runs``."""
 
     id: str
     created_at: float

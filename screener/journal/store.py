@@ -6,6 +6,7 @@ events. SQLite (a file path) is the default and the only backend tested.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -381,11 +382,9 @@ def _configure_sqlite(engine: Engine, synchronous: str) -> None:
 def _read_version(conn: Connection, name: str) -> int:
     query = select(SCHEMA_INFO_TABLE.c.value).where(SCHEMA_INFO_TABLE.c.key == "version")
     value: str | None = conn.execute(query).scalar_one_or_none()
-    try:
+    with contextlib.suppress(ValueError):
         if value is not None:
             return int(value)
-    except ValueError:
-        pass
     raise JournalError(
         f"{name} has no valid schema version (found {value!r})",
         "the file is damaged or not a screener database",
