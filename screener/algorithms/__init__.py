@@ -18,12 +18,14 @@ from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
 from screener.algorithms.thresholding import LSA, ConfidentThresholding, ThresholdingAlgorithm
 from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
 from screener.algorithms.topk import AdaptiveTopK
+from screener.algorithms.topk_baselines import CLUCBPAC, OptMAI
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 
 __all__ = [
     "ADE",
     "ALGORITHMS",
     "APT",
+    "CLUCBPAC",
     "GOLD",
     "LSA",
     "UCBE",
@@ -36,6 +38,7 @@ __all__ = [
     "KSigmaAlgorithm",
     "NaiveRoundRobin",
     "OptKG",
+    "OptMAI",
     "Pull",
     "PullInfo",
     "PullStatus",

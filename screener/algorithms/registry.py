@@ -14,6 +14,7 @@ from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
 from screener.algorithms.thresholding import LSA, ConfidentThresholding
 from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
 from screener.algorithms.topk import AdaptiveTopK
+from screener.algorithms.topk_baselines import CLUCBPAC, OptMAI
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 from screener.errors import ConfigError
 
@@ -34,6 +35,8 @@ ALGORITHMS: Mapping[str, type[Algorithm]] = {
         UCBE,
         OptKG,
         AdaptiveTopK,
+        OptMAI,
+        CLUCBPAC,
     )
 }
 

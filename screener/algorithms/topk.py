@@ -19,7 +19,17 @@ from screener.algorithms.base import Algorithm, IntArray
 from screener.algorithms.result import Decision, Result, StopReason, WorkerResult
 from screener.errors import ConfigError
 
-__all__ = ["AdaptiveTopK", "accept_reject", "round_target"]
+__all__ = [
+    "AdaptiveTopK",
+    "accept_reject",
+    "check_eps",
+    "check_k",
+    "rank_key",
+    "ranked",
+    "round_target",
+    "top_by_mean",
+    "water_fill",
+]
 
 FloatArray = NDArray[np.float64]
 
@@ -125,25 +135,14 @@ class AdaptiveTopK(Algorithm):
         seed: int = 0,
     ) -> None:
         super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
-        if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k < n_workers:
-            raise ConfigError(
-                f"k must be an integer with 1 <= k < {n_workers} (the number of workers), "
-                f"got {k!r}",
-                "pass the number of workers to select, e.g. k=1",
-            )
-        if not (math.isfinite(eps) and eps > 0):
-            raise ConfigError(
-                f"eps must be a finite number > 0, got {eps}",
-                "give the tolerated average regret per selected worker, e.g. eps=0.05",
-            )
         check_delta(delta, suggestion=0.05)
         if fixed_budget and budget is None:
             raise ConfigError(
                 f"{self.name} with fixed_budget=True needs a budget",
                 "pass budget=<total number of gold questions>",
             )
-        self.k = int(k)
-        self.eps = float(eps)
+        self.k = check_k(k, n_workers)
+        self.eps = check_eps(eps)
         self.delta = float(delta)
         self.fixed_budget = bool(fixed_budget)
         self.width = self.upper - self.lower
@@ -217,7 +216,7 @@ class AdaptiveTopK(Algorithm):
         candidates = np.flatnonzero(self.undecided & self.available).astype(np.int64)
         effective = self.stats.count[candidates] + self.pending[candidates]
         keep = effective < self.target
-        return _water_fill(candidates[keep], effective[keep], self.target, limit)
+        return water_fill(candidates[keep], effective[keep], self.target, limit)
 
     def _can_progress(self) -> bool:
         return not self._done and bool((self.available & self.undecided).any())
@@ -228,9 +227,7 @@ class AdaptiveTopK(Algorithm):
         chosen = self.accepted_round > 0
         s = np.flatnonzero(self.undecided)
         needed = self.k - self.n_accepted
-        keys = np.where(np.isnan(self.means[s]), -math.inf, self.means[s])
-        order = s[np.lexsort((s, -keys))]
-        chosen[order[:needed]] = True
+        chosen[top_by_mean(self.means, s, needed)] = True
         return chosen
 
     def _final(self) -> bool:
@@ -287,10 +284,8 @@ class AdaptiveTopK(Algorithm):
                     decision, leaning, reason, 0,
                 )
             )  # fmt: skip
-        ranked = sorted(lines, key=_rank_key)
-        workers = tuple(replace(w, rank=position) for position, w in enumerate(ranked, start=1))
         result = self._result(
-            workers,
+            ranked(lines),
             extra={
                 "k": self.k,
                 "eps": self.eps,
@@ -305,7 +300,7 @@ class AdaptiveTopK(Algorithm):
         return result
 
 
-def _water_fill(arms: IntArray, effective: IntArray, target: int, limit: int) -> IntArray:
+def water_fill(arms: IntArray, effective: IntArray, target: int, limit: int) -> IntArray:
     """The first ``limit`` pulls of repeated "fewest effective pulls first" (ties: low index).
 
     Every arm needs pulls at levels ``effective_i, ..., target - 1``; repeated ask(1) takes them
@@ -338,7 +333,45 @@ def _water_fill(arms: IntArray, effective: IntArray, target: int, limit: int) ->
     return picked[np.lexsort((picked, levels))].astype(np.int64)
 
 
-def _rank_key(line: WorkerResult) -> tuple[float, int]:
+def rank_key(line: WorkerResult) -> tuple[float, int]:
     """Mean descending; workers without answers last; ties by worker index."""
     estimate = line.estimate if math.isfinite(line.estimate) else -math.inf
     return (-estimate, line.arm)
+
+
+def check_k(k: int, n_workers: int) -> int:
+    """k must be an integer with 1 <= k < n ."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k < n_workers:
+        raise ConfigError(
+            f"k must be an integer with 1 <= k < {n_workers} (the number of workers), got {k!r}",
+            "pass the number of workers to select, e.g. k=1",
+        )
+    return int(k)
+
+
+def check_eps(eps: float) -> float:
+    """eps must be a finite number > 0 ."""
+    if not (math.isfinite(eps) and eps > 0):
+        raise ConfigError(
+            f"eps must be a finite number > 0, got {eps}",
+            "give the tolerated average regret per selected worker, e.g. eps=0.05",
+        )
+    return float(eps)
+
+
+def top_by_mean(values: FloatArray, candidates: IntArray, count: int) -> IntArray:
+    """The ``count`` candidates with the largest values (NaN last; ties: lowest index).
+
+    ``candidates`` must be in ascending order (as ``np.flatnonzero`` gives them): the stable
+    sort then breaks ties by index.
+    """
+    keys = values[candidates]
+    keys = np.where(np.isnan(keys), -math.inf, keys)
+    order = np.argsort(-keys, kind="stable")[:count]
+    return np.asarray(candidates[order], dtype=np.int64)
+
+
+def ranked(lines: list[WorkerResult]) -> tuple[WorkerResult, ...]:
+    """Lines ranked by mean, descending (AdaptiveTopK's order)."""
+    ordered = sorted(lines, key=rank_key)
+    return tuple(replace(w, rank=position) for position, w in enumerate(ordered, start=1))

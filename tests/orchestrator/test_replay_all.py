@@ -19,7 +19,7 @@ def _params(name: str) -> dict[str, Any]:
     params: dict[str, Any] = {"budget": 600}
     if "threshold" in accepted_parameters(ALGORITHMS[name]):
         params["threshold"] = 0.8
-    if name == "adaptive-topk":
+    if name in ("adaptive-topk", "optmai", "clucb-pac"):
         params.update(k=3, eps=0.2)
     return params
 

@@ -1,0 +1,440 @@
+"""The eps-top-k baselines of Chen, Chen, Zhang, Zhou (ICML 2017, Section 3): OptMAI and CLUCB-PAC.
+
+Both select k workers and are judged, like ``AdaptiveTopK``, by the aggregate regret: the best
+k workers' mean total minus the selected workers' (``eps * k`` in reward units is the
+tolerance). Results have AdaptiveTopK's shape: SELECTED / REJECTED once the decisions are
+final, otherwise every worker UNDECIDED with its leaning (the selection if the run stopped now);
+``extra`` holds ``k`` and ``eps``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from screener.algorithms._checks import check_delta
+from screener.algorithms.base import Algorithm, IntArray
+from screener.algorithms.result import Decision, Result, StopReason, WorkerResult
+from screener.algorithms.topk import (
+    FloatArray,
+    check_eps,
+    check_k,
+    ranked,
+    top_by_mean,
+    water_fill,
+)
+from screener.errors import ConfigError
+from screener.stats import hoeffding_radius
+
+__all__ = [
+    "CLUCBPAC",
+    "OptMAI",
+    "clucb_radius",
+    "optmai_round_pulls",
+    "quantile_step",
+    "top_by_mean",
+]
+
+_EMPTY = np.empty(0, dtype=np.int64)
+
+
+def _line(
+    alg: Algorithm,
+    arm: int,
+    mean: float,
+    bounds: tuple[float, float],
+    selected: bool,
+    final: bool,
+    reason: str,
+) -> WorkerResult:
+    """One worker's line: decision only when final, leaning always."""
+    leaning = Decision.SELECTED if selected else Decision.REJECTED
+    unavailable = alg._availability_reason(arm)
+    if unavailable is not None:
+        reason += f"; {unavailable}"
+    return WorkerResult(
+        arm, mean, bounds[0], bounds[1], int(alg.stats.count[arm]), int(alg.pending[arm]),
+        leaning if final else Decision.UNDECIDED, leaning, reason, 0,
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------------- OptMAI
+def optmai_round_pulls(r: int, budget: int, beta: float, n_active: int) -> int:
+    """Pulls per surviving worker in round r: ``max(1, floor((beta-1) beta^-r Q / |S_r|))``.
+
+    The shares ``(beta - 1) beta^-r Q`` of rounds r = 1, 2, ... add up to Q, so the rounds never
+    overspend; at least one pull per worker keeps a tiny budget from stalling (the base class
+    then stops the run when Q is spent).
+    """
+    share = (beta - 1.0) * beta**-r * budget
+    return max(1, math.floor(share / n_active))
+
+
+def quantile_step(round_means: FloatArray, active: IntArray, needed: int) -> tuple[IntArray, bool]:
+    """Quantile Elimination on S: the workers decided this round, and whether they are accepted.
+
+    m = max(1, floor(|S| / 4)). When ``needed <= |S| / 2`` the m lowest round means are
+    eliminated (QE); otherwise QE runs on the complement problem (find the |S| - needed worst,
+    rewards negated), whose eliminated quarter is S's m highest means: those are accepted.
+    Ties: the lower index ranks higher.
+    """
+    m = max(1, active.size // 4)
+    order = top_by_mean(round_means, active, active.size)
+    if 2 * needed <= active.size:
+        return order[active.size - m :], False
+    return order[:m], True
+
+
+class OptMAI(Algorithm):
+    """OptMAI (Zhou, Chen, Li, ICML 2014) with Quantile Elimination: fixed budget Q = ``budget``.
+
+    Round r = 1, 2, ... with S_r the surviving workers and ``needed = k - |A|``: every worker in
+    S_r answers ``t_r = optmai_round_pulls(r, Q, beta, |S_r|)`` fresh questions; on the means of
+    round r's answers only, ``quantile_step`` eliminates the bottom quarter of S_r (needed <=
+    |S_r| / 2) or accepts its top quarter (the complement problem). The run stops when all k
+    are accepted or |S| equals the places left; the selection is A plus the rest of S.
+
+    Reconstructed, not from our paper set (Zhou et al. 2014 is not in /work/shared/papers and
+    Chen et al. 2017 give no parameters): the geometric split ``(beta - 1) beta^-r Q`` (it sums
+    to Q over all rounds), ``beta = e^0.2`` by default (the value recalled from Zhou et al.'s
+    experiments; per-worker round sizes grow only for beta < 4/3, since |S| shrinks by at least
+    a quarter), the rounding (``floor``, at least one pull each, m = max(1, floor(|S| / 4))), the
+    branch point ``needed <= |S| / 2``, and ties to the lower index. Round means use that
+    round's answers only, as QE samples afresh: survivors' earlier means are biased upwards by
+    the selection.
+
+    ``eps`` is not used by the algorithm (its input is the budget); it is only reported in
+    ``extra`` so that reports can score runs by it. There is no ``delta``: OptMAI has none.
+
+    Pending-aware rounds as in AdaptiveTopK: ``ask`` hands out the round's missing pulls round
+    robin (fewest answered + pending in this round first, lowest index on ties: ``ask(k)``
+    equals k calls of ``ask(1)``) and says WAIT while the rest are in flight; the round ends
+    when all its answers are back. A worker made unavailable mid-round stalls the round.
+
+    If Q runs out first (only with rounds of one pull each), the run ends BUDGET_SPENT and the
+    selection fills the places left with the survivors of largest mean over all their answers.
+    Both endings are final: SELECTED / REJECTED.
+    """
+
+    name = "optmai"
+    min_workers: ClassVar[int] = 2
+    guarantee: ClassVar[str | None] = (
+        "fixed budget: none per run; Zhou et al. 2014 show the selection is eps-top-k with "
+        "probability 1 - delta once the budget is at least c n / eps^2 (1 + ln(1/delta) / k), "
+        "c an unstated constant"
+    )
+
+    def __init__(
+        self,
+        n_workers: int,
+        *,
+        k: int,
+        eps: float | None = None,
+        beta: float = math.exp(0.2),
+        lower: float = 0.0,
+        upper: float = 1.0,
+        budget: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
+        self.k = check_k(k, n_workers)
+        self.eps = None if eps is None else check_eps(eps)
+        if not (math.isfinite(beta) and beta > 1.0):
+            raise ConfigError(
+                f"beta must be a finite number > 1, got {beta}",
+                "the round budgets decay as beta^-r; Zhou et al. use beta = e^0.2 (about 1.22)",
+            )
+        if budget is None:
+            raise ConfigError(
+                f"{self.name} needs a budget (OptMAI's Q)",
+                "pass budget=<total number of gold questions>",
+            )
+        self.beta = float(beta)
+        self.q = int(budget)
+        self.means: FloatArray = np.full(self.n_arms, np.nan)
+        self.active = np.ones(self.n_arms, dtype=bool)
+        self.accepted_round = np.zeros(self.n_arms, dtype=np.int64)
+        self.rejected_round = np.zeros(self.n_arms, dtype=np.int64)
+        self.completed_rounds = 0
+        self._done = False
+        self._start_round(1)
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "k": self.k, "eps": self.eps, "beta": self.beta}
+
+    @property
+    def needed(self) -> int:
+        """Places left: k - |A|."""
+        return self.k - int(np.count_nonzero(self.accepted_round))
+
+    def _start_round(self, r: int) -> None:
+        self.round = r
+        # Answers before the round are not used by its means: QE samples afresh.
+        self._start_count = self.stats.count.copy()
+        self._start_total = self.stats.total.copy()
+        n_active = int(np.count_nonzero(self.active))
+        self.round_pulls = optmai_round_pulls(r, self.q, self.beta, n_active)
+
+    def _round_counts(self) -> IntArray:
+        return np.asarray(self.stats.count - self._start_count, dtype=np.int64)
+
+    def _round_complete(self) -> bool:
+        s = self.active
+        return bool(
+            np.all(self._round_counts()[s] >= self.round_pulls) and not self.pending[s].any()
+        )
+
+    # ------------------------------------------------------------------ subclass steps
+    def _refresh(self) -> None:
+        self.means = self.stats.means()
+        while not self._done and self._round_complete():
+            r = self.round
+            s = np.flatnonzero(self.active).astype(np.int64)
+            round_means = np.full(self.n_arms, np.nan)
+            round_means[s] = (self.stats.total[s] - self._start_total[s]) / self._round_counts()[s]
+            decided, accepted = quantile_step(round_means, s, self.needed)
+            (self.accepted_round if accepted else self.rejected_round)[decided] = r
+            self.active[decided] = False
+            self.completed_rounds = r
+            remaining = int(np.count_nonzero(self.active))
+            if self.needed == 0 or remaining == self.needed:
+                self._done = True
+                break
+            self._start_round(r + 1)
+
+    def _condition_met(self) -> bool:
+        return self._done
+
+    def _schedule(self, limit: int) -> IntArray:
+        if self._done:
+            return _EMPTY.copy()
+        candidates = np.flatnonzero(self.active & self.available).astype(np.int64)
+        effective = self._round_counts()[candidates] + self.pending[candidates]
+        keep = effective < self.round_pulls
+        return water_fill(candidates[keep], effective[keep], self.round_pulls, limit)
+
+    def _can_progress(self) -> bool:
+        return not self._done and bool((self.available & self.active).any())
+
+    # ------------------------------------------------------------------------- result
+    def _selection(self) -> NDArray[np.bool_]:
+        chosen = self.accepted_round > 0
+        s = np.flatnonzero(self.active).astype(np.int64)
+        chosen[top_by_mean(self.means, s, self.needed)] = True
+        return chosen
+
+    def _reason(self, arm: int, selected: bool, final: bool) -> str:
+        acc, rej = int(self.accepted_round[arm]), int(self.rejected_round[arm])
+        if acc:
+            return f"accepted in round {acc}: top quarter of the round's means"
+        if rej:
+            return f"eliminated in round {rej}: bottom quarter of the round's means"
+        when = "at the end" if final else "if the run stopped now"
+        reason = f"{'filled' if selected else 'not filled'} {when}: survivor"
+        if not final:
+            reason += (
+                f"; stopped ({self.stop_reason})"
+                if self.finished
+                else f"; round {self.round} running"
+            )
+        return reason
+
+    def _describe(self) -> Result:
+        selected = self._selection()
+        final = self.stop_reason in (StopReason.CONDITION_MET, StopReason.BUDGET_SPENT)
+        lines = [
+            _line(
+                self, arm, float(self.means[arm]), (self.lower, self.upper),
+                bool(selected[arm]), final, self._reason(arm, bool(selected[arm]), final),
+            )
+            for arm in range(self.n_arms)
+        ]  # fmt: skip
+        return self._result(
+            ranked(lines),
+            extra={
+                "k": self.k,
+                "eps": self.eps,
+                "rounds": self.completed_rounds,
+                "round": None if self._done else self.round,
+                "round_pulls": None if self._done else self.round_pulls,
+                "accepted": self.k - self.needed,
+                "fixed_budget": True,
+            },
+        )
+
+
+# ---------------------------------------------------------------------- CLUCB-PAC
+def clucb_radius(count: IntArray, t: int, n_arms: int, delta: float, width: float) -> FloatArray:
+    """CLUCB's radius ``sigma sqrt(2 ln(4 n t^3 / delta) / T_i)`` with ``sigma = R / 2``.
+
+    Rewards in an interval of width R are R/2-sub-Gaussian; this is Hoeffding's radius at level
+    ``delta / (4 n t^3)``, which summed over both sides, the n workers and all t is below delta.
+    """
+    level = delta / (4.0 * n_arms * float(max(t, 1)) ** 3)
+    return hoeffding_radius(count, level, width)
+
+
+_CLUCB_FIXED_BUDGET_GUARANTEE = (
+    "fixed budget: none when the budget is spent first (the selection is then the k largest "
+    "means); within eps*k of the best k with probability at least 1 - delta when the stopping "
+    "rule held (Chen et al. 2014)"
+)
+
+
+class CLUCBPAC(Algorithm):
+    """CLUCB-PAC (Chen, Lin, King, Lyu, Chen, NIPS 2014) on the top-k matroid.
+
+    Each worker answers once; then at each step t (t = answers so far): M = the k largest
+    means; ``rad_i = clucb_radius`` (sigma = R/2); ``w~_i = mean_i - rad_i`` on M, ``mean_i +
+    rad_i`` off M; M~ = the k largest w~. Stop when ``w~(M~) - w~(M) <= eps * k`` and select
+    M; else pull the worker of M xor M~ with the largest radius (ties: lowest index).
+
+    Units: the paper's PAC rule bounds the regret of the total, ``w(M*) - w(M) <= eps'``; our
+    eps is per selected worker (aggregate regret, as in AdaptiveTopK), so ``eps' = eps * k``.
+
+    Pending: the step uses answers only. A batch hands out distinct workers of M xor M~ by
+    radius, skipping workers with a pull in flight (their answers are what the next step
+    needs), so ``ask(k)`` equals k calls of ``ask(1)``; WAIT when every one of them is in
+    flight. The first answers go out in index order; the steps begin when all are back.
+    Unavailable workers are skipped; one without any answer blocks the rule for good.
+
+    Budget: optional. When it runs out first, the selection is M at that moment: a leaning
+    (UNDECIDED) in fixed-confidence mode, final (SELECTED / REJECTED) with ``fixed_budget=True``,
+    which is how Chen et al. 2017 run it against a budget. The stopping rule stays on in both
+    modes: a run that meets it has its answer (and uses less than the budget).
+    """
+
+    name = "clucb-pac"
+    min_workers: ClassVar[int] = 2
+    guarantee: ClassVar[str | None] = (
+        "the selected workers' mean total is within eps*k of the best k with probability at "
+        "least 1 - delta"
+    )
+
+    def __init__(
+        self,
+        n_workers: int,
+        *,
+        k: int,
+        eps: float,
+        delta: float = 0.05,
+        fixed_budget: bool = False,
+        lower: float = 0.0,
+        upper: float = 1.0,
+        budget: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
+        self.k = check_k(k, n_workers)
+        self.eps = check_eps(eps)
+        self.delta = check_delta(delta, suggestion=0.05)
+        if fixed_budget and budget is None:
+            raise ConfigError(
+                f"{self.name} with fixed_budget=True needs a budget",
+                "pass budget=<total number of gold questions>",
+            )
+        self.fixed_budget = bool(fixed_budget)
+        self.width = self.upper - self.lower
+        self.means: FloatArray = np.full(self.n_arms, np.nan)
+        self.radius: FloatArray = np.full(self.n_arms, math.inf)
+        self.chosen = np.zeros(self.n_arms, dtype=bool)  # M
+        self.gap = math.nan  # w~(M~) - w~(M); NaN before every worker has answered
+        self._order = _EMPTY  # M xor M~ by radius, descending
+        self._done = False
+
+    def params(self) -> dict[str, Any]:
+        return {
+            **super().params(),
+            "k": self.k,
+            "eps": self.eps,
+            "delta": self.delta,
+            "fixed_budget": self.fixed_budget,
+        }
+
+    # ------------------------------------------------------------------ subclass steps
+    def _refresh(self) -> None:
+        self.means = self.stats.means()
+        if self._done:
+            return  # M at the stop is the answer; late answers only update the means
+        counts = self.stats.count
+        every = np.arange(self.n_arms, dtype=np.int64)
+        self.radius = clucb_radius(counts, self.n_answered, self.n_arms, self.delta, self.width)
+        self.chosen = np.zeros(self.n_arms, dtype=bool)
+        self.chosen[top_by_mean(self.means, every, self.k)] = True
+        if not counts.all():
+            self.gap, self._order = math.nan, _EMPTY
+            return
+        adjusted = np.where(self.chosen, self.means - self.radius, self.means + self.radius)
+        rival = np.zeros(self.n_arms, dtype=bool)
+        rival[top_by_mean(adjusted, every, self.k)] = True
+        # Summed over the symmetric difference only: exactly 0 when M~ = M.
+        self.gap = float(
+            adjusted[rival & ~self.chosen].sum() - adjusted[self.chosen & ~rival].sum()
+        )
+        differ = np.flatnonzero(rival ^ self.chosen)
+        self._order = top_by_mean(self.radius, differ, differ.size)
+        self._done = self.gap <= self.eps * self.k
+
+    def _condition_met(self) -> bool:
+        return self._done
+
+    def _schedule(self, limit: int) -> IntArray:
+        counts = self.stats.count
+        if not counts.all():
+            fresh = np.flatnonzero((counts + self.pending == 0) & self.available)
+            return fresh[:limit].astype(np.int64)
+        order = self._order
+        free = self.available[order] & (self.pending[order] == 0)
+        return np.asarray(order[free][:limit], dtype=np.int64)
+
+    def _can_progress(self) -> bool:
+        blocked = (self.stats.count == 0) & ~self.available & (self.pending == 0)
+        return bool(self.available.any()) and not bool(blocked.any())
+
+    # ------------------------------------------------------------------------- result
+    def _final(self) -> bool:
+        reason = self.stop_reason
+        return reason is StopReason.CONDITION_MET or (
+            self.fixed_budget and reason is StopReason.BUDGET_SPENT
+        )
+
+    def _reason(self, selected: bool, final: bool) -> str:
+        place = "among" if selected else "below"
+        reason = f"{place} the k largest means"
+        if self.stop_reason is StopReason.CONDITION_MET:
+            return f"{reason}; stopping rule held (gap {self.gap:.4g} <= eps*k)"
+        if final:
+            return f"{reason} when the budget was spent"
+        if self.finished:
+            stopped = f"stopped before the rule held ({self.stop_reason})"
+            return f"{reason} if the run stopped now; {stopped}"
+        gap = "no gap yet" if math.isnan(self.gap) else f"gap {self.gap:.4g} > eps*k"
+        return f"{reason} if the run stopped now; {gap}"
+
+    def _describe(self) -> Result:
+        final = self._final()
+        lines: list[WorkerResult] = []
+        for arm in range(self.n_arms):
+            mean, radius = float(self.means[arm]), float(self.radius[arm])
+            bounds = (self.lower, self.upper)
+            if math.isfinite(radius):
+                bounds = (max(mean - radius, self.lower), min(mean + radius, self.upper))
+            selected = bool(self.chosen[arm])
+            reason = self._reason(selected, final)
+            lines.append(_line(self, arm, mean, bounds, selected, final, reason))
+        result = self._result(
+            ranked(lines),
+            extra={
+                "k": self.k,
+                "eps": self.eps,
+                "gap": None if math.isnan(self.gap) else self.gap,
+                "fixed_budget": self.fixed_budget,
+            },
+        )
+        if self.fixed_budget:
+            result = replace(result, guarantee=_CLUCB_FIXED_BUDGET_GUARANTEE)
+        return result
