@@ -11,6 +11,7 @@ from screener.algorithms.base import (
     TellOutcome,
 )
 from screener.algorithms.gold import GOLD
+from screener.algorithms.iterated_best_arm import IteratedBestArm
 from screener.algorithms.ksigma import KSigmaAlgorithm
 from screener.algorithms.registry import ALGORITHMS, accepted_parameters, create_algorithm
 from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
@@ -34,6 +35,7 @@ __all__ = [
     "Ask",
     "AskState",
     "ConfidentThresholding",
+    "IteratedBestArm",
     "Decision",
     "KSigmaAlgorithm",
     "NaiveRoundRobin",

@@ -10,6 +10,7 @@ from typing import Any
 from screener.algorithms.ade import ADE
 from screener.algorithms.base import Algorithm
 from screener.algorithms.gold import GOLD
+from screener.algorithms.iterated_best_arm import IteratedBestArm
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
 from screener.algorithms.thresholding import LSA, ConfidentThresholding
 from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
@@ -26,6 +27,7 @@ ALGORITHMS: Mapping[str, type[Algorithm]] = {
         RoundRobin,
         WeightedRoundRobin,
         NaiveRoundRobin,
+        IteratedBestArm,
         ADE,
         GOLD,
         LSA,

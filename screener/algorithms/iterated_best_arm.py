@@ -1,0 +1,220 @@
+"""IB: iterated best-arm identification, the baseline of Zhuang, Wang, Wang, NIPS 2017 (Sec. 5.2).
+
+Also the IB baseline of Ban & He, KDD 2020. The paper runs CLUCB (Chen et al. 2014) on the
+remaining arms, removes the best arm, and repeats until the best arm is not above the estimated
+k-sigma threshold. This implementation uses LUCB1 (Kalyanakrishnan et al. 2012), a LUCB-style
+algorithm with the same confidence machinery as CLUCB for the top-1 case.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from screener.algorithms.base import Ask, IntArray
+from screener.algorithms.ksigma import KSigmaAlgorithm
+from screener.algorithms.result import Decision, Result, WorkerResult
+from screener.errors import ConfigError
+
+__all__ = ["IteratedBestArm"]
+
+BoolArray = NDArray[np.bool_]
+
+
+class IteratedBestArm(KSigmaAlgorithm):
+    """IB: LUCB1 best-arm identification applied stage after stage, removing the best arm.
+
+    Confidence: every arm interval and theta's interval are the RR/WRR ones, at the per-interval
+    level ``6 delta / (pi^2 (n+1) T^2)`` (Eq. (1)). Summed over T and the n + 1 intervals the
+    misses add up to delta, so with probability 1 - delta every interval holds at every T, and
+    every decision below is then right: IB has RR's guarantee (and RR's caveat that the
+    Agresti-Coull interval is a heuristic). LUCB1's own exploration rate is replaced by this level.
+
+    Stages, on the remaining set R (all arms at first; pulled once each before any decision):
+    (1) LUCB1 on R: h = empirical best, l = argmax UCB over R - {h}; pull h and l; h is the
+    best of R once LCB_h > UCB_l (then mu_h > mu_j for every j in R). (2) compare h with theta:
+    LCB_h > theta_hat + beta_theta: h is an outlier, remove it from R, next stage;
+    UCB_h < theta_hat - beta_theta: stop, the outliers are the removed arms (every arm of R is
+    below mu_h < theta); otherwise pull h and the next arm of a round robin over all arms in turn
+    (theta depends on every arm, removed ones included: theta is over all n arms).
+    ``epsilon`` > 0 (not in the paper; default 0) makes LUCB1 epsilon-PAC: h is identified once
+    UCB_l - LCB_h < epsilon (mu_j < mu_h + epsilon for j in R), and the stop then needs
+    UCB_h + epsilon < theta_hat - beta_theta. With epsilon = 0, two remaining arms with equal
+    means never separate and IB runs until its budget is spent (the paper capped it too).
+
+    Stage decisions are taken at ``ask`` on the answers that arrived (never in ``result``), so
+    a replay of the asks and answers rebuilds the same stages. Pending pulls: the LUCB pair is
+    chosen on answered means, and the challenger's radius is shrunk by sqrt(m / (m + pending)),
+    the width it will have once its answers arrive (scheduling only: decisions use answers
+    only), so a batch spreads over challengers instead of repeating one pair. With one pull per
+    ask and immediate answers the pulls are exactly LUCB1's: h, then l, then a new pair.
+    """
+
+    name = "ib"
+
+    def __init__(self, n_workers: int, *, epsilon: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(n_workers, **kwargs)
+        if not (math.isfinite(epsilon) and 0.0 <= epsilon < self.width):
+            raise ConfigError(
+                f"epsilon must lie in [0, {self.width}) (the reward range), got {epsilon}",
+                "omit it for exact best-arm identification, or try epsilon=0.02",
+            )
+        self.epsilon = float(epsilon)
+        self.remaining = np.ones(self.n_arms, dtype=bool)
+        self.removed: list[int] = []  # outliers in the order they were identified
+        self.best = -1  # the identified best arm of R in the current stage (-1: not yet)
+        self._stopped = False
+        self._owed = -1  # the challenger of a LUCB pair whose best arm was already handed out
+        self._best_turn = True  # the comparison phase alternates the best arm and round robin
+        self._cursor = 0
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "epsilon": self.epsilon}
+
+    # --------------------------------------------------------------------------- stages
+    def ask(self, limit: int = 1) -> Ask:
+        # Stage changes happen here, not in _refresh: result() refreshes too, and taking a
+        # result must not decide a stage on answers an ask would never have looked at.
+        if limit >= 1 and not self.finished:
+            self._ensure_fresh()
+            self._advance()
+        return super().ask(limit)
+
+    def _advance(self) -> None:
+        """Take every stage decision the current intervals allow (a fixpoint: idempotent)."""
+        if self._stopped or not self._all_sampled or not math.isfinite(self.theta):
+            return
+        while True:
+            if self.best < 0:
+                self.best = self._identify_best()
+                if self.best < 0:
+                    return
+                self._owed, self._best_turn = -1, True
+            h = self.best
+            if self.means[h] - self.radii[h] > self.theta + self.theta_radius:
+                self.remaining[h] = False
+                self.removed.append(h)
+                self.best = -1
+                continue
+            if self.means[h] + self.radii[h] + self.epsilon < self.theta - self.theta_radius:
+                self._stopped = True
+            return
+
+    def _candidates(self) -> BoolArray:
+        # Unsampled arms are unavailable ones (every available arm is sampled by now): like
+        # RR, the k-sigma rule then runs over the sampled arms only.
+        return self.remaining & (self.stats.count > 0)
+
+    def _identify_best(self) -> int:
+        """LUCB1's stopping rule on R: the empirical best arm when it is separated, else -1."""
+        candidates = np.flatnonzero(self._candidates())
+        if candidates.size <= 1:
+            # R = {h}: h is trivially the best (R cannot be empty: some arm is <= theta).
+            return int(candidates[0]) if candidates.size else -1
+        h, c = self._pair(candidates, self.radii)
+        # UCB_l - LCB_h < epsilon (c is LUCB1's l); with epsilon = 0 that is LUCB1's LCB_h > UCB_l.
+        gap = self.means[c] + self.radii[c] - (self.means[h] - self.radii[h])
+        return h if gap < self.epsilon else -1
+
+    def _pair(self, candidates: IntArray, radii: NDArray[np.float64]) -> tuple[int, int]:
+        """LUCB1's pair: the empirical best h and the challenger l = argmax UCB over the rest."""
+        h = int(candidates[np.argmax(self.means[candidates])])
+        others = candidates[candidates != h]
+        challenger = int(others[np.argmax(self.means[others] + radii[others])])
+        return h, challenger
+
+    def _condition_met(self) -> bool:
+        return self._stopped
+
+    # ------------------------------------------------------------------------- schedule
+    def _can_progress(self) -> bool:
+        return bool(self.available.any())
+
+    def _schedule(self, limit: int) -> IntArray:
+        # Slot by slot, counting the pulls handed out so far as pending, so that ask(k) is
+        # exactly k calls of ask(1).
+        pending = self.pending.copy()
+        picks: list[int] = []
+        for _ in range(limit):
+            arm = self._next_arm(pending)
+            if arm < 0:
+                break
+            picks.append(arm)
+            pending[arm] += 1
+        return np.array(picks, dtype=np.int64)
+
+    def _next_arm(self, pending: IntArray) -> int:
+        if not self._all_sampled:
+            # First every arm once; then wait for those answers before any LUCB pair.
+            unsampled = np.flatnonzero(self.available & (self.stats.count + pending == 0))
+            return int(unsampled[0]) if unsampled.size else -1
+        if not math.isfinite(self.theta):
+            return -1  # fewer than two workers ever answered: nothing to compare with
+        if self.best >= 0:
+            return self._comparison_arm()
+        return self._lucb_arm(pending)
+
+    def _comparison_arm(self) -> int:
+        turn, self._best_turn = self._best_turn, not self._best_turn
+        if turn and self.available[self.best]:
+            return self.best
+        candidates = np.flatnonzero(self.available)
+        if candidates.size == 0:
+            return -1
+        arm = int(candidates[np.searchsorted(candidates, self._cursor) % candidates.size])
+        self._cursor = arm + 1
+        return arm
+
+    def _lucb_arm(self, pending: IntArray) -> int:
+        owed, self._owed = self._owed, -1
+        if owed >= 0 and self.available[owed]:
+            return owed
+        candidates = np.flatnonzero(self._candidates())
+        if candidates.size < 2:
+            return -1  # only when every arm was removed, which the intervals rule out
+        counts = self.stats.count
+        shrink = np.sqrt(counts / np.maximum(counts + pending, 1))
+        h, challenger = self._pair(candidates, self.radii * shrink)
+        if self.available[h]:
+            if self.available[challenger]:
+                self._owed = challenger
+            return h
+        return challenger if self.available[challenger] else -1
+
+    # --------------------------------------------------------------------------- result
+    def _describe(self) -> Result:
+        result = super()._describe()
+        extra = {**result.extra, "stages": len(self.removed) + 1, "removed": list(self.removed)}
+        return replace(result, extra=extra)
+
+    def _worker_line(self, arm: int, condition_met: bool) -> WorkerResult:
+        line = super()._worker_line(arm, condition_met)
+        if arm in self.removed:
+            return replace(
+                line,
+                decision=Decision.OUTLIER,
+                leaning=Decision.OUTLIER,
+                reason="best remaining worker, interval clear above the threshold's",
+            )
+        if line.pulls == 0:
+            return line
+        if condition_met:
+            return replace(
+                line,
+                decision=Decision.NORMAL,
+                leaning=Decision.NORMAL,
+                reason="below the best remaining worker, which is clear below the threshold",
+            )
+        if arm == self.best:
+            reason = "best remaining worker, interval overlaps the threshold's"
+        else:
+            reason = "not separated by the best-arm search yet"
+        return replace(line, reason=self._availability_reason(arm) or reason)
+
+    def _is_decided(self, arm: int, condition_met: bool) -> bool:
+        # Decisions are set in _worker_line: IB decides by stages, not by the active set.
+        return False
