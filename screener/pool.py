@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from screener.bank import GoldBank, GoldQuestion
 from screener.errors import PoolError
 
 __all__ = ["WorkerPool", "demo_pool", "load_pool_csv", "synthetic_pool"]
@@ -19,11 +20,13 @@ _ACCURACY_COLUMNS = ("accuracy", "mean")
 
 @dataclass(frozen=True)
 class WorkerPool:
-    """Worker ids in a fixed order (index = arm), with optional true accuracies."""
+    """Worker ids in a fixed order (index = arm), with optional true accuracies and an
+    optional gold question bank (a task pool)."""
 
     workers: tuple[str, ...]
     accuracies: tuple[float, ...] | None = None
     source: str = "inline"
+    bank: GoldBank | None = None
 
     def __post_init__(self) -> None:
         if len(self.workers) < 2:
@@ -55,6 +58,7 @@ class WorkerPool:
             "workers": list(self.workers),
             "accuracies": None if self.accuracies is None else list(self.accuracies),
             "source": self.source,
+            **({} if self.bank is None else {"bank": self.bank.to_dict()}),
         }
 
     @classmethod
@@ -64,7 +68,14 @@ class WorkerPool:
             tuple(data["workers"]),
             None if accuracies is None else tuple(float(a) for a in accuracies),
             str(data.get("source", "inline")),
+            None if data.get("bank") is None else GoldBank.from_dict(data["bank"]),
         )
+
+    def question_for(self, arm: int, seq: int, seed: int) -> GoldQuestion | None:
+        """The gold question of pull (arm, seq) in run ``seed``; None when the worker has
+        seen every question (exhausted). Requires a bank."""
+        assert self.bank is not None
+        return self.bank.question_for(self.workers[arm], seq, seed)
 
     def require_accuracies(self) -> tuple[float, ...]:
         if self.accuracies is None:

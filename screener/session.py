@@ -13,12 +13,21 @@ from typing import Any
 
 from screener.algorithms import Algorithm, Result, create_algorithm
 from screener.errors import JournalError
-from screener.journal import AsyncJournal, Event, EventKind, Journal, RunRecord, RunSpec
+from screener.journal import (
+    AsyncJournal,
+    Event,
+    EventKind,
+    Journal,
+    RunRecord,
+    RunSpec,
+    invalidations,
+)
 from screener.oracles import Oracle, load_oracle_class
 from screener.orchestrator import Orchestrator, Progress, RunOptions, pending_pulls, replay
 from screener.pool import WorkerPool
+from screener.rescoring import refuse_resume_after_invalidation, rescored_result
 
-__all__ = ["RunPlan", "load_result", "resume_run", "start_run"]
+__all__ = ["RunPlan", "load_result", "load_results", "resume_run", "start_run"]
 
 
 @dataclass(frozen=True)
@@ -61,8 +70,9 @@ async def start_run(
         run_id = await journal.create_run(spec)
         async with oracle:
             orchestrator = Orchestrator(
-                algorithm, oracle, journal, run_id, plan.pool, plan.options, progress
-            )
+                algorithm, oracle, journal, run_id, plan.pool, plan.options, progress,
+                seed=plan.seed,
+            )  # fmt: skip
             result = await orchestrator.run()
         return run_id, result
     finally:
@@ -85,6 +95,7 @@ async def resume_run(
     try:
         record = await journal.get_run(run_id)
         events = await journal.events(run_id)
+        refuse_resume_after_invalidation(run_id, events)
         algorithm, oracle, pool = _rebuild(record)
         replay(algorithm, events)
         if any(event.kind is EventKind.FINISHED for event in events):
@@ -103,15 +114,27 @@ async def resume_run(
         run_options = options or RunOptions(**record.config)
         async with oracle:
             orchestrator = Orchestrator(
-                algorithm, oracle, journal, run_id, pool, run_options, progress
-            )
+                algorithm, oracle, journal, run_id, pool, run_options, progress,
+                seed=record.seed,
+            )  # fmt: skip
             return await orchestrator.run()
     finally:
         await journal.aclose()
 
 
 def load_result(db: str, run_id: str | None = None) -> tuple[RunRecord, Result]:
-    """Replay a run offline (no oracle) and return its record and result."""
+    """Replay a run offline (no oracle) and return its record and result.
+
+    A run with invalidated gold questions gets its rescored result (screener.rescoring);
+    ``load_results`` gives both.
+    """
+    record, original, rescored = load_results(db, run_id)
+    return record, original if rescored is None else rescored
+
+
+def load_results(db: str, run_id: str | None = None) -> tuple[RunRecord, Result, Result | None]:
+    """The run's record, its result as journaled, and, when gold questions were invalidated,
+    its result rebuilt from the remaining answers (else None)."""
     with Journal(db, create=False) as journal:
         chosen = run_id or journal.latest_run_id()
         if chosen is None:
@@ -121,9 +144,9 @@ def load_result(db: str, run_id: str | None = None) -> tuple[RunRecord, Result]:
     pool = WorkerPool.from_dict(dict(record.pool))
     algorithm = create_algorithm(record.algorithm, len(pool), dict(record.params))
     replay(algorithm, events)
-    if any(event.kind is EventKind.FINISHED for event in events):
-        return record, _finished_result(algorithm)
-    return record, algorithm.result()
+    finished = any(event.kind is EventKind.FINISHED for event in events)
+    result = _finished_result(algorithm) if finished else algorithm.result()
+    return record, result, rescored_result(record, events) if invalidations(events) else None
 
 
 def _rebuild(record: RunRecord) -> tuple[Algorithm, Oracle, WorkerPool]:

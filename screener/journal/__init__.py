@@ -4,6 +4,13 @@
 asyncio code. Events are never updated or deleted: a run's state is a fold over them.
 """
 
+from screener.journal.answers import (
+    Invalidation,
+    LoggedAnswer,
+    invalidation_event,
+    invalidations,
+    logged_answers,
+)
 from screener.journal.events import Event, EventKind, RunRecord, RunSpec, RunSummary
 from screener.journal.schema import SCHEMA_VERSION, EventRow, RunRow, SchemaInfo
 from screener.journal.store import MIGRATIONS, Journal, Migration
@@ -16,11 +23,16 @@ __all__ = [
     "Event",
     "EventKind",
     "EventRow",
+    "Invalidation",
     "Journal",
+    "LoggedAnswer",
     "Migration",
     "RunRecord",
     "RunRow",
     "RunSpec",
     "RunSummary",
     "SchemaInfo",
+    "invalidation_event",
+    "invalidations",
+    "logged_answers",
 ]

@@ -41,6 +41,8 @@ class Event:
     reward: float | None = None
     detail: str | None = None
     id: int | None = None
+    question: str | None = None  # gold question id, when the pool has a question bank
+    response: str | None = None  # the worker's raw answer as JSON, before scoring
 
 
 @dataclass(frozen=True)

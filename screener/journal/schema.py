@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 # Bump together with a new entry in store.MIGRATIONS.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class SchemaInfo(SQLModel, table=True):
@@ -62,6 +62,8 @@ class EventRow(SQLModel, table=True):
     reward: float | None = None
     detail: str | None = None
     at: float
+    question: str | None = None  # the gold question's id (schema 2)
+    response: str | None = None  # the worker's raw answer, JSON (schema 2)
 
 
 # The Core tables, for fast bulk inserts and selects (``Model.__table__`` is untyped).

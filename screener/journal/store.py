@@ -32,10 +32,22 @@ __all__ = ["MIGRATIONS", "Journal", "Migration"]
 # (from_version, description, function): the function moves a database from ``from_version``
 # to ``from_version + 1``; it runs in the same transaction that records the new version.
 Migration = tuple[int, str, Callable[[Connection], None]]
-MIGRATIONS: list[Migration] = []
+
+
+def _add_question_columns(conn: Connection) -> None:
+    conn.exec_driver_sql("ALTER TABLE events ADD COLUMN question VARCHAR")
+    conn.exec_driver_sql("ALTER TABLE events ADD COLUMN response VARCHAR")
+
+
+MIGRATIONS: list[Migration] = [
+    (1, "1 -> 2: events record the gold question and the raw answer", _add_question_columns),
+]
 
 # Insert order of the event columns (the tuple built in Journal._insert_events).
-_EVENT_COLUMNS = ("run_id", "kind", "pull_id", "arm", "worker", "seq", "reward", "detail", "at")
+_EVENT_COLUMNS = (
+    "run_id", "kind", "pull_id", "arm", "worker", "seq", "reward", "detail", "at", "question",
+    "response",
+)  # fmt: skip
 _KINDS: dict[str, EventKind] = {kind.value: kind for kind in EventKind}
 _SYNCHRONOUS = {"normal": "NORMAL", "full": "FULL"}
 # Execution option read by the SQLite "begin" hook: writers take the write lock up front so
@@ -198,9 +210,10 @@ class Journal:
             conn.execute(insert(EVENTS_TABLE), [_event_dict(run_id, event) for event in events])
             return
         rows = [
-            (run_id, e.kind.value, e.pull_id, e.arm, e.worker, e.seq, e.reward, e.detail, e.at)
+            (run_id, e.kind.value, e.pull_id, e.arm, e.worker, e.seq, e.reward, e.detail, e.at,
+             e.question, e.response)
             for e in events
-        ]
+        ]  # fmt: skip
         conn.exec_driver_sql(self._insert_sql, rows)
 
     # --------------------------------------------------------------------- reads
@@ -211,7 +224,19 @@ class Journal:
         """
         e = EVENTS_TABLE.c
         query = (
-            select(e.kind, e.at, e.pull_id, e.arm, e.worker, e.seq, e.reward, e.detail, e.id)
+            select(
+                e.kind,
+                e.at,
+                e.pull_id,
+                e.arm,
+                e.worker,
+                e.seq,
+                e.reward,
+                e.detail,
+                e.id,
+                e.question,
+                e.response,
+            )
             .where(e.run_id == run_id, e.id > after_id)
             .order_by(e.id)
         )
@@ -222,10 +247,7 @@ class Journal:
             ):
                 rows = conn.execute(query).all()  # fetchall: row-by-row fetching is 2x slower
             # Positional construction: this loop is most of the cost of loading 1M events.
-            return [
-                Event(_KINDS[kind], at, pull_id, arm, worker, seq, reward, detail, event_id)
-                for kind, at, pull_id, arm, worker, seq, reward, detail, event_id in rows
-            ]
+            return [Event(_KINDS[row[0]], *row[1:]) for row in rows]
         except KeyError as error:
             raise JournalError(
                 f"run {run_id} in {self.name} has an unknown event kind {error.args[0]!r}",
@@ -441,6 +463,8 @@ def _event_dict(run_id: str, event: Event) -> dict[str, Any]:
         "reward": event.reward,
         "detail": event.detail,
         "at": event.at,
+        "question": event.question,
+        "response": event.response,
     }
 
 

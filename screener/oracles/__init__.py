@@ -1,6 +1,6 @@
 """Oracles: pluggable asynchronous sources of answers to gold questions."""
 
-from screener.oracles.base import Answer, Oracle, PullRequest
+from screener.oracles.base import Answer, Oracle, PullRequest, RetryNote
 from screener.oracles.latency import Latency
 from screener.oracles.registry import (
     ENTRY_POINT_GROUP,
@@ -17,6 +17,7 @@ __all__ = [
     "Oracle",
     "OracleInfo",
     "PullRequest",
+    "RetryNote",
     "SimulatedOracle",
     "available_oracles",
     "load_oracle_class",

@@ -16,39 +16,60 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 if TYPE_CHECKING:
+    from screener.bank import GoldQuestion
     from screener.pool import WorkerPool
 
-__all__ = ["Answer", "Oracle", "PullRequest"]
+__all__ = ["Answer", "Oracle", "PullRequest", "RetryNote"]
 
 
 @dataclass(frozen=True, slots=True)
 class PullRequest:
-    """Pull ``pull_id``: ask ``worker`` (``arm`` in the pool) its ``seq``-th gold question."""
+    """Pull ``pull_id``: ask ``worker`` (``arm`` in the pool) its ``seq``-th gold question.
+
+    ``question`` is that question when the pool has a gold question bank (a retried pull
+    carries the same question), else None.
+    """
 
     pull_id: int
     worker: str
     arm: int
     seq: int
+    question: GoldQuestion | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """What came back for a pull: a reward, or an error, or word that the worker is gone.
+    """What came back for a pull: a reward or a raw answer, an error, or word that the worker
+    is gone.
 
-    Exactly one of ``reward``, ``error`` and ``unavailable`` is set. ``error`` means this
-    pull failed (the question may be asked again); ``unavailable`` means the worker can never
-    be asked again (left the platform, or has no unseen gold question left).
+    Exactly one of ``reward``, ``response``, ``error`` and ``unavailable`` is set.
+    ``response`` is the worker's raw answer to the pull's gold question, which screener scores
+    against the bank's key (and can rescore if the question is later found wrong); oracles
+    that know the score only (simulations, dataset replays) give ``reward``. ``error`` means
+    this pull failed (the question may be asked again); ``unavailable`` means the worker can
+    never be asked again (left the platform, or has no unseen gold question left).
     """
 
     pull_id: int
     reward: float | None = None
     error: str | None = None
     unavailable: str | None = None
+    response: str | float | None = None
 
     def __post_init__(self) -> None:
-        given = sum(value is not None for value in (self.reward, self.error, self.unavailable))
-        if given != 1:
-            raise ValueError("an Answer carries exactly one of reward, error, unavailable")
+        values = (self.reward, self.response, self.error, self.unavailable)
+        if sum(value is not None for value in values) != 1:
+            raise ValueError(
+                "an Answer carries exactly one of reward, response, error, unavailable"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class RetryNote:
+    """An oracle tried again on its own (a resent request): journaled as "retried" events."""
+
+    pull_ids: tuple[int, ...]
+    detail: str
 
 
 class Oracle(abc.ABC):
@@ -61,6 +82,11 @@ class Oracle(abc.ABC):
     @abc.abstractmethod
     def from_options(cls, pool: WorkerPool, options: Mapping[str, Any], seed: int) -> Self:
         """Build the oracle for ``pool`` from plain options (CLI flags, TOML, the journal)."""
+
+    @classmethod
+    def default_pool(cls, options: Mapping[str, Any]) -> WorkerPool | None:
+        """The workers this oracle knows about (a dataset's), for runs given no pool file."""
+        return None
 
     @abc.abstractmethod
     def describe(self) -> dict[str, Any]:
@@ -76,6 +102,19 @@ class Oracle(abc.ABC):
     @abc.abstractmethod
     async def receive(self) -> Sequence[Answer]:
         """Wait for at least one answer and return every answer available now."""
+
+    def note_retry(self, pull_ids: Sequence[int], detail: str) -> None:
+        """Record that a request for ``pull_ids`` is being retried (e.g. after an HTTP 503).
+
+        The detail is journaled: never put secrets in it.
+        """
+        notes: list[RetryNote] = self.__dict__.setdefault("_retry_notes", [])
+        notes.append(RetryNote(tuple(pull_ids), detail))
+
+    def take_retry_notes(self) -> list[RetryNote]:
+        """The notes recorded since the last call (the orchestrator journals them)."""
+        notes: list[RetryNote] = self.__dict__.pop("_retry_notes", [])
+        return notes
 
     async def cancel(self, pull_ids: Sequence[int]) -> None:  # noqa: B027 - optional hook
         """The answers to these pulls are no longer wanted (best effort)."""

@@ -10,6 +10,10 @@ Rules it keeps:
   seconds becomes a "timed_out" event and is released, so the algorithm asks again.
 - Answers for released pulls are logged as "late", second copies as "duplicate"; neither is
   told. Rewards outside the algorithm's bounds are logged as "failed" and the pull released.
+- With a gold question bank, each pull carries the worker's seq-th unseen question; a worker
+  with none left is told unavailable ("exhausted") without asking the oracle. Raw answers
+  (``Answer.response``) are scored against the question's key before the algorithm sees them;
+  the journal keeps the question and the raw answer, so they can be rescored later.
 - When the algorithm stops (condition met, budget spent, workers exhausted), pulls still in
   flight are cancelled; answers arriving within ``drain`` seconds are still logged as late.
 """
@@ -19,20 +23,24 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import json
 import math
 import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from screener.algorithms import Algorithm, PullStatus, Result
+from screener.algorithms import Algorithm, PullInfo, PullStatus, Result
+from screener.bank import GoldQuestion
 from screener.errors import ConfigError
 from screener.journal import AsyncJournal, Event, EventKind
 from screener.oracles import Answer, Oracle, PullRequest
 from screener.orchestrator.progress import Progress, ProgressLine
 from screener.pool import WorkerPool
 
-__all__ = ["Orchestrator", "RunOptions"]
+__all__ = ["EXHAUSTED", "Orchestrator", "RunOptions"]
+
+EXHAUSTED = "exhausted: no unseen gold question left"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +76,8 @@ class Orchestrator:
         pool: WorkerPool,
         options: RunOptions,
         progress: Progress | None = None,
+        *,
+        seed: int = 0,
     ) -> None:
         self.algorithm = algorithm
         self.oracle = oracle
@@ -76,6 +86,7 @@ class Orchestrator:
         self.pool = pool
         self.options = options
         self.progress = progress
+        self.seed = seed
         self.counts: collections.Counter[str] = collections.Counter()
         # (deadline on the loop clock, pull id), in ask order; stale entries are skipped.
         self._deadlines: deque[tuple[float, int]] = deque()
@@ -102,7 +113,12 @@ class Orchestrator:
             await self._top_up()
             if algorithm.finished:
                 break
+            if algorithm.n_pending == 0:
+                # Nothing in flight (the last workers just ran out of questions): ask again,
+                # which hands out pulls or says done; waiting for answers would never end.
+                continue
             answers = await self._receive_until_deadline()
+            await self._journal_retries()
             if answers:
                 await self._handle(answers)
             await self._expire()
@@ -117,17 +133,61 @@ class Orchestrator:
             return
         now = time.time()
         requests = [
-            PullRequest(pull.id, self.pool.workers[pull.arm], pull.arm, pull.seq) for pull in ask
+            PullRequest(
+                pull.id, self.pool.workers[pull.arm], pull.arm, pull.seq,
+                self._question(pull.arm, pull.seq),
+            )
+            for pull in ask
+        ]  # fmt: skip
+        asked = [
+            Event(EventKind.ASKED, now, r.pull_id, r.arm, r.worker, r.seq, question=_id(r.question))
+            for r in requests
         ]
-        await self.journal.append(
-            self.run_id,
-            [Event(EventKind.ASKED, now, r.pull_id, r.arm, r.worker, r.seq) for r in requests],
-        )
+        # A bank that has run dry for a worker: no question to ask, the worker is done. The
+        # "unavailable" events follow all "asked" events so a replay asks the same batch.
+        exhausted = [r for r in requests if self.pool.bank is not None and r.question is None]
+        gone = [
+            Event(EventKind.UNAVAILABLE, now, r.pull_id, r.arm, r.worker, r.seq, None, EXHAUSTED)
+            for r in exhausted
+        ]
+        await self.journal.append(self.run_id, [*asked, *gone])
+        for request in exhausted:
+            self.algorithm.set_unavailable(request.arm, EXHAUSTED)
+            self.algorithm.release(request.pull_id)
+        self.counts["unavailable"] += len(exhausted)
+        requests = [r for r in requests if self.pool.bank is None or r.question is not None]
+        if not requests:
+            return
         timeout = self.options.timeout
         deadline = math.inf if timeout is None else asyncio.get_running_loop().time() + timeout
         self._deadlines.extend((deadline, r.pull_id) for r in requests)
         self.counts["asked"] += len(requests)
         await self.oracle.submit(requests)
+        await self._journal_retries()
+
+    async def _journal_retries(self) -> None:
+        """ "retried" events for the requests the oracle has resent since the last look."""
+        notes = self.oracle.take_retry_notes()
+        if not notes:
+            return
+        at = time.time()
+        events = []
+        for note in notes:
+            for pull_id in note.pull_ids or (None,):
+                info = None if pull_id is None else self.algorithm.pull_info(pull_id)
+                arm = None if info is None else info.arm
+                worker = None if arm is None else self.pool.workers[arm]
+                seq = None if info is None else info.seq
+                events.append(
+                    Event(EventKind.RETRIED, at, pull_id, arm, worker, seq, None, note.detail)
+                )
+        self.counts["retried"] += len(events)
+        await self.journal.append(self.run_id, events)
+
+    def _question(self, arm: int, seq: int) -> GoldQuestion | None:
+        if self.pool.bank is None:
+            return None
+        return self.pool.question_for(arm, seq, self.seed)
 
     async def _receive_until_deadline(self) -> Sequence[Answer]:
         deadline = self._next_deadline()
@@ -159,15 +219,21 @@ class Orchestrator:
         for answer in answers:
             info = algorithm.pull_info(answer.pull_id)
             if info is None:
-                events.append(self._event(EventKind.LATE, now, answer, None, "unknown pull id"))
+                events.append(
+                    Event(EventKind.LATE, now, answer.pull_id, reward=answer.reward,
+                          detail="unknown pull id", response=_json(answer.response))
+                )  # fmt: skip
                 continue
-            kind, detail = self._classify(answer, info.status, answer.pull_id in seen)
-            events.append(self._event(kind, now, answer, info.arm, detail, info.seq))
+            question = self._question(info.arm, info.seq)
+            reward = self._score(answer, question)
+            kind, detail = self._classify(answer, reward, info.status, answer.pull_id in seen)
+            events.append(self._event(kind, now, answer, info, detail, reward, question))
             if kind is EventKind.ANSWERED:
+                assert reward is not None
                 self._failures_in_a_row.pop(info.arm, None)
                 seen.add(answer.pull_id)
                 accepted_ids.append(answer.pull_id)
-                accepted_rewards.append(float(answer.reward))  # type: ignore[arg-type]
+                accepted_rewards.append(reward)
             elif kind is EventKind.UNAVAILABLE:
                 seen.add(answer.pull_id)
                 gone.append((answer.pull_id, detail or "unavailable"))
@@ -210,8 +276,15 @@ class Orchestrator:
                 assert event.arm is not None and event.detail is not None
                 self.algorithm.set_unavailable(event.arm, event.detail)
 
+    @staticmethod
+    def _score(answer: Answer, question: GoldQuestion | None) -> float | None:
+        """The answer's reward: given, or the raw answer scored against the question's key."""
+        if answer.response is None or question is None:
+            return answer.reward
+        return question.score(answer.response)
+
     def _classify(
-        self, answer: Answer, status: PullStatus, seen_in_batch: bool
+        self, answer: Answer, reward: float | None, status: PullStatus, seen_in_batch: bool
     ) -> tuple[EventKind, str | None]:
         if status is PullStatus.ANSWERED or seen_in_batch:
             return EventKind.DUPLICATE, None
@@ -221,9 +294,10 @@ class Orchestrator:
             return EventKind.UNAVAILABLE, answer.unavailable
         if answer.error is not None:
             return EventKind.FAILED, answer.error
-        assert answer.reward is not None
-        if not self.algorithm.accepts_reward(answer.reward):
-            return EventKind.FAILED, f"invalid reward {answer.reward!r}"
+        if reward is None:
+            return EventKind.FAILED, "a raw answer, but the pool has no gold question to score it"
+        if not self.algorithm.accepts_reward(reward):
+            return EventKind.FAILED, f"invalid reward {reward!r}"
         return EventKind.ANSWERED, None
 
     def _event(
@@ -231,13 +305,16 @@ class Orchestrator:
         kind: EventKind,
         at: float,
         answer: Answer,
-        arm: int | None,
+        info: PullInfo,
         detail: str | None,
-        seq: int | None = None,
+        reward: float | None,
+        question: GoldQuestion | None,
     ) -> Event:
-        worker = None if arm is None else self.pool.workers[arm]
-        reward = answer.reward if kind is not EventKind.FAILED else None
-        return Event(kind, at, answer.pull_id, arm, worker, seq, reward, detail)
+        return Event(
+            kind, at, answer.pull_id, info.arm, self.pool.workers[info.arm], info.seq,
+            None if kind is EventKind.FAILED else reward, detail,
+            question=_id(question), response=_json(answer.response),
+        )  # fmt: skip
 
     # ------------------------------------------------------------ timeouts and the end
     async def _expire(self) -> None:
@@ -257,7 +334,12 @@ class Orchestrator:
             info = self.algorithm.pull_info(pull_id)
             assert info is not None
             worker = self.pool.workers[info.arm]
-            events.append(Event(kind, at, pull_id, info.arm, worker, info.seq, None, detail))
+            question = _id(self._question(info.arm, info.seq))
+            events.append(
+                Event(
+                    kind, at, pull_id, info.arm, worker, info.seq, None, detail, question=question
+                )
+            )
         if kind is EventKind.TIMED_OUT:
             events.extend(self._give_up_events(pull_ids, at))
         await self.journal.append(self.run_id, events)
@@ -266,6 +348,7 @@ class Orchestrator:
         self._apply_give_ups(events)
         self.counts[kind.value] += len(pull_ids)
         await self.oracle.cancel(pull_ids)
+        await self._journal_retries()
 
     async def _finish(self) -> None:
         in_flight = [
@@ -308,3 +391,11 @@ class Orchestrator:
             decided=algorithm.n_decided(),
             workers=algorithm.n_arms,
         )
+
+
+def _id(question: GoldQuestion | None) -> str | None:
+    return None if question is None else question.id
+
+
+def _json(response: str | float | None) -> str | None:
+    return None if response is None else json.dumps(response)

@@ -7,11 +7,12 @@ an uninterrupted sequential one: the j-th question put to worker i always gets t
 from __future__ import annotations
 
 import functools
+import hashlib
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["uniforms"]
+__all__ = ["uniforms", "worker_rng"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -42,3 +43,11 @@ def uniforms(seed: int, stream: int, arms: ArrayLike, seqs: ArrayLike) -> NDArra
         x = _splitmix(base + a * _ARM)
         x = _splitmix(x + s * _GOLDEN)
     return (x >> np.uint64(11)).astype(np.float64) * _TO_UNIT
+
+
+def worker_rng(seed: int, stream: int, worker: str) -> np.random.Generator:
+    """A generator keyed by (seed, stream, worker id): the same worker gets the same draws
+    whatever its position in the pool (used for per-worker question and answer orders)."""
+    digest = hashlib.blake2b(worker.encode("utf-8"), digest_size=8).digest()
+    key = [seed & 0xFFFFFFFFFFFFFFFF, stream, int.from_bytes(digest, "little")]
+    return np.random.Generator(np.random.PCG64(key))

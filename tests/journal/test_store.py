@@ -289,12 +289,14 @@ def add_note_column(conn: Connection) -> None:
 def test_upgrade_applies_migrations_in_order(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with Journal(str(db)) as journal:
         run_id = journal.create_run(make_spec())
-    set_version(db, "0")
-    monkeypatch.setattr(store, "MIGRATIONS", [(0, "0 -> 1: runs get a note", add_note_column)])
+    old_version = SCHEMA_VERSION - 1
+    set_version(db, str(old_version))
+    step = f"{old_version} -> {SCHEMA_VERSION}: runs get a note"
+    monkeypatch.setattr(store, "MIGRATIONS", [(old_version, step, add_note_column)])
     with pytest.raises(SchemaVersionError):
         Journal(str(db))
     with Journal(str(db), create=False, check_version=False) as old:
-        assert old.upgrade() == ["0 -> 1: runs get a note"]
+        assert old.upgrade() == [step]
         assert old.upgrade() == []
     with Journal(str(db)) as upgraded:
         assert upgraded.schema_version() == SCHEMA_VERSION
@@ -302,6 +304,26 @@ def test_upgrade_applies_migrations_in_order(db: Path, monkeypatch: pytest.Monke
     with sqlite3.connect(db) as conn:
         columns = [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
     assert "note" in columns
+
+
+def test_a_version_1_file_upgrades_and_keeps_its_events(db: Path) -> None:
+    """The real 1 -> 2 migration: a file without the question columns, as screener 0.1 wrote it."""
+    with Journal(str(db)) as journal:
+        run_id = journal.create_run(make_spec())
+        journal.append(run_id, [Event(EventKind.ANSWERED, 1.0, 0, 0, "w1", 0, 1.0)])
+    with sqlite3.connect(db) as conn:
+        conn.execute("ALTER TABLE events DROP COLUMN question")
+        conn.execute("ALTER TABLE events DROP COLUMN response")
+    set_version(db, "1")
+    with Journal(str(db), create=False, check_version=False) as old:
+        assert old.upgrade() == ["1 -> 2: events record the gold question and the raw answer"]
+    with Journal(str(db)) as upgraded:
+        upgraded.append(run_id, [Event(EventKind.ASKED, 2.0, 1, 0, "w1", 1, question="q7")])
+        events = upgraded.events(run_id)
+    assert [(e.kind, e.reward, e.question) for e in events][-2:] == [
+        (EventKind.ANSWERED, 1.0, None),
+        (EventKind.ASKED, None, "q7"),
+    ]
 
 
 def test_a_failing_migration_changes_nothing(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,194 @@
+"""The gold question bank: questions with known answers, and which worker gets which.
+
+A worker never gets the same gold question twice: worker w's j-th question (``seq`` j in the
+ask/tell contract) is the j-th entry of a permutation of the bank keyed by (run seed, w). A
+retried pull keeps its question number, so it asks the same question again; a worker whose
+question numbers run past the bank is exhausted.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from screener.bank.scoring import Scoring, parse_number, score_answer
+from screener.errors import PoolError
+from screener.simulation.hashing import worker_rng
+
+__all__ = ["GoldBank", "GoldQuestion", "load_bank"]
+
+_ORDER_STREAM = 11
+_KEY_COLUMNS = ("key", "answer", "gold")
+_DEFAULT_TOLERANCE = {Scoring.NUMERIC: 0.0, Scoring.GRADED: 1.0}
+
+
+@dataclass(frozen=True, slots=True)
+class GoldQuestion:
+    """One gold question: what the worker sees (``payload``), the key, and how to score."""
+
+    id: str
+    payload: Any
+    key: str
+    scoring: Scoring = Scoring.EXACT
+    tolerance: float = 0.0
+
+    def score(self, answer: object) -> float:
+        return score_answer(self.scoring, self.key, self.tolerance, answer)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "payload": self.payload,
+            "key": self.key,
+            "scoring": self.scoring.value,
+            "tolerance": self.tolerance,
+        }
+
+
+@dataclass(frozen=True)
+class GoldBank:
+    """Gold questions in a fixed order; ``question_for`` hands them out per worker."""
+
+    questions: tuple[GoldQuestion, ...]
+    source: str = "inline"
+    _by_id: dict[str, GoldQuestion] = field(init=False, repr=False, compare=False)
+    _orders: dict[tuple[int, str], NDArray[np.int64]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.questions:
+            raise PoolError(f"{self.source}: the gold question bank is empty", "add questions")
+        by_id: dict[str, GoldQuestion] = {}
+        for question in self.questions:
+            _check_question(question, self.source)
+            if question.id in by_id:
+                raise PoolError(f"{self.source}: gold question {question.id!r} appears twice")
+            by_id[question.id] = question
+        object.__setattr__(self, "_by_id", by_id)
+        object.__setattr__(self, "_orders", {})
+
+    def __len__(self) -> int:
+        return len(self.questions)
+
+    def __contains__(self, question_id: object) -> bool:
+        return question_id in self._by_id
+
+    def get(self, question_id: str) -> GoldQuestion:
+        try:
+            return self._by_id[question_id]
+        except KeyError:
+            raise PoolError(
+                f"no gold question {question_id!r} in {self.source}",
+                "use an id from the question bank",
+            ) from None
+
+    def question_for(self, worker: str, seq: int, seed: int) -> GoldQuestion | None:
+        """Worker ``worker``'s ``seq``-th question in run ``seed``; None once exhausted."""
+        if seq >= len(self.questions):
+            return None
+        order = self._orders.get((seed, worker))
+        if order is None:
+            order = worker_rng(seed, _ORDER_STREAM, worker).permutation(len(self.questions))
+            self._orders[(seed, worker)] = order
+        return self.questions[int(order[seq])]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "questions": [q.to_dict() for q in self.questions]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GoldBank:
+        source = str(data.get("source", "inline"))
+        rows = data.get("questions")
+        if not isinstance(rows, list):
+            raise PoolError(f"{source}: 'questions' must be a list of objects")
+        return cls(tuple(_question(row, source, i) for i, row in enumerate(rows, 1)), source)
+
+
+def load_bank(path: str | Path) -> GoldBank:
+    """Read a bank from CSV (``id,payload,key[,scoring,tolerance]``) or JSON (a list of objects
+    with those fields, or ``{"questions": [...]}``). ``answer`` or ``gold`` may name the key."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PoolError(f"no question bank at {file}", "check the path") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise PoolError(f"cannot read question bank {file}: {error}") from None
+    if file.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise PoolError(f"{file} is not valid JSON: {error}") from None
+        rows = (
+            data
+            if isinstance(data, list)
+            else data.get("questions")
+            if isinstance(data, dict)
+            else None
+        )
+        if not isinstance(rows, list):
+            raise PoolError(f'{file}: expected a list of questions or {{"questions": [...]}}')
+        return GoldBank(
+            tuple(_question(row, str(file), i) for i, row in enumerate(rows, 1)), str(file)
+        )
+    return GoldBank(tuple(_csv_questions(text.splitlines(), str(file))), str(file))
+
+
+def _csv_questions(lines: Sequence[str], source: str) -> Iterable[GoldQuestion]:
+    reader = csv.DictReader(lines)
+    header = [(name or "").strip().lower() for name in reader.fieldnames or []]
+    if "id" not in header or not any(c in header for c in _KEY_COLUMNS):
+        raise PoolError(
+            f"{source}: a question bank needs columns 'id' and 'key' "
+            f"(found {', '.join(header) or 'nothing'})",
+            "start the file with a header line such as 'id,payload,key,scoring,tolerance'",
+        )
+    for line, row in enumerate(reader, start=2):
+        clean = {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()}
+        yield _question(clean, f"{source}, line {line}", None)
+
+
+def _question(row: object, source: str, index: int | None) -> GoldQuestion:
+    where = source if index is None else f"{source}, question {index}"
+    if not isinstance(row, Mapping):
+        raise PoolError(f"{where}: a question must be an object with 'id' and 'key'")
+    key = next((row[c] for c in _KEY_COLUMNS if row.get(c) not in (None, "")), None)
+    if row.get("id") in (None, "") or key is None:
+        raise PoolError(f"{where}: every question needs an 'id' and a 'key'")
+    scoring_text = str(row.get("scoring") or Scoring.EXACT.value).strip().lower()
+    try:
+        scoring = Scoring(scoring_text)
+    except ValueError:
+        known = ", ".join(s.value for s in Scoring)
+        raise PoolError(
+            f"{where}: unknown scoring {scoring_text!r}", f"use one of {known}"
+        ) from None
+    tolerance_text = row.get("tolerance")
+    if tolerance_text in (None, ""):
+        tolerance = _DEFAULT_TOLERANCE.get(scoring, 0.0)
+    else:
+        parsed = parse_number(tolerance_text)
+        if parsed is None:
+            raise PoolError(f"{where}: tolerance {tolerance_text!r} is not a number")
+        tolerance = parsed
+    return GoldQuestion(str(row["id"]), row.get("payload", ""), str(key), scoring, tolerance)
+
+
+def _check_question(question: GoldQuestion, source: str) -> None:
+    where = f"{source}: question {question.id!r}"
+    numeric = question.scoring in (Scoring.NUMERIC, Scoring.GRADED)
+    if numeric and parse_number(question.key) is None:
+        raise PoolError(
+            f"{where}: {question.scoring} scoring needs a numeric key, got {question.key!r}"
+        )
+    if not math.isfinite(question.tolerance) or question.tolerance < 0:
+        raise PoolError(f"{where}: tolerance must be a finite number >= 0")
+    if question.scoring is Scoring.GRADED and question.tolerance <= 0:
+        raise PoolError(f"{where}: graded scoring needs a positive tolerance (the scale)")
