@@ -6,10 +6,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from screener.algorithms import Decision, Result, StopReason
+from screener.algorithms import Decision, Result, StopReason, WorkerResult
 from screener.pool import WorkerPool
 
-__all__ = ["render_json", "render_table"]
+__all__ = ["render_comparison", "render_json", "render_table"]
 
 
 def render_json(result: Result, pool: WorkerPool, run_id: str | None = None) -> dict[str, Any]:
@@ -35,6 +35,31 @@ def render_table(result: Result, pool: WorkerPool, run_id: str | None = None) ->
     lines.append("")
     lines.extend(_rows(result, pool))
     return "\n".join(lines)
+
+
+def render_comparison(
+    first: Result, second: Result, pool: WorkerPool, labels: tuple[str, str]
+) -> str:
+    """Two results on the same pool side by side (ranked by the second): decisions,
+    estimates and pulls, with each result's headline, status and total pulls above."""
+    lines = []
+    for label, result in zip(labels, (first, second), strict=True):
+        lines.append(f"{label}: {_headline(result, pool, None)}")
+        lines.append(f"  {_status(result)}")
+        lines.append(f"  pulls: {result.total_pulls:,}")
+        lines.extend(f"  {line}" for line in _highlights(result, pool))
+    width = max(6, *(len(w) for w in pool.workers))
+    a, b = labels
+    lines += ["", f"{'worker':<{width}}  {a[:20]:<32}  {b[:20]:<32}"]
+    before = {w.arm: w for w in first.workers}
+    for w in second.ranking:
+        lines.append(f"{pool.workers[w.arm]:<{width}}  {_cell(before[w.arm])}  {_cell(w)}")
+    return "\n".join(lines)
+
+
+def _cell(line: WorkerResult) -> str:
+    text = f"{line.decision.value:<9} {_num(line.estimate):>6} {line.pulls:>8,}"
+    return f"{text:<32}"
 
 
 def _headline(result: Result, pool: WorkerPool, run_id: str | None) -> str:

@@ -18,13 +18,18 @@ import click
 from click.core import ParameterSource
 
 from screener.algorithms import ALGORITHMS, accepted_parameters
-from screener.errors import ScreenerError
+from screener.bank import load_bank
+from screener.cli.serve import serve
+from screener.config import RunConfig, load_run_config
+from screener.errors import ConfigError, ScreenerError
 from screener.journal import Journal
-from screener.oracles import available_oracles
+from screener.logged import export_answers, invalidate_question, replay_logged_run
+from screener.oracles import available_oracles, load_oracle_class
 from screener.orchestrator import Progress, RunOptions
 from screener.pool import WorkerPool, demo_pool, load_pool_csv, synthetic_pool
-from screener.report import render_json, render_table
-from screener.session import RunPlan, load_result, resume_run, start_run
+from screener.report import render_comparison, render_json, render_table
+from screener.rescoring import changes_as_json, changes_as_text, decision_changes
+from screener.session import RunPlan, load_result, load_results, resume_run, start_run
 
 __all__ = ["cli", "main"]
 
@@ -117,7 +122,28 @@ def cli(ctx: click.Context, debug: bool) -> None:
     show_default=True,
     help="Spammers in the synthetic pool.",
 )
+@click.option(
+    "--questions",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Gold question bank (CSV id,payload,key[,scoring,tolerance] or JSON).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Run file (TOML) with workers, questions, algorithm, oracle...; flags win over it.",
+)
 @click.option("--oracle", default="simulated", show_default=True, help="Answer source.")
+@click.option(
+    "--oracle-option",
+    "-o",
+    "oracle_extra",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An oracle option, e.g. -o path=answers.csv (repeatable; see `screener oracles`).",
+)
 @click.option(
     "--rewards",
     type=click.Choice(["bernoulli", "beta"]),
@@ -173,7 +199,10 @@ def run(
     seed: int,
     n_workers: int | None,
     n_outliers: int,
+    questions: Path | None,
+    config_file: Path | None,
     oracle: str,
+    oracle_extra: tuple[str, ...],
     rewards: str,
     latency: str,
     batch_release: int,
@@ -194,18 +223,37 @@ def run(
         record, _ = load_result(db, resume_id)
         _print_report(result, WorkerPool.from_dict(dict(record.pool)), resume_id, as_json)
         return
-    options = RunOptions(concurrency=concurrency, timeout=timeout)
-    pool = _choose_pool(pool_file, n_workers, n_outliers, seed)
+    config = load_run_config(config_file) if config_file is not None else RunConfig(Path("."))
+    algorithm = _setting("algorithm", algorithm, config.algorithm)
+    seed = _setting("seed", seed, config.seed)
+    budget = _setting("budget", budget, config.budget)
+    db = _setting("db", db, config.db)
+    oracle = _setting("oracle", oracle, config.oracle)
+    run_settings = {
+        "concurrency": _setting("concurrency", concurrency, config.run.get("concurrency")),
+        "timeout": _setting("timeout", timeout, config.run.get("timeout")),
+    }
+    options = RunOptions(**{**config.run, **run_settings})
+    if algorithm not in ALGORITHMS:
+        raise ConfigError(f"unknown algorithm {algorithm!r}", f"use one of {', '.join(ALGORITHMS)}")
     flags = {
         "k": k, "delta": delta, "direction": direction, "interval": interval,
         "quantile": quantile, "rho": rho, "threshold": threshold,
     }  # fmt: skip
-    params = _algorithm_params(algorithm, flags, budget, extra)
+    params = {**config.params, **_algorithm_params(algorithm, flags, budget, extra)}
     if top is not None:
         params["k"] = top
-    oracle_options: dict[str, Any] = {}
+    oracle_options: dict[str, Any] = dict(config.oracle_options)
     if oracle == "simulated":
-        oracle_options = {"rewards": rewards, "latency": latency, "batch_release": batch_release}
+        simulated = {"rewards": rewards, "latency": latency, "batch_release": batch_release}
+        oracle_options = {**simulated, **oracle_options}
+    oracle_options.update(_key_values(oracle_extra, "--oracle-option"))
+    pool = _choose_pool(
+        pool_file or config.workers, n_workers, n_outliers, seed, oracle, oracle_options
+    )
+    bank_file = questions or config.questions
+    if bank_file is not None:
+        pool = dataclasses.replace(pool, bank=load_bank(bank_file))
     plan = RunPlan(pool, algorithm, params, oracle, oracle_options, seed, options)
     run_id, result = asyncio.run(start_run(plan, db, progress=progress))
     if not as_json and not quiet:
@@ -218,9 +266,100 @@ def run(
 @_db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def report(run_id: str | None, db: str, as_json: bool) -> None:
-    """Report a run (default: the latest) by replaying its journal."""
-    record, result = load_result(db, run_id)
-    _print_report(result, WorkerPool.from_dict(dict(record.pool)), record.id, as_json)
+    """Report a run (default: the latest) by replaying its journal.
+
+    When gold questions of the run were invalidated, the report is rebuilt from the
+    remaining (or rescored) answers and says which decisions changed.
+    """
+    record, original, rescored = load_results(db, run_id)
+    pool = WorkerPool.from_dict(dict(record.pool))
+    if rescored is None:
+        _print_report(original, pool, record.id, as_json)
+        return
+    changes = decision_changes(original, rescored, pool)
+    if as_json:
+        data = render_json(rescored, pool, record.id)
+        data["invalidation_changes"] = changes_as_json(changes)
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(render_table(rescored, pool, record.id))
+    click.echo(changes_as_text(changes))
+
+
+@cli.command()
+@click.argument("run_id")
+@click.option(
+    "--algorithm", "-a", type=click.Choice(sorted(ALGORITHMS)), default=None,
+    help="Algorithm to replay with (default: the logged run's, with its parameters).",
+)  # fmt: skip
+@click.option("--param", "-p", "extra", multiple=True, metavar="KEY=VALUE",
+              help="An algorithm parameter (repeatable).")  # fmt: skip
+@click.option("--budget", type=int, default=None, help="Stop after this many answered pulls.")
+@click.option("--seed", type=int, default=None, help="Seed (default: the logged run's).")
+@_db_option
+@click.option("--json", "as_json", is_flag=True, help="Print both results as JSON.")
+def replay(
+    run_id: str,
+    algorithm: str | None,
+    extra: tuple[str, ...],
+    budget: int | None,
+    seed: int | None,
+    db: str,
+    as_json: bool,
+) -> None:
+    """Re-run an algorithm offline on the answers logged run RUN_ID received.
+
+    Asking worker w gets w's next logged answer; a worker whose answers are used up is
+    exhausted. Prints the new result beside the original and the pulls each used.
+    """
+    record, original = load_result(db, run_id)
+    # The logged run's parameters carry over where the replaying algorithm takes them (its
+    # direction above all); the logged budget and seed do not.
+    algorithm = algorithm or record.algorithm
+    accepted = accepted_parameters(ALGORITHMS[algorithm]) - {"seed", "budget"}
+    params = {key: value for key, value in record.params.items() if key in accepted}
+    params.update(_key_values(extra, "--param"))
+    if budget is not None:
+        params["budget"] = budget
+    pool = WorkerPool.from_dict(dict(record.pool))
+    _, new_id, result = asyncio.run(replay_logged_run(db, run_id, algorithm, params, seed=seed))
+    if as_json:
+        both = {
+            "original": render_json(original, pool, run_id),
+            "replay": render_json(result, pool, new_id),
+        }
+        click.echo(json.dumps(both, indent=2))
+        return
+    click.echo(render_comparison(original, result, pool, (f"run {run_id}", f"replay {new_id}")))
+
+
+@cli.command()
+@click.argument("run_id")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="CSV file to write (worker,item,answer,gold,score).")  # fmt: skip
+@_db_option
+def export(run_id: str, output: Path, db: str) -> None:
+    """Write the answers of run RUN_ID in long format (replay it with --oracle dataset)."""
+    rows = export_answers(db, run_id, output)
+    click.echo(f"{rows:,} answers of run {run_id} written to {output}")
+
+
+@cli.command()
+@click.argument("run_id")
+@click.argument("question")
+@click.option("--key", default=None, help="The corrected key: rescore instead of dropping.")
+@click.option("--reason", default="", help="Why the question is wrong (kept in the journal).")
+@_db_option
+def invalidate(run_id: str, question: str, key: str | None, reason: str, db: str) -> None:
+    """Mark gold QUESTION of run RUN_ID as wrong; its answers are rescored or dropped."""
+    _, before = load_result(db, run_id)
+    invalidate_question(db, run_id, question, key=key, reason=reason)
+    record, _, after = load_results(db, run_id)
+    assert after is not None
+    pool = WorkerPool.from_dict(dict(record.pool))
+    action = "rescored against key " + repr(key) if key is not None else "dropped"
+    click.echo(f"question {question} of run {run_id} invalidated; its answers are {action}")
+    click.echo(changes_as_text(decision_changes(before, after, pool)))
 
 
 @cli.command()
@@ -272,12 +411,27 @@ def _algorithm_params(
         explicit = context.get_parameter_source(name) is not ParameterSource.DEFAULT
         if explicit or (name == "direction" and name in accepted):
             params[name] = value
-    for item in extra:
+    params.update(_key_values(extra, "--param"))
+    return params
+
+
+def _key_values(items: tuple[str, ...], flag: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for item in items:
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
-            raise click.UsageError(f"--param takes KEY=VALUE, got {item!r}")
-        params[key.strip().replace("-", "_")] = _parse_value(text.strip())
-    return params
+            raise click.UsageError(f"{flag} takes KEY=VALUE, got {item!r}")
+        values[key.strip().replace("-", "_")] = _parse_value(text.strip())
+    return values
+
+
+def _setting(name: str, flag_value: Any, config_value: Any) -> Any:
+    """The flag when given on the command line, else the config file's value, else the
+    flag's default."""
+    context = click.get_current_context()
+    if context.get_parameter_source(name) is not ParameterSource.DEFAULT:
+        return flag_value
+    return flag_value if config_value is None else config_value
 
 
 def _parse_value(text: str) -> Any:
@@ -291,15 +445,22 @@ def _parse_value(text: str) -> Any:
 
 
 def _choose_pool(
-    pool_file: Path | None, n_workers: int | None, n_outliers: int, seed: int
+    pool_file: Path | None,
+    n_workers: int | None,
+    n_outliers: int,
+    seed: int,
+    oracle: str,
+    oracle_options: dict[str, Any],
 ) -> WorkerPool:
+    """POOL_FILE, else a synthetic pool, else the oracle's own workers, else the demo."""
     if pool_file is not None and n_workers is not None:
         raise click.UsageError("give either POOL_FILE or --workers, not both")
     if pool_file is not None:
         return load_pool_csv(pool_file)
     if n_workers is not None:
         return synthetic_pool(n_workers, n_outliers, seed=seed)
-    return demo_pool()
+    own = load_oracle_class(oracle).default_pool(oracle_options)
+    return own if own is not None else demo_pool()
 
 
 def _print_report(result: Any, pool: WorkerPool, run_id: str, as_json: bool) -> None:
@@ -307,6 +468,9 @@ def _print_report(result: Any, pool: WorkerPool, run_id: str, as_json: bool) -> 
         click.echo(json.dumps(render_json(result, pool, run_id), indent=2))
     else:
         click.echo(render_table(result, pool, run_id))
+
+
+cli.add_command(serve)
 
 
 def main(argv: list[str] | None = None) -> NoReturn:

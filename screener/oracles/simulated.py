@@ -16,9 +16,12 @@ from screener.oracles.base import Answer, Oracle, PullRequest
 from screener.oracles.latency import Latency
 from screener.pool import WorkerPool
 from screener.simulation.hashing import uniforms
+from screener.simulation.recorded import EXHAUSTED_RECORDS
 from screener.simulation.rewards import BernoulliRewards, BetaRewards, RewardModel
 
-__all__ = ["SimulatedOracle"]
+__all__ = ["DELIVERY_OPTIONS", "SimulatedOracle", "delivery_options", "parse_flag"]
+
+DELIVERY_OPTIONS = frozenset({"latency", "batch_release", "loss", "duplicates", "retractable"})
 
 _LOSS_STREAM = 2
 _DUPLICATE_STREAM = 3
@@ -41,6 +44,8 @@ class SimulatedOracle(Oracle):
     """
 
     name = "simulated"
+    #: Options of subclasses that replay records (dataset, log), kept for ``describe``.
+    source_options: dict[str, Any] | None = None
 
     def __init__(
         self,
@@ -71,16 +76,8 @@ class SimulatedOracle(Oracle):
 
     @classmethod
     def from_options(cls, pool: WorkerPool, options: Mapping[str, Any], seed: int) -> Self:
-        known = {
-            "rewards", "concentration", "latency", "batch_release", "loss", "duplicates",
-            "retractable",
-        }  # fmt: skip
-        unknown = set(options) - known
-        if unknown:
-            raise ConfigError(
-                f"unknown option(s) for the simulated oracle: {', '.join(sorted(unknown))}",
-                f"use {', '.join(sorted(known))}",
-            )
+        own = {"rewards", "concentration"}
+        delivery = delivery_options({k: v for k, v in options.items() if k not in own}, cls.name)
         accuracies = pool.require_accuracies()
         kind = options.get("rewards", "bernoulli")
         model: RewardModel
@@ -90,28 +87,24 @@ class SimulatedOracle(Oracle):
             model = BetaRewards(accuracies, seed, float(options.get("concentration", 10.0)))
         else:
             raise ConfigError(f"unknown reward model {kind!r}", "use 'bernoulli' or 'beta'")
-        latency = options.get("latency", "none")
-        return cls(
-            model,
-            latency=latency if isinstance(latency, Latency) else Latency.parse(str(latency)),
-            batch_release=int(options.get("batch_release", 1)),
-            loss=float(options.get("loss", 0.0)),
-            duplicates=float(options.get("duplicates", 0.0)),
-            retractable=bool(options.get("retractable", True)),
-        )
+        return cls(model, **delivery)
 
     def describe(self) -> dict[str, Any]:
-        options: dict[str, Any] = {
-            "rewards": self.rewards.kind,
+        if self.source_options is not None:
+            return {**self.source_options, **self._delivery()}
+        options: dict[str, Any] = {"rewards": self.rewards.kind, **self._delivery()}
+        if isinstance(self.rewards, BetaRewards):
+            options["concentration"] = self.rewards.concentration
+        return options
+
+    def _delivery(self) -> dict[str, Any]:
+        return {
             "latency": str(self.latency),
             "batch_release": self.batch_release,
             "loss": self.loss,
             "duplicates": self.duplicates,
             "retractable": self.retractable,
         }
-        if isinstance(self.rewards, BetaRewards):
-            options["concentration"] = self.rewards.concentration
-        return options
 
     @property
     def seed(self) -> int:
@@ -133,7 +126,7 @@ class SimulatedOracle(Oracle):
         for index, request in enumerate(requests):
             if lost[index]:
                 continue
-            answer = Answer(request.pull_id, reward=rewards[index])
+            answer = self._answer(request, rewards[index])
             self._schedule(now + float(delays[index]), answer)
             if doubled[index]:
                 self._schedule(now + 2.0 * float(delays[index]), answer)
@@ -162,6 +155,12 @@ class SimulatedOracle(Oracle):
         self._cancelled.clear()
 
     # ------------------------------------------------------------------------ helpers
+    def _answer(self, request: PullRequest, reward: float) -> Answer:
+        """The answer for a drawn reward; NaN means recorded answers are used up."""
+        if reward != reward:
+            return Answer(request.pull_id, unavailable=EXHAUSTED_RECORDS)
+        return Answer(request.pull_id, reward=reward)
+
     def _draw(self, stream: int, rate: float, arms: np.ndarray, seqs: np.ndarray) -> np.ndarray:
         if rate == 0.0:
             return np.zeros(arms.size, dtype=bool)
@@ -191,3 +190,34 @@ class SimulatedOracle(Oracle):
     def _notify(self) -> None:
         if self._changed is not None:
             self._changed.set()
+
+
+def delivery_options(options: Mapping[str, Any], oracle: str) -> dict[str, Any]:
+    """SimulatedOracle's delivery keyword arguments from plain options; anything else is an
+    error naming ``oracle`` and what it accepts (its own options are removed beforehand)."""
+    unknown = set(options) - DELIVERY_OPTIONS
+    if unknown:
+        raise ConfigError(
+            f"unknown option(s) for the {oracle} oracle: {', '.join(sorted(unknown))}",
+            f"delivery options are {', '.join(sorted(DELIVERY_OPTIONS))}",
+        )
+    latency = options.get("latency", "none")
+    return {
+        "latency": latency if isinstance(latency, Latency) else Latency.parse(str(latency)),
+        "batch_release": int(options.get("batch_release", 1)),
+        "loss": float(options.get("loss", 0.0)),
+        "duplicates": float(options.get("duplicates", 0.0)),
+        "retractable": parse_flag(options.get("retractable", True), "retractable"),
+    }
+
+
+def parse_flag(value: object, name: str) -> bool:
+    """A boolean option given as a bool or as text (CLI ``-o key=value``, TOML, JSON)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise ConfigError(f"{name} must be true or false, got {value!r}")

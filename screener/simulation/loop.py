@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from screener.algorithms import Algorithm, Result
 from screener.errors import ScreenerError
+from screener.simulation.recorded import EXHAUSTED_RECORDS
 from screener.simulation.rewards import RewardModel
 
 __all__ = ["simulate"]
@@ -14,6 +17,8 @@ def simulate(algorithm: Algorithm, rewards: RewardModel, *, batch: int | None = 
 
     Answers come back at once, so the algorithm never has to wait; ``batch=1`` reproduces a
     paper's one-pull-at-a-time loop exactly. Cap the cost with the algorithm's ``budget``.
+    A NaN draw (recorded answers used up) makes that worker unavailable, as the orchestrator
+    does for an oracle's "unavailable" answer.
     """
     if rewards.n_arms != algorithm.n_arms:
         raise ScreenerError(
@@ -26,4 +31,12 @@ def simulate(algorithm: Algorithm, rewards: RewardModel, *, batch: int | None = 
             return algorithm.result()
         if ask.wait:
             raise ScreenerError(f"{algorithm.name} waits although no answer is outstanding")
-        algorithm.tell_many(ask.ids, rewards.sample(ask.arms, ask.seqs))
+        draws = rewards.sample(ask.arms, ask.seqs)
+        gone = np.isnan(draws)
+        if not gone.any():
+            algorithm.tell_many(ask.ids, draws)
+            continue
+        algorithm.tell_many(ask.ids[~gone], draws[~gone])
+        for pull_id, arm in zip(ask.ids[gone].tolist(), ask.arms[gone].tolist(), strict=True):
+            algorithm.set_unavailable(arm, EXHAUSTED_RECORDS)
+            algorithm.release(pull_id)

@@ -1,0 +1,128 @@
+"""Run configuration files: ``screener run --config run.toml``.
+
+A TOML file holds what the command line would, so a screening job can be kept with its data::
+
+    workers = "workers.csv"        # worker[,accuracy]; omit it to use the oracle's own workers
+    questions = "questions.csv"    # the gold question bank (optional)
+    algorithm = "wrr"
+    seed = 7
+    budget = 20000
+    db = "runs.db"
+
+    [params]                       # algorithm parameters
+    k = 2.0
+    direction = "low"
+
+    [oracle]
+    name = "http"
+    url = "http://127.0.0.1:8080"  # every other key is an oracle option
+
+    [run]
+    concurrency = 32
+    timeout = 30.0
+
+Relative paths are relative to the file. Command-line options given explicitly win.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from screener.errors import ConfigError
+
+__all__ = ["RunConfig", "load_run_config"]
+
+_TOP_LEVEL = {
+    "workers",
+    "questions",
+    "algorithm",
+    "seed",
+    "budget",
+    "db",
+    "params",
+    "oracle",
+    "run",
+}
+_RUN_KEYS = {"concurrency", "timeout", "drain", "max_failures"}
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A parsed run file; None means "not set here"."""
+
+    source: Path
+    workers: Path | None = None
+    questions: Path | None = None
+    algorithm: str | None = None
+    seed: int | None = None
+    budget: int | None = None
+    db: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    oracle: str | None = None
+    oracle_options: dict[str, Any] = field(default_factory=dict)
+    run: dict[str, Any] = field(default_factory=dict)
+
+
+def load_run_config(path: str | Path) -> RunConfig:
+    """Read and check a run file; problems are one ConfigError naming the file and key."""
+    file = Path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"no config file at {file}", "check the path") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read config file {file}: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{file} is not valid TOML: {error}") from None
+    _no_unknown(data, _TOP_LEVEL, str(file))
+    base = file.parent
+    oracle = _table(data, "oracle", file)
+    run = _table(data, "run", file)
+    _no_unknown(run, _RUN_KEYS, f"{file} [run]")
+    oracle_name = oracle.pop("name", None)
+    return RunConfig(
+        source=file,
+        workers=_path(data, "workers", base, file),
+        questions=_path(data, "questions", base, file),
+        algorithm=_typed(data, "algorithm", str, file),
+        seed=_typed(data, "seed", int, file),
+        budget=_typed(data, "budget", int, file),
+        db=_typed(data, "db", str, file),
+        params=_table(data, "params", file),
+        oracle=None if oracle_name is None else _typed({"name": oracle_name}, "name", str, file),
+        oracle_options=oracle,
+        run=run,
+    )
+
+
+def _no_unknown(data: dict[str, Any], known: set[str], where: str) -> None:
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)}", f"known: {', '.join(sorted(known))}"
+        )
+
+
+def _typed(data: dict[str, Any], key: str, kind: type[T], file: Path) -> T | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise ConfigError(f"{file}: {key} must be a {kind.__name__}, got {value!r}")
+    return value
+
+
+def _table(data: dict[str, Any], key: str, file: Path) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{file}: {key} must be a table ([{key}])")
+    return dict(value)
+
+
+def _path(data: dict[str, Any], key: str, base: Path, file: Path) -> Path | None:
+    value = _typed(data, key, str, file)
+    return None if value is None else base / value

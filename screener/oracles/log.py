@@ -1,0 +1,72 @@
+"""Replay a logged run: a new algorithm gets the answers an earlier run received.
+
+When the algorithm asks worker w its j-th question, it gets the j-th answer w gave in the
+logged run (journal order, after invalidated questions are dropped or rescored); once w's
+logged answers are used up, w is exhausted. Nothing is paid for: the log is the oracle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self
+
+import numpy as np
+
+from screener.errors import ConfigError
+from screener.journal import Journal, logged_answers
+from screener.oracles.simulated import SimulatedOracle, delivery_options
+from screener.pool import WorkerPool
+from screener.simulation.recorded import RecordedRewards
+
+__all__ = ["LogOracle", "logged_rewards"]
+
+
+def logged_rewards(db: str, run_id: str) -> tuple[WorkerPool, list[np.ndarray]]:
+    """The logged run's pool and each worker's rewards in the order they were received."""
+    with Journal(db, create=False) as journal:
+        record = journal.get_run(run_id)
+        events = journal.events(run_id)
+    pool = WorkerPool.from_dict(dict(record.pool))
+    per_arm: list[list[float]] = [[] for _ in pool.workers]
+    for answer in logged_answers(events, pool.bank):
+        per_arm[answer.arm].append(answer.reward)
+    return pool, [np.array(rewards, dtype=np.float64) for rewards in per_arm]
+
+
+class LogOracle(SimulatedOracle):
+    """Answers from a logged run. Options: ``db``, ``run`` (its id), and the simulated
+    oracle's delivery options (``latency``, ``batch_release``, ...; none by default)."""
+
+    name = "log"
+
+    @classmethod
+    def default_pool(cls, options: Mapping[str, Any]) -> WorkerPool | None:
+        db, run_id = _source(options)
+        return logged_rewards(db, run_id)[0]
+
+    @classmethod
+    def from_options(cls, pool: WorkerPool, options: Mapping[str, Any], seed: int) -> Self:
+        db, run_id = _source(options)
+        logged_pool, rewards = logged_rewards(db, run_id)
+        by_worker = dict(zip(logged_pool.workers, rewards, strict=True))
+        missing = [w for w in pool.workers if w not in by_worker]
+        if missing:
+            raise ConfigError(
+                f"worker(s) {', '.join(missing[:5])} are not in logged run {run_id}",
+                "replay the logged run's own pool",
+            )
+        model = RecordedRewards(
+            pool.workers, [by_worker[w] for w in pool.workers], seed,
+            replacement=False, shuffle=False,
+        )  # fmt: skip
+        rest = {k: v for k, v in options.items() if k not in ("db", "run")}
+        oracle = cls(model, **delivery_options(rest, cls.name))
+        oracle.source_options = {"db": db, "run": run_id}
+        return oracle
+
+
+def _source(options: Mapping[str, Any]) -> tuple[str, str]:
+    db, run_id = options.get("db"), options.get("run")
+    if not db or not run_id:
+        raise ConfigError("the log oracle needs the run database and run id", "pass db= and run=")
+    return str(db), str(run_id)

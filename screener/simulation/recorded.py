@@ -1,0 +1,91 @@
+"""Recorded answers as a reward model: replay a dataset or a logged run, worker by worker.
+
+Two modes, both pure functions of (seed, worker, question number) like the simulated models:
+
+- with replacement (the papers' setup): each question draws one of the worker's recorded
+  rewards uniformly at random, so the worker's true mean is the mean over all its records;
+- without replacement (realistic): the worker's j-th question gets its j-th recorded reward,
+  in a seeded shuffle of its records (or in recorded order with ``shuffle=False``, as a log
+  replay needs); past the last record the worker is exhausted and the draw is NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from screener.errors import ConfigError
+from screener.simulation.hashing import uniforms, worker_rng
+from screener.simulation.rewards import FloatArray, RewardModel
+
+__all__ = ["EXHAUSTED_RECORDS", "RecordedRewards"]
+
+EXHAUSTED_RECORDS = "exhausted: no unused recorded answer left"
+
+_PICK_STREAM = 21
+_SHUFFLE_STREAM = 22
+IntArray = NDArray[np.int64]
+
+
+class RecordedRewards(RewardModel):
+    """Per-worker recorded rewards in [0, 1]; ``sample`` returns NaN for an exhausted worker."""
+
+    kind = "recorded"
+
+    def __init__(
+        self,
+        workers: Sequence[str],
+        records: Sequence[ArrayLike],
+        seed: int = 0,
+        *,
+        replacement: bool = True,
+        shuffle: bool = True,
+    ) -> None:
+        arrays = [np.asarray(r, dtype=np.float64).reshape(-1) for r in records]
+        if len(arrays) != len(workers):
+            raise ConfigError("one list of recorded rewards per worker is needed")
+        if replacement:
+            for worker, rewards in zip(workers, arrays, strict=True):
+                if rewards.size == 0:
+                    raise ConfigError(f"worker {worker!r} has no recorded answers to draw from")
+        super().__init__([float(r.mean()) if r.size else 0.0 for r in arrays], seed)
+        # A worker without records has no true mean: NaN (it is exhausted from the start).
+        self.means = np.array([float(r.mean()) if r.size else np.nan for r in arrays])
+        self.means.flags.writeable = False
+        self.workers = tuple(workers)
+        self.replacement = replacement
+        self.shuffle = shuffle
+        self.counts: IntArray = np.array([r.size for r in arrays], dtype=np.int64)
+        self._offsets: IntArray = np.concatenate(([0], np.cumsum(self.counts)[:-1])).astype(
+            np.int64
+        )
+        if not replacement and shuffle:
+            arrays = [
+                r[worker_rng(seed, _SHUFFLE_STREAM, w).permutation(r.size)]
+                for w, r in zip(self.workers, arrays, strict=True)
+            ]
+        self._flat: FloatArray = np.concatenate(arrays)
+
+    def sample(self, arms: ArrayLike, seqs: ArrayLike) -> FloatArray:
+        a = np.asarray(arms, dtype=np.int64)
+        s = np.asarray(seqs, dtype=np.int64)
+        counts = self.counts[a]
+        if self.replacement:
+            u = uniforms(self.seed, _PICK_STREAM, a, s)
+            index = np.minimum((u * counts).astype(np.int64), counts - 1)
+            return self._flat[self._offsets[a] + index]
+        out = np.full(a.size, np.nan)
+        fresh = s < counts
+        out[fresh] = self._flat[self._offsets[a[fresh]] + s[fresh]]
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "seed": self.seed,
+            "replacement": self.replacement,
+            "shuffle": self.shuffle,
+        }
