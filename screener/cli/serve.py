@@ -1,0 +1,121 @@
+"""``screener serve``: run the reference gold-question service (docs/live-api.md) locally.
+
+For trying the http oracle end to end, and for testing clients against misbehaving services
+(the fault switches). Not from the papers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import click
+
+from screener.bank import load_bank
+from screener.live.service import Faults, GoldService, arithmetic_bank, start_service
+from screener.oracles.latency import Latency
+from screener.pool import demo_pool, load_pool_csv
+
+__all__ = ["DEFAULT_BANK_SIZE", "TOKEN_ENV", "serve"]
+
+#: The environment variable holding the bearer token the service requires.
+TOKEN_ENV = "SCREENER_SERVICE_TOKEN"
+DEFAULT_BANK_SIZE = 200
+
+
+@click.command()
+@click.argument("pool_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--questions",
+    "bank_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help=f"Gold question bank (CSV or JSON). Default: {DEFAULT_BANK_SIZE} generated "
+    "'What is a + b?' questions.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=0, show_default=True, help="Port (0: any free one).")
+@click.option(
+    "--latency",
+    default="constant:0.1",
+    show_default=True,
+    help="Answer latency: none, constant:S or exponential:MEAN (seconds).",
+)
+@click.option("--error-rate", type=float, default=0.0, show_default=True, help="Share of 503s.")
+@click.option(
+    "--timeout-rate",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Share of requests whose response is held --timeout-delay seconds.",
+)
+@click.option("--timeout-delay", type=float, default=30.0, show_default=True)
+@click.option(
+    "--duplicate-rate",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Share of answers delivered twice.",
+)
+@click.option("--reorder", is_flag=True, help="Shuffle the answers within each batch.")
+@click.option("--slow", type=float, default=0.0, show_default=True, help="Extra seconds per reply.")
+@click.option(
+    "--rate-limit",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Requests per second before 429 replies (0: no limit).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Answers, bank and faults.")
+@click.option("--stop-after", type=float, default=None, hidden=True, help="Exit after S seconds.")
+def serve(
+    pool_file: Path | None,
+    bank_file: Path | None,
+    host: str,
+    port: int,
+    latency: str,
+    error_rate: float,
+    timeout_rate: float,
+    timeout_delay: float,
+    duplicate_rate: float,
+    reorder: bool,
+    slow: float,
+    rate_limit: float,
+    seed: int,
+    stop_after: float | None,
+) -> None:
+    """Serve simulated workers from POOL_FILE (CSV: worker,accuracy) or the demo pool.
+
+    Prints the base URL on one line, then runs until Ctrl-C. Requests must carry
+    "Authorization: Bearer $SCREENER_SERVICE_TOKEN" when that variable is set; without it
+    the service accepts everyone (it listens on 127.0.0.1 unless told otherwise).
+    """
+    token = os.environ.get(TOKEN_ENV) or None
+    pool = load_pool_csv(pool_file) if pool_file is not None else demo_pool()
+    bank = load_bank(bank_file) if bank_file is not None else arithmetic_bank(DEFAULT_BANK_SIZE)
+    faults = Faults(
+        error_rate=error_rate, timeout_rate=timeout_rate, timeout_delay=timeout_delay,
+        duplicate_rate=duplicate_rate, reorder=reorder, slow=slow, rate_limit=rate_limit,
+    )  # fmt: skip
+    service = GoldService(
+        pool, bank, token=token, latency=Latency.parse(latency), faults=faults, seed=seed
+    )
+    if token is None:
+        click.echo(f"warning: {TOKEN_ENV} is not set: the service accepts any request", err=True)
+    try:
+        asyncio.run(_serve(service, host, port, stop_after))
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)
+
+
+async def _serve(service: GoldService, host: str, port: int, stop_after: float | None) -> None:
+    runner, url = await start_service(service, host=host, port=port)
+    click.echo(url)
+    try:
+        if stop_after is None:
+            await asyncio.Event().wait()
+        else:
+            await asyncio.sleep(stop_after)
+    finally:
+        await runner.cleanup()
