@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import deque
+import sys
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -33,6 +34,12 @@ from screener.simulation.generic_outliers import (
     outlier_group_violations,
     outlier_groups,
 )
+
+_ROOT = Path(__file__).resolve().parents[2]
+if str(_ROOT) not in sys.path:  # benchmarks/ is a folder of the source tree, not installed
+    sys.path.insert(0, str(_ROOT))
+
+from benchmarks.reference_gold import NaiveGOLD  # noqa: E402
 
 _G = TypeVar("_G", bound=GOLD)
 
@@ -203,38 +210,6 @@ def test_tiny_case_by_hand() -> None:
 
 
 # ------------------------------------------------------------ runs and the naive path
-def _components(adjacency: NDArray[np.bool_], members: NDArray[np.bool_]) -> NDArray[np.int64]:
-    """Connected components by plain breadth-first search over adjacency lists."""
-    labels = np.full(members.size, -1, dtype=np.int64)
-    neighbours = [np.flatnonzero(row).tolist() for row in adjacency]
-    label = 0
-    for start in np.flatnonzero(members).tolist():
-        if labels[start] >= 0:
-            continue
-        labels[start] = label
-        queue = deque([start])
-        while queue:
-            for other in neighbours[queue.popleft()]:
-                if labels[other] < 0:
-                    labels[other] = label
-                    queue.append(other)
-        label += 1
-    return labels
-
-
-class NaiveGOLD(GOLD):
-    """Reference: every pair re-checked and every component recomputed at each refresh."""
-
-    def _cut_edges(self, graph: NeighbourGraph, rows: IntArray) -> bool:
-        members = graph.members
-        gap = np.abs(self.means[:, None] - self.means[None, :])
-        reach = self.b * (self.radii[:, None] + self.radii[None, :])
-        keep = ~(gap > reach) & members[:, None] & members[None, :]
-        graph.adjacency &= keep  # never re-adds: an edge stays only if it was there
-        graph.labels = _components(graph.adjacency, members)
-        return True
-
-
 class RecordingGOLD(GOLD):
     """Keeps a copy of the adjacency after every edge update."""
 

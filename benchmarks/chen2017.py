@@ -1,0 +1,434 @@
+"""Reproduction of Figures 1-4 of Chen, Chen, Zhang, Zhou, ICML 2017 (Section 3): AdaptiveTopK.
+
+eps-top-K arm identification, fixed-budget version: n = 1000 Bernoulli arms, eps = 0.01,
+delta = 0.01, K in {100, 250, 500}. Metric: failure probability, the share of runs whose
+aggregate regret ``(1 / K) (sum of the K best means - sum of the selected means)`` exceeds
+eps (the regret of Zhou et al. 2014, averaged over K: "mean total within eps K of the best K").
+Algorithms: AdaptiveTopK (``fixed_budget=True``), OptMAI ("optmai") and CLUCB-PAC
+("clucb-pac"); an algorithm missing from ``screener.algorithms.registry.ALGORITHMS`` is skipped
+with a printed note.
+
+Instances (``instance_means``), each shuffled by a fixed permutation (so that lowest-index tie
+breaks favour no group):
+
+* TWOGROUP (Figure 1): the K best arms at 0.7, the rest at 0.3;
+* UNIFORM (Figure 3): mu_i = 1 - i / n, i = 1..n;
+* SYNTHETIC-p (Figure 2: p = 0.5, Figure 4: p = 6). The paper's formula is garbled in our copy;
+  ours: start from the UNIFORM grid u_i = 1 - i / n, take the boundary c = 1 - (K + 1/2) / n
+  (midway between the K-th and (K+1)-th arm) and the half-widths h+ = u_1 - c above and
+  h- = c - u_n below it, map ``y_i = c + sign(u_i - c) h |(u_i - c) / h|^p`` (h the half-width
+  of u_i's side), then rescale y linearly to span [0, 1]. p > 1 pulls every arm towards the
+  boundary, p < 1 pushes it away; p = 1 is UNIFORM rescaled to [0, 1] (the paper: SYNTHETIC-1
+  "is identical to UNIFORM"), so Figure 3 is run as UNIFORM only.
+
+Budgets: {10, 20, 30, 40, 50, 60, 80, 100, 150, 200} pulls per arm (the paper does not list
+its axis; beyond ~100 pulls per arm every algorithm's failure probability is 0).
+AdaptiveTopK does not depend on the budget when the outer condition is dropped, so one run to
+the largest budget records the selection (``result()``: the leaning of each worker) at every
+grid budget; its rounds are batches that only end when all their answers are in, so asking
+50,000 pulls at a time makes the same pulls as asking one at a time. OptMAI's schedule depends
+on the budget and CLUCB-PAC is treated the same way (one run per budget, ``simulate`` with
+batch = n): their implementations are new, this script does not assume more.
+
+Seeds: run r of (instance, K) draws from ``BernoulliRewards(means, seed)`` with ``seed`` a fixed
+function of (instance, K, r), the same for every algorithm (common random numbers).
+
+Usage::
+
+    python benchmarks/chen2017.py --quick     # a small subset, well under a minute
+    python benchmarks/chen2017.py             # full (~15-20 minutes on 2 cores)
+    python benchmarks/chen2017.py --speed     # pulls per second of AdaptiveTopK at n = 1000
+    python benchmarks/chen2017.py --show benchmarks/results/chen2017-full.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import machine_info, markdown_table, write_json
+from benchmarks.speed import _clock, _median, _since, _Timed
+from screener import BernoulliRewards, simulate
+from screener.algorithms import Algorithm
+from screener.algorithms.registry import ALGORITHMS, accepted_parameters, create_algorithm
+from screener.algorithms.result import Decision
+
+__all__ = [
+    "FULL",
+    "QUICK",
+    "Plan",
+    "aggregate_regret",
+    "format_report",
+    "instance_means",
+    "run",
+    "synthetic_means",
+    "tasks",
+]
+
+FloatArray = NDArray[np.float64]
+ANYTIME = frozenset({"adaptive-topk"})
+ALGORITHM_NAMES = ("adaptive-topk", "optmai", "clucb-pac")
+INSTANCES = ("twogroup", "synthetic-0.5", "uniform", "synthetic-6")
+FIGURE = {"twogroup": 1, "synthetic-0.5": 2, "uniform": 3, "synthetic-6": 4}
+ASK = 50_000  # pulls per ask for AdaptiveTopK (rounds are batches: same pulls as ask(1))
+Record = dict[str, Any]
+
+
+# --------------------------------------------------------------------------- instances
+def synthetic_means(n: int, k: int, p: float) -> FloatArray:
+    """SYNTHETIC-p in arm order (best first): see the module docstring for the formula."""
+    u = 1.0 - np.arange(1, n + 1) / n
+    c = 1.0 - (k + 0.5) / n
+    x = u - c
+    half = np.where(x > 0, u[0] - c, c - u[-1])
+    y = c + np.sign(x) * half * np.abs(x / half) ** p
+    return np.asarray((y - y[-1]) / (y[0] - y[-1]), dtype=np.float64)
+
+
+def _sorted_means(name: str, n: int, k: int) -> FloatArray:
+    if name == "twogroup":
+        return np.where(np.arange(n) < k, 0.7, 0.3)
+    if name == "uniform":
+        return 1.0 - np.arange(1, n + 1) / n
+    if name.startswith("synthetic-"):
+        return synthetic_means(n, k, float(name.split("-", 1)[1]))
+    raise ValueError(f"unknown instance {name!r}")
+
+
+def instance_means(name: str, n: int, k: int) -> FloatArray:
+    """The instance's means, shuffled by a permutation fixed by (n, k)."""
+    order = np.random.default_rng([2017, n, k]).permutation(n)
+    return _sorted_means(name, n, k)[order]
+
+
+def aggregate_regret(selected: ArrayLike, means: ArrayLike, k: int) -> float:
+    """(1 / K) (sum of the K largest means - sum of the selected arms' means)."""
+    mu = np.asarray(means, dtype=np.float64)
+    best = float(np.sort(mu)[::-1][:k].sum())
+    return (best - float(mu[np.asarray(selected, dtype=np.int64)].sum())) / k
+
+
+def run_seed(instance: str, k: int, run: int) -> int:
+    code = INSTANCES.index(instance)
+    sequence = np.random.SeedSequence([2017, code, k, run])
+    return int(sequence.generate_state(1, dtype=np.uint32)[0])
+
+
+# ------------------------------------------------------------------------------ plan
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What to run; ``other_runs`` is for OptMAI and CLUCB-PAC (one run per budget)."""
+
+    mode: str
+    instances: tuple[str, ...]
+    ks: tuple[int, ...]
+    per_arm: tuple[int, ...]
+    runs: int
+    other_runs: int
+    n: int = 1000
+    eps: float = 0.01
+    delta: float = 0.01
+    processes: int = 2
+
+
+#: Per-arm budgets: every algorithm's failure probability is 0 from ~100 pulls per arm on.
+GRID = (10, 20, 30, 40, 50, 60, 80, 100, 150, 200)
+QUICK = Plan("quick", INSTANCES, (100, 250, 500), (20, 40, 60, 100), runs=10, other_runs=2)
+# CLUCB-PAC runs at ~0.3-0.6M pulls/s and needs one run per budget: 50 runs keep the full
+# plan near 15 minutes on 2 processes (AdaptiveTopK ~4 min, OptMAI ~4, CLUCB-PAC ~10 CPU min).
+FULL = Plan("full", INSTANCES, (100, 250, 500), GRID, runs=200, other_runs=50)
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    algorithm: str
+    instance: str
+    k: int
+    run: int
+    budgets: tuple[int, ...]  # checkpoints (anytime) or the one budget
+    n: int
+    eps: float
+    delta: float
+
+
+def tasks(plan: Plan, available: Sequence[str] | None = None) -> list[Task]:
+    """AdaptiveTopK: one task per run (all budgets); the others: one per run and budget."""
+    names = [a for a in ALGORITHM_NAMES if available is None or a in available]
+    budgets = tuple(b * plan.n for b in plan.per_arm)
+    out = []
+    for name in names:
+        for instance in plan.instances:
+            for k in plan.ks:
+                if name in ANYTIME:
+                    out += [
+                        Task(name, instance, k, r, budgets, plan.n, plan.eps, plan.delta)
+                        for r in range(plan.runs)
+                    ]
+                else:
+                    out += [
+                        Task(name, instance, k, r, (b,), plan.n, plan.eps, plan.delta)
+                        for r in range(plan.other_runs)
+                        for b in budgets
+                    ]
+    return sorted(out, key=lambda t: -max(t.budgets))
+
+
+def build(name: str, task: Task, budget: int) -> Algorithm:
+    """The algorithm with whichever of k, eps, delta, budget, fixed_budget it accepts."""
+    candidates: dict[str, Any] = {
+        "k": task.k,
+        "eps": task.eps,
+        "delta": task.delta,
+        "budget": budget,
+        "fixed_budget": True,
+    }
+    accepted = accepted_parameters(ALGORITHMS[name])
+    return create_algorithm(name, task.n, {p: v for p, v in candidates.items() if p in accepted})
+
+
+def selection(algorithm: Algorithm) -> list[int]:
+    """Workers whose leaning in ``result()`` is SELECTED."""
+    return [w.arm for w in algorithm.result().workers if w.leaning is Decision.SELECTED]
+
+
+def run_task(task: Task) -> list[Record]:
+    started = time.perf_counter()
+    means = instance_means(task.instance, task.n, task.k)
+    rewards = BernoulliRewards(means, run_seed(task.instance, task.k, task.run))
+    picks: list[tuple[int, list[int], int]] = []  # (budget, selection, pulls)
+    if task.algorithm in ANYTIME:
+        algorithm = build(task.algorithm, task, max(task.budgets))
+        for budget in task.budgets:
+            while algorithm.n_answered < budget:
+                ask = algorithm.ask(min(ASK, budget - algorithm.n_answered))
+                if ask.done:
+                    break
+                algorithm.tell_many(ask.ids, rewards.sample(ask.arms, ask.seqs))
+            picks.append((budget, selection(algorithm), algorithm.n_answered))
+    else:
+        algorithm = build(task.algorithm, task, task.budgets[0])
+        simulate(algorithm, rewards, batch=task.n)
+        picks.append((task.budgets[0], selection(algorithm), algorithm.n_answered))
+    seconds = (time.perf_counter() - started) / len(picks)
+    records = []
+    for budget, chosen, pulls in picks:
+        regret = aggregate_regret(chosen, means, task.k)
+        records.append(
+            {
+                "algorithm": task.algorithm,
+                "instance": task.instance,
+                "k": task.k,
+                "run": task.run,
+                "budget": budget,
+                "pulls": pulls,
+                "selected": len(chosen),
+                "regret": regret,
+                # 1e-12: TWOGROUP's exact ties must not fail on rounding.
+                "failed": len(chosen) != task.k or regret > task.eps + 1e-12,
+                "seconds": round(seconds, 4),
+            }
+        )
+    return records
+
+
+def run(plan: Plan, *, progress: bool = True) -> dict[str, Any]:
+    """Run every available algorithm's tasks on ``plan.processes`` processes."""
+    available = [a for a in ALGORITHM_NAMES if a in ALGORITHMS]
+    missing = [a for a in ALGORITHM_NAMES if a not in ALGORITHMS]
+    for name in missing:
+        print(f"[chen2017] {name!r} is not in the registry yet: skipped", file=sys.stderr)
+    todo = tasks(plan, available)
+    started = time.perf_counter()
+    records: list[Record] = []
+    done, last_note = 0, started
+    with multiprocessing.Pool(plan.processes) as pool:
+        for batch in pool.imap_unordered(run_task, todo, chunksize=2):
+            records += batch
+            done += 1
+            now = time.perf_counter()
+            if progress and (now - last_note > 30 or done == len(todo)):
+                last_note = now
+                print(
+                    f"[chen2017] {done}/{len(todo)} tasks, {now - started:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return {
+        "benchmark": "chen2017",
+        "plan": asdict(plan),
+        "machine": machine_info(),
+        "seconds": round(time.perf_counter() - started, 1),
+        "skipped": missing,
+        "summary": summarize(records),
+        "records": records,
+    }
+
+
+def summarize(records: Sequence[Record]) -> list[Record]:
+    """Failure probability and mean regret per (instance, K, algorithm, budget)."""
+    groups: dict[tuple[str, int, str, int], list[Record]] = defaultdict(list)
+    for r in records:
+        groups[(r["instance"], r["k"], r["algorithm"], r["budget"])].append(r)
+    return [
+        {
+            "instance": instance,
+            "k": k,
+            "algorithm": name,
+            "budget": budget,
+            "runs": len(rows),
+            "failure": float(np.mean([r["failed"] for r in rows])),
+            "mean_regret": float(np.mean([r["regret"] for r in rows])),
+        }
+        for (instance, k, name, budget), rows in sorted(
+            groups.items(), key=lambda item: (INSTANCES.index(item[0][0]), *item[0][1:])
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------ report
+def format_report(report: dict[str, Any]) -> str:
+    """One table per instance (rows: K and budget; cells: failure probability); claims."""
+    plan = report["plan"]
+    rows = report["summary"]
+    cell = {(r["instance"], r["k"], r["algorithm"], r["budget"]): r for r in rows}
+    names = [a for a in ALGORITHM_NAMES if any(r["algorithm"] == a for r in rows)]
+    parts = [
+        f"Chen et al. 2017, Figures 1-4 ({plan['mode']}): n = {plan['n']}, eps = {plan['eps']}, "
+        f"delta = {plan['delta']}; AdaptiveTopK {plan['runs']} runs per budget, OptMAI and "
+        f"CLUCB-PAC {plan['other_runs']} (the paper: 200); wall time {report['seconds']:.0f} s "
+        f"on {plan['processes']} processes. Cells: failure probability (regret > eps), "
+        "mean regret in brackets.",
+    ]
+    if report.get("skipped"):
+        parts.append(f"Skipped (not in the registry): {', '.join(report['skipped'])}.")
+    parts.append("")
+    for instance in INSTANCES:
+        keys = sorted({(r["k"], r["budget"]) for r in rows if r["instance"] == instance})
+        if not keys:
+            continue
+        table = []
+        for k, budget in keys:
+            line: list[object] = [k, f"{budget:,}"]
+            for name in names:
+                r = cell.get((instance, k, name, budget))
+                line.append("-" if r is None else f"{r['failure']:.2f} ({r['mean_regret']:.4f})")
+            table.append(line)
+        parts += [
+            f"Figure {FIGURE[instance]}: {instance.upper()}",
+            "",
+            markdown_table(["K", "budget", *names], table),
+            "",
+        ]
+    parts += ["Paper's claims beside ours:", "", markdown_table(*_claims(rows, names)), ""]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def _compare(
+    rows: Sequence[Record], other: str, ks: Sequence[int] | None = None, instance: str = ""
+) -> str:
+    """Cells (instance, K, budget) where AdaptiveTopK's failure is lower / equal / higher."""
+    rows = [r for r in rows if not instance or r["instance"] == instance]
+    mine = {(r["instance"], r["k"], r["budget"]): r["failure"] for r in rows
+            if r["algorithm"] == "adaptive-topk"}  # fmt: skip
+    theirs = {(r["instance"], r["k"], r["budget"]): r["failure"] for r in rows
+              if r["algorithm"] == other}  # fmt: skip
+    shared = [key for key in mine if key in theirs and (ks is None or key[1] in ks)]
+    if not shared:
+        return f"{other} not run"
+    better = sum(mine[key] < theirs[key] for key in shared)
+    tied = sum(mine[key] == theirs[key] for key in shared)
+    worse = len(shared) - better - tied
+    return f"lower in {better}, tied in {tied}, higher in {worse} of {len(shared)} cells"
+
+
+def _claims(rows: Sequence[Record], names: Sequence[str]) -> tuple[list[str], list[list[object]]]:
+    out: list[list[object]] = [
+        ["AdaptiveTopK beats CLUCB-PAC", "almost everywhere", _compare(rows, "clucb-pac")],
+        ["AdaptiveTopK beats OptMAI for large K", "K = 500 (large K)",
+         _compare(rows, "optmai", (500,))],
+        ["OptMAI best for small K (ours: AdaptiveTopK vs OptMAI)", "most datasets at K = 100",
+         _compare(rows, "optmai", (100,))],
+    ]  # fmt: skip
+    two = [r for r in rows if r["instance"] == "twogroup" and r["algorithm"] == "adaptive-topk"]
+    if two:
+        by_k: dict[int, list[Record]] = defaultdict(list)
+        for r in two:
+            by_k[r["k"]].append(r)
+        first = []
+        for k, group in sorted(by_k.items()):
+            zero = [r["budget"] for r in sorted(group, key=lambda r: r["budget"])
+                    if r["failure"] == 0.0]  # fmt: skip
+            first.append(f"K = {k}: {f'{zero[0]:,}' if zero else 'never'}")
+        others = [n for n in names if n != "adaptive-topk"]
+        out.append(
+            [
+                "TWOGROUP: AdaptiveTopK's advantage is large",
+                "large, for all K (Figure 1)",
+                "AdaptiveTopK reaches failure 0 at budget "
+                + "; ".join(first)
+                + "".join(f"; vs {n}: {_compare(rows, n, instance='twogroup')}" for n in others)
+                + ("" if others else "; OptMAI / CLUCB-PAC not run"),
+            ]
+        )
+    return ["claim", "paper", "ours"], out
+
+
+# ------------------------------------------------------------------------------ speed
+def speed(n: int = 1000, k: int = 250, per_arm: int = 400, repeat: int = 3) -> str:
+    """Pulls per CPU second of AdaptiveTopK (fixed budget) at n workers, UNIFORM."""
+    means = instance_means("uniform", n, k)
+    budget = per_arm * n
+    table: list[list[object]] = []
+    for batch in (n, ASK):
+        timed: list[_Timed] = []
+        for _ in range(repeat):
+            params = {"k": k, "eps": 0.01, "delta": 0.01, "fixed_budget": True, "budget": budget}
+            algorithm = create_algorithm("adaptive-topk", n, params)
+            start = _clock()
+            simulate(algorithm, BernoulliRewards(means, 1), batch=batch)
+            timed.append(_since(algorithm.n_answered, start))
+        t = _median(timed)
+        table.append([f"AdaptiveTopK, n = {n}, K = {k}, batch = {batch:,}", f"{t.pulls:,}",
+                      f"{t.cpu:.3f}", f"{t.rate:,.0f}"])  # fmt: skip
+    return markdown_table(["path", "pulls", "CPU s", "pulls/s"], table) + "\n"
+
+
+# ------------------------------------------------------------------------------- main
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="small subset, under a minute")
+    parser.add_argument("--processes", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--speed", action="store_true", help="only the pulls-per-second section")
+    parser.add_argument("--show", type=Path, help="print the tables of a saved JSON result")
+    args = parser.parse_args(argv)
+    if args.speed:
+        print(speed(), end="")
+        return 0
+    if args.show is not None:
+        print(format_report(json.loads(args.show.read_text(encoding="utf-8"))), end="")
+        return 0
+    plan = QUICK if args.quick else FULL
+    plan = Plan(**{**asdict(plan), "processes": args.processes})
+    report = run(plan)
+    path = write_json(f"chen2017-{plan.mode}", report)
+    print(format_report(report), end="")
+    print(f"\nresults: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
