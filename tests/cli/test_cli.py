@@ -73,10 +73,12 @@ def test_report_and_runs_replay_the_journal(tmp_path: Path) -> None:
     assert original["run_id"] in listed.stdout and "condition met" in listed.stdout
 
 
-def test_oracles_lists_the_builtin_one() -> None:
+def test_oracles_lists_the_builtin_ones() -> None:
     done = screener("oracles")
     assert done.returncode == 0
-    assert done.stdout.split()[0] == "simulated"
+    names = [line.split()[0] for line in done.stdout.splitlines()]
+    assert names == sorted(names)
+    assert {"dataset", "http", "log", "simulated"} <= set(names)
 
 
 @pytest.mark.parametrize(
@@ -87,7 +89,7 @@ def test_oracles_lists_the_builtin_one() -> None:
         (["run", "--budget", "0"], "budget must be"),
         (["run", "--concurrency", "0"], "concurrency must be"),
         (["run", "--latency", "soon"], "cannot read latency"),
-        (["run", "--oracle", "nope"], "unknown oracle 'nope' (available: simulated"),
+        (["run", "--oracle", "nope"], "unknown oracle 'nope' (available: dataset, http"),
         (["run", "missing.csv"], "no pool file at missing.csv"),
         (["run", "--workers", "1"], "cannot build 1 workers"),
         (["run", "--algorithm", "xyz"], "Invalid value for '--algorithm'"),
