@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import sys
 import time
 from collections import defaultdict
@@ -52,7 +51,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import machine_info, markdown_table, write_json
+from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json
 from benchmarks.reference_gold import NaiveGOLD
 from screener import BernoulliRewards, StopReason, simulate
 from screener.algorithms.gold import GOLD
@@ -219,21 +218,9 @@ def run(plan: Plan, *, progress: bool = True) -> dict[str, Any]:
     with_ib = "ib" in ALGORITHMS
     notes = [] if with_ib else ["IB skipped: 'ib' is not in screener.algorithms.registry."]
     tasks = build_tasks(plan, with_ib=with_ib)
-    started = time.perf_counter()
-    records: list[Record] = []
-    last = started
-    with multiprocessing.Pool(plan.processes) as pool:
-        for record in pool.imap_unordered(run_task, tasks, chunksize=1):
-            records.append(record)
-            now = time.perf_counter()
-            if progress and (now - last > 30 or len(records) == len(tasks)):
-                last = now
-                print(
-                    f"[ban2020] {len(records)}/{len(tasks)} runs, {now - started:.0f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
-    seconds = time.perf_counter() - started
+    records, seconds = run_in_processes(
+        "ban2020", run_task, tasks, plan.processes, progress=progress
+    )
     records.sort(
         key=lambda r: (
             r["part"],

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import sys
 import time
 from collections import defaultdict
@@ -60,8 +59,8 @@ from numpy.typing import ArrayLike, NDArray
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import machine_info, markdown_table, write_json
-from benchmarks.speed import _clock, _median, _since, _Timed
+from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json
+from benchmarks.speed import Timed, clock, median_run, since
 from screener import BernoulliRewards, simulate
 from screener.algorithms import Algorithm
 from screener.algorithms.registry import ALGORITHMS, accepted_parameters, create_algorithm
@@ -252,26 +251,15 @@ def run(plan: Plan, *, progress: bool = True) -> dict[str, Any]:
     for name in missing:
         print(f"[chen2017] {name!r} is not in the registry yet: skipped", file=sys.stderr)
     todo = tasks(plan, available)
-    started = time.perf_counter()
-    records: list[Record] = []
-    done, last_note = 0, started
-    with multiprocessing.Pool(plan.processes) as pool:
-        for batch in pool.imap_unordered(run_task, todo, chunksize=2):
-            records += batch
-            done += 1
-            now = time.perf_counter()
-            if progress and (now - last_note > 30 or done == len(todo)):
-                last_note = now
-                print(
-                    f"[chen2017] {done}/{len(todo)} tasks, {now - started:.0f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
+    batches, seconds = run_in_processes(
+        "chen2017", run_task, todo, plan.processes, chunksize=2, progress=progress
+    )
+    records: list[Record] = [record for batch in batches for record in batch]
     return {
         "benchmark": "chen2017",
         "plan": asdict(plan),
         "machine": machine_info(),
-        "seconds": round(time.perf_counter() - started, 1),
+        "seconds": round(seconds, 1),
         "skipped": missing,
         "summary": summarize(records),
         "records": records,
@@ -394,14 +382,14 @@ def speed(n: int = 1000, k: int = 250, per_arm: int = 400, repeat: int = 3) -> s
     budget = per_arm * n
     table: list[list[object]] = []
     for batch in (n, ASK):
-        timed: list[_Timed] = []
+        timed: list[Timed] = []
         for _ in range(repeat):
             params = {"k": k, "eps": 0.01, "delta": 0.01, "fixed_budget": True, "budget": budget}
             algorithm = create_algorithm("adaptive-topk", n, params)
-            start = _clock()
+            start = clock()
             simulate(algorithm, BernoulliRewards(means, 1), batch=batch)
-            timed.append(_since(algorithm.n_answered, start))
-        t = _median(timed)
+            timed.append(since(algorithm.n_answered, start))
+        t = median_run(timed)
         table.append([f"AdaptiveTopK, n = {n}, K = {k}, batch = {batch:,}", f"{t.pulls:,}",
                       f"{t.cpu:.3f}", f"{t.rate:,.0f}"])  # fmt: skip
     return markdown_table(["path", "pulls", "CPU s", "pulls/s"], table) + "\n"

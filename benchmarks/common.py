@@ -5,20 +5,25 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
+import multiprocessing
 import os
 import platform
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 import screener
 
-__all__ = ["RESULTS_DIR", "machine_info", "markdown_table", "write_json"]
+__all__ = ["RESULTS_DIR", "machine_info", "markdown_table", "run_in_processes", "write_json"]
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+_Task = TypeVar("_Task")
+_Out = TypeVar("_Out")
 
 
 def _cpu_model() -> str:
@@ -80,3 +85,30 @@ def _looks_numeric(text: str) -> bool:
     except ValueError:
         return stripped in ("", "-", "n/a")
     return True
+
+
+def run_in_processes(
+    name: str,
+    function: Callable[[_Task], _Out],
+    tasks: Sequence[_Task],
+    processes: int,
+    *,
+    chunksize: int = 1,
+    progress: bool = True,
+) -> tuple[list[_Out], float]:
+    """``function`` over ``tasks`` on ``processes`` processes: the results (in completion
+    order) and the wall seconds; a progress line on stderr at most every 30 s."""
+    started = last_note = time.perf_counter()
+    results: list[_Out] = []
+    with multiprocessing.Pool(processes) as pool:
+        for result in pool.imap_unordered(function, tasks, chunksize=chunksize):
+            results.append(result)
+            now = time.perf_counter()
+            if progress and (now - last_note > 30 or len(results) == len(tasks)):
+                last_note = now
+                print(
+                    f"[{name}] {len(results)}/{len(tasks)} tasks, {now - started:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return results, time.perf_counter() - started

@@ -18,8 +18,7 @@ import asyncio
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,8 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import machine_info, markdown_table, write_json
-from screener.errors import OracleError
 from screener.journal import Journal
 from screener.live.service import GoldService, arithmetic_bank, start_service
-from screener.oracles import load_oracle_class
 from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool
@@ -41,31 +38,6 @@ N_WORKERS = 30
 #: (concurrency, pulls): full and --quick.
 FULL = ((1, 100), (16, 1600), (64, 6400))
 QUICK = ((1, 30), (16, 320), (64, 1280))
-
-
-@contextmanager
-def http_oracle_registered() -> Iterator[None]:
-    """Declare the ``http`` entry point through a throwaway distribution when the installed
-    screener does not declare it yet (pyproject.toml is where it belongs)."""
-    try:
-        load_oracle_class("http")
-    except OracleError:
-        pass
-    else:
-        yield
-        return
-    with tempfile.TemporaryDirectory() as root:
-        info = Path(root, "screener_http_bench-0.dist-info")
-        info.mkdir()
-        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: screener-http-bench\n")
-        (info / "entry_points.txt").write_text(
-            "[screener.oracles]\nhttp = screener.oracles.http:HttpOracle\n"
-        )
-        sys.path.insert(0, root)
-        try:
-            yield
-        finally:
-            sys.path.remove(root)
 
 
 async def measure(concurrency: int, pulls: int, directory: Path) -> dict[str, Any]:
@@ -103,7 +75,7 @@ async def measure(concurrency: int, pulls: int, directory: Path) -> dict[str, An
 
 def run(cases: Sequence[tuple[int, int]]) -> dict[str, Any]:
     rows = []
-    with http_oracle_registered(), tempfile.TemporaryDirectory() as directory:
+    with tempfile.TemporaryDirectory() as directory:
         for concurrency, pulls in cases:
             rows.append(asyncio.run(measure(concurrency, pulls, Path(directory))))
     return {"machine": machine_info(), "latency_s": LATENCY, "workers": N_WORKERS, "rows": rows}

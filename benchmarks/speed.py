@@ -186,7 +186,7 @@ def bare_loop(
 
 # ------------------------------------------------------------------------ measurements
 @dataclass(frozen=True, slots=True)
-class _Timed:
+class Timed:
     """One measurement: pulls made, CPU seconds of this process, wall seconds."""
 
     pulls: int
@@ -199,26 +199,26 @@ class _Timed:
         return self.pulls / self.cpu
 
 
-def _clock() -> tuple[float, float]:
+def clock() -> tuple[float, float]:
     return time.process_time(), time.perf_counter()
 
 
-def _since(pulls: int, start: tuple[float, float]) -> _Timed:
-    cpu, wall = _clock()
-    return _Timed(pulls, cpu - start[0], wall - start[1])
+def since(pulls: int, start: tuple[float, float]) -> Timed:
+    cpu, wall = clock()
+    return Timed(pulls, cpu - start[0], wall - start[1])
 
 
-def _median(runs: Sequence[_Timed]) -> _Timed:
+def median_run(runs: Sequence[Timed]) -> Timed:
     return sorted(runs, key=lambda t: t.cpu)[len(runs) // 2]
 
 
 def _ours(
     config: SpeedConfig, name: str, means: FloatArray, batch: int, budget: int
-) -> tuple[_Timed, KSigmaAlgorithm]:
+) -> tuple[Timed, KSigmaAlgorithm]:
     algorithm = ALGORITHMS[name](config.n, k=config.k, delta=config.delta, budget=budget)
-    start = _clock()
+    start = clock()
     simulate(algorithm, BernoulliRewards(means, config.seed), batch=batch)
-    return _since(algorithm.n_answered, start), algorithm
+    return since(algorithm.n_answered, start), algorithm
 
 
 def measure_simulate(config: SpeedConfig) -> Section:
@@ -232,16 +232,16 @@ def measure_simulate(config: SpeedConfig) -> Section:
         label = name.upper()
         budget = config.budget
         # The same first `budget` pulls: the reference, then simulate with batch 1 and n.
-        start = _clock()
+        start = clock()
         pulls, ref_counts, _ = bare_loop(
             name, means, config.seed, k=config.k, delta=config.delta, budget=budget
         )
-        reference = _since(pulls, start)
+        reference = since(pulls, start)
         one, one_alg = _ours(config, name, means, 1, budget)
-        fast = _median([_ours(config, name, means, n, budget)[0] for _ in range(config.repeat)])
+        fast = median_run([_ours(config, name, means, n, budget)[0] for _ in range(config.repeat)])
         # And a whole run, to termination (ledger growth and the late, sparse phase included).
         full_runs = [_ours(config, name, means, n, config.cap) for _ in range(config.repeat)]
-        full = _median([t for t, _ in full_runs])
+        full = median_run([t for t, _ in full_runs])
         full_alg = full_runs[0][1]
         same = bool(np.array_equal(one_alg.stats.count, ref_counts)) and one.pulls == pulls
         measured = {
@@ -317,7 +317,7 @@ def _termination_check(config: SpeedConfig) -> list[str]:
 
 def _orchestrated(
     config: SpeedConfig, name: str, means: FloatArray, concurrency: int, folder: Path
-) -> _Timed:
+) -> Timed:
     """One journaled run through the asyncio orchestrator to ``config.budget`` answers."""
     pool = WorkerPool(
         tuple(f"w{i}" for i in range(config.n)), tuple(float(m) for m in means), "benchmark"
@@ -325,9 +325,9 @@ def _orchestrated(
     params = {"k": config.k, "delta": config.delta, "budget": config.budget}
     plan = RunPlan(pool, name, params, "simulated", {}, config.seed, RunOptions(concurrency))
     database = folder / f"{name}-{concurrency}.db"
-    start = _clock()
+    start = clock()
     _, result = asyncio.run(start_run(plan, str(database)))
-    return _since(result.total_pulls, start)
+    return since(result.total_pulls, start)
 
 
 def measure_orchestrator(config: SpeedConfig) -> Section:
@@ -343,11 +343,11 @@ def measure_orchestrator(config: SpeedConfig) -> Section:
     data: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as folder:
         for name in ALGORITHMS:
-            start = _clock()
+            start = clock()
             pulls, _, _ = bare_loop(
                 name, means, config.seed, k=config.k, delta=config.delta, budget=config.budget
             )
-            reference = _since(pulls, start)
+            reference = since(pulls, start)
             base_rate = pulls / reference.wall
             rows.append([name.upper(), "bare numpy loop (reference)", f"{pulls:,}",
                          f"{reference.wall:.2f}", f"{base_rate:,.0f}", "1.00x"])  # fmt: skip

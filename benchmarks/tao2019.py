@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import multiprocessing
 import sys
 import time
 from collections import defaultdict
@@ -59,8 +58,14 @@ from numpy.typing import ArrayLike, NDArray
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import RESULTS_DIR, machine_info, markdown_table, write_json
-from benchmarks.speed import _clock, _median, _since, _Timed
+from benchmarks.common import (
+    RESULTS_DIR,
+    machine_info,
+    markdown_table,
+    run_in_processes,
+    write_json,
+)
+from benchmarks.speed import Timed, clock, median_run, since
 from screener import BernoulliRewards, simulate
 from screener.algorithms import Algorithm
 from screener.algorithms.registry import create_algorithm
@@ -434,26 +439,15 @@ def _check_task(task: Task) -> list[Record]:
 def run(plan: Plan, *, progress: bool = True) -> dict[str, Any]:
     """Run every task on ``plan.processes`` processes; returns the report dict."""
     todo = tasks(plan)
-    started = time.perf_counter()
-    records: list[Record] = []
-    done, last_note = 0, started
-    with multiprocessing.Pool(plan.processes) as pool:
-        for batch in pool.imap_unordered(run_task, todo, chunksize=1):
-            records += batch
-            done += 1
-            now = time.perf_counter()
-            if progress and (now - last_note > 30 or done == len(todo)):
-                last_note = now
-                print(
-                    f"[tao2019] {done}/{len(todo)} tasks, {now - started:.0f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
+    batches, seconds = run_in_processes(
+        "tao2019", run_task, todo, plan.processes, chunksize=1, progress=progress
+    )
+    records: list[Record] = [record for batch in batches for record in batch]
     return {
         "benchmark": "tao2019",
         "plan": asdict(plan),
         "machine": machine_info(),
-        "seconds": round(time.perf_counter() - started, 1),
+        "seconds": round(seconds, 1),
         "summary": summarize(records),
         "checks": [r for r in records if r["kind"] == "check"],
     }
@@ -624,13 +618,13 @@ def speed(n: int = 200, budget: int = 20_000, repeat: int = 3) -> str:
     means = np.linspace(0.3, 0.7, n)
     rows: list[list[object]] = []
     for batch in (1, n):
-        timed: list[_Timed] = []
+        timed: list[Timed] = []
         for _ in range(repeat):
             algorithm = create_algorithm("lsa", n, {"threshold": THETA, "budget": budget})
-            start = _clock()
+            start = clock()
             simulate(algorithm, BernoulliRewards(means, 1), batch=batch)
-            timed.append(_since(algorithm.n_answered, start))
-        t = _median(timed)
+            timed.append(since(algorithm.n_answered, start))
+        t = median_run(timed)
         rows.append([f"LSA, n = {n}, batch = {batch}", f"{t.pulls:,}", f"{t.cpu:.3f}",
                      f"{t.rate:,.0f}"])  # fmt: skip
     return markdown_table(["path", "pulls", "CPU s", "pulls/s"], rows) + "\n"

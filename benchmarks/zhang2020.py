@@ -46,7 +46,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import multiprocessing
 import os
 import sys
 import time
@@ -62,7 +61,7 @@ from numpy.typing import ArrayLike, NDArray
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import machine_info, markdown_table, write_json
+from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json
 from screener import BernoulliRewards, StopReason, simulate
 from screener.algorithms.registry import create_algorithm
 from screener.errors import ScreenerError
@@ -276,21 +275,9 @@ def run(plan: Plan, *, progress: bool = True) -> dict[str, Any]:
     with_hcb = root is not None and (root / HCB_FILE).exists()
     notes = [] if with_hcb else ["HCB skipped: SCREENER_DATA is unset or lacks " + HCB_FILE]
     tasks = build_tasks(plan, with_hcb=with_hcb)
-    started = time.perf_counter()
-    records: list[Record] = []
-    last = started
-    with multiprocessing.Pool(plan.processes) as pool:
-        for record in pool.imap_unordered(run_task, tasks, chunksize=1):
-            records.append(record)
-            now = time.perf_counter()
-            if progress and (now - last > 30 or len(records) == len(tasks)):
-                last = now
-                print(
-                    f"[zhang2020] {len(records)}/{len(tasks)} runs, {now - started:.0f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
-    seconds = time.perf_counter() - started
+    records, seconds = run_in_processes(
+        "zhang2020", run_task, tasks, plan.processes, progress=progress
+    )
     records.sort(key=lambda r: (r["part"], r["n"], r["k"], str(r["gap"]), r["instance"]))
     return {
         "benchmark": "zhang2020",

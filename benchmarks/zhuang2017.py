@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import sys
 import time
 from collections import defaultdict
@@ -45,7 +44,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import machine_info, markdown_table, write_json
+from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json
 from benchmarks.instances import DEFAULT_MIN_GAP, ksigma_instance
 from screener import (
     BernoulliRewards,
@@ -188,21 +187,9 @@ def _tasks(plan: Plan) -> list[Task]:
 def run(plan: Plan, *, progress: bool = True) -> dict[str, Any]:
     """Run every task of ``plan`` on ``plan.processes`` processes; returns the report dict."""
     tasks = _tasks(plan)
-    started = time.perf_counter()
-    records: list[Record] = []
-    last_note = started
-    with multiprocessing.Pool(plan.processes) as pool:
-        for record in pool.imap_unordered(run_task, tasks, chunksize=1):
-            records.append(record)
-            now = time.perf_counter()
-            if progress and (now - last_note > 30 or len(records) == len(tasks)):
-                last_note = now
-                print(
-                    f"[zhuang2017] {len(records)}/{len(tasks)} runs, {now - started:.0f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
-    seconds = time.perf_counter() - started
+    records, seconds = run_in_processes(
+        "zhuang2017", run_task, tasks, plan.processes, progress=progress
+    )
     records.sort(key=lambda r: (r["check"], r["n"], r["k"], r["instance"], r["run"], r["batch"]))
     return {
         "benchmark": "zhuang2017",

@@ -25,8 +25,6 @@ from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
 from screener.session import RunPlan, start_run
 
-pytestmark = pytest.mark.usefixtures("http_registered")
-
 SEED = 3
 PARAMS = {"k": 1.5, "delta": 0.1, "direction": "low"}
 CLIENT = {"poll_wait": 0.5, "request_timeout": 0.25, "backoff": 0.01, "max_attempts": 6}
