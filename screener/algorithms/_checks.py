@@ -25,3 +25,11 @@ def check_interval_options(interval: str, quantile: str) -> None:
     """The confidence-interval family and the normal-quantile rule."""
     check_choice("interval", interval, ("agresti-coull", "hoeffding"))
     check_choice("quantile rule", quantile, ("normal", "paper"))
+
+
+def check_budget_given(name: str, budget: int | None, why: str) -> None:
+    """Fixed-budget algorithms cannot run without one."""
+    if budget is None:
+        raise ConfigError(
+            f"{name} {why} needs a budget", "pass budget=<total number of gold questions>"
+        )

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_delta
+from screener.algorithms._checks import check_budget_given, check_delta
 from screener.algorithms.base import Algorithm, IntArray
 from screener.algorithms.result import Decision, Result, Threshold, WorkerResult
 from screener.errors import ConfigError
@@ -79,11 +79,8 @@ class ThresholdingAlgorithm(Algorithm):
                 f"got {threshold}",
                 "give the bar in reward units, e.g. threshold=0.7 for 70% correct",
             )
-        if self.fixed_budget and budget is None:
-            raise ConfigError(
-                f"{self.name} is a fixed-budget algorithm and needs a budget",
-                "pass budget=<total number of gold questions>",
-            )
+        if self.fixed_budget:
+            check_budget_given(self.name, budget, "is a fixed-budget algorithm and")
         self.threshold = float(threshold)
         self.width = self.upper - self.lower
         self.means: FloatArray = np.full(self.n_arms, np.nan)

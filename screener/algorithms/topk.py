@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_delta
+from screener.algorithms._checks import check_budget_given, check_delta
 from screener.algorithms.base import Algorithm, IntArray
 from screener.algorithms.result import Decision, Result, StopReason, WorkerResult
 from screener.errors import ConfigError
@@ -136,11 +136,8 @@ class AdaptiveTopK(Algorithm):
     ) -> None:
         super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
         check_delta(delta, suggestion=0.05)
-        if fixed_budget and budget is None:
-            raise ConfigError(
-                f"{self.name} with fixed_budget=True needs a budget",
-                "pass budget=<total number of gold questions>",
-            )
+        if fixed_budget:
+            check_budget_given(self.name, budget, "with fixed_budget=True")
         self.k = check_k(k, n_workers)
         self.eps = check_eps(eps)
         self.delta = float(delta)

@@ -16,10 +16,11 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_delta
+from screener.algorithms._checks import check_budget_given, check_delta
 from screener.algorithms.base import Algorithm, IntArray
 from screener.algorithms.result import Decision, Result, StopReason, WorkerResult
 from screener.algorithms.topk import (
+    AdaptiveTopK,
     FloatArray,
     check_eps,
     check_k,
@@ -310,10 +311,7 @@ class CLUCBPAC(Algorithm):
 
     name = "clucb-pac"
     min_workers: ClassVar[int] = 2
-    guarantee: ClassVar[str | None] = (
-        "the selected workers' mean total is within eps*k of the best k with probability at "
-        "least 1 - delta"
-    )
+    guarantee: ClassVar[str | None] = AdaptiveTopK.guarantee
 
     def __init__(
         self,
@@ -332,11 +330,8 @@ class CLUCBPAC(Algorithm):
         self.k = check_k(k, n_workers)
         self.eps = check_eps(eps)
         self.delta = check_delta(delta, suggestion=0.05)
-        if fixed_budget and budget is None:
-            raise ConfigError(
-                f"{self.name} with fixed_budget=True needs a budget",
-                "pass budget=<total number of gold questions>",
-            )
+        if fixed_budget:
+            check_budget_given(self.name, budget, "with fixed_budget=True")
         self.fixed_budget = bool(fixed_budget)
         self.width = self.upper - self.lower
         self.means: FloatArray = np.full(self.n_arms, np.nan)
