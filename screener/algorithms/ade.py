@@ -3,9 +3,10 @@
 Two kinds of round. A *threshold round* draws a worker uniformly at random and pulls it twice;
 its pair (x1, x2) feeds ``mu_hat = mean(x1)`` and
 ``sigma_hat^2 = |mean(x1 x2) - mean(x1) mean(x2)|`` and so ``theta_hat = mu_hat + k sigma_hat``.
-An *arm round* pulls every still-undecided worker once; only arm-round answers feed the
-worker means y_i (threshold pulls never do, and arm pulls never feed the threshold: the
-paper's sample-sharing remark is not implemented).
+An *arm round* pulls every still-undecided worker once; by default only arm-round answers
+feed the worker means y_i and only threshold pairs feed theta, as in the paper's Algorithm 1.
+``share_samples=True`` implements the paper's closing remark of Section 4 (both kinds of
+sample feed both estimators); see :class:`ADE` for how and why it keeps the guarantee.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def ade_level(delta: float, n_arms: int, t: int) -> float:
 class _Round:
     kind: RoundKind
     arms: list[int]
+    carried: list[float] = field(default_factory=list)  # shared mode: answers already in hand
     values: list[float] = field(default_factory=list)
     states: list[int] = field(default_factory=list)
     remaining: int = 0
@@ -90,6 +92,33 @@ class ADE(KSigmaAlgorithm):
     Workers that leave: threshold rounds draw from the workers still available (uniform over
     all n while everybody is), a threshold round whose worker left before answering both
     pulls is dropped, and an arm round completes without the pulls of a departed worker.
+
+    Sharing samples (``share_samples=True``, off by default). The paper remarks (end of
+    Section 4) that both kinds of sample can feed both estimators, saving up to half the
+    pulls, without saying how. Here: (1) every answer of worker i, from either kind of round,
+    enters y_i and m_i; (2) every arm-round answer of worker i also joins i's queue of
+    *unpaired* answers, and a threshold round that draws worker J first takes J's two oldest
+    unpaired answers as its pair, pulling J only for what is missing (0, 1 or 2 pulls; a
+    round needing none completes at once, inside ``ask``, without a pull). Threshold-round
+    answers are always consumed by their own pair.
+
+    Why the guarantee survives. Think of each worker's answers as an i.i.d. stack, consumed
+    in the order answers enter the estimates; which answer enters next depends on counts and
+    timing, never on the answered values. Then y_i is the mean of the first m_i entries of
+    i's stack, whatever kind of round asked for them. A threshold pair is the next two
+    unused entries of J's stack with J drawn from a generator that only ever draws J, so the
+    s-th pair is a fixed function of independent draws and the pairs form an i.i.d.
+    sequence with the mean mu and the product-estimator expectation that Lemmas 1-3 assume;
+    mu_hat, sigma_hat^2 and U_sigma are prefix means of it. Sharing makes the two
+    estimators dependent, which a union bound does not mind. What changes is the index: a
+    count can now exceed the round index t (a threshold round adds two answers to one
+    worker; free pairs add to m_theta without a round), so every radius uses
+    ``delta_max(t, m)`` in place of ``delta_t``, m the count it is about. Each event is then
+    contained in the event "the prefix mean of m entries leaves its Hoeffding radius at level
+    delta_m", and summing over m spends exactly the paper's sum over t, so Theorem 1's
+    union bound and delta hold unchanged. (Free pairs do not advance t: counting them would
+    inflate log(1/delta_t) for nothing.) The arm-vs-threshold rule is the paper's, with the
+    planned counts and these levels.
     """
 
     name = "ade"
@@ -106,6 +135,7 @@ class ADE(KSigmaAlgorithm):
         upper: float = 1.0,
         budget: int | None = None,
         seed: int = 0,
+        share_samples: bool = False,
     ) -> None:
         super().__init__(
             n_workers,
@@ -126,7 +156,10 @@ class ADE(KSigmaAlgorithm):
         self.big_r = b - a
         self.big_r2 = b * b - a * a
         self._sigma_scale = self.big_r2 + 2.0 * b * self.big_r
+        self.share_samples = bool(share_samples)
         n = self.n_arms
+        self._unpaired: list[deque[float]] = [deque() for _ in range(n)]
+        self._decisions_stale = False
         self._rounds: list[_Round] = []
         self._queue: deque[tuple[int, int]] = deque()
         self._unassigned: dict[int, deque[tuple[int, int]]] = {}
@@ -154,6 +187,7 @@ class ADE(KSigmaAlgorithm):
             "k": self.k,
             "delta": self.delta,
             "direction": self.direction,
+            "share_samples": self.share_samples,
         }
 
     # --------------------------------------------------------------------- pull ids
@@ -209,40 +243,72 @@ class ADE(KSigmaAlgorithm):
 
     def _complete(self, rnd: _Round) -> None:
         answered = [s == _ANSWERED for s in rnd.states]
-        if rnd.abandoned or not any(answered):
+        if rnd.abandoned or not (any(answered) or rnd.carried):
+            if rnd.carried:  # give the pair's answers in hand back, oldest first
+                self._unpaired[rnd.arms[0]].extendleft(reversed(rnd.carried))
             return
+        values = [v for v, ok in zip(rnd.values, answered, strict=True) if ok]
         if rnd.kind == "threshold":
-            x1, x2 = rnd.values
-            self.m_theta += 1
-            self._s1 += x1
-            self._s2 += x2
-            self._s12 += x1 * x2
+            self._add_pair(*rnd.carried, *values)
+            if self.share_samples:
+                self._add_arm_answers(rnd.arms, values, pairable=False)
         else:
             self.m_arm_rounds += 1
-            for arm, value, ok in zip(rnd.arms, rnd.values, answered, strict=True):
-                if ok:
-                    self.arm_sum[arm] += value
-                    self.arm_count[arm] += 1
+            arms = [arm for arm, ok in zip(rnd.arms, answered, strict=True) if ok]
+            self._add_arm_answers(arms, values, pairable=self.share_samples)
         self.completed += 1
         self._update()
+
+    def _add_pair(self, x1: float, x2: float) -> None:
+        self.m_theta += 1
+        self._s1 += x1
+        self._s2 += x2
+        self._s12 += x1 * x2
+
+    def _add_arm_answers(self, arms: list[int], values: list[float], *, pairable: bool) -> None:
+        for arm, value in zip(arms, values, strict=True):
+            self.arm_sum[arm] += value
+            self.arm_count[arm] += 1
+            if pairable:
+                self._unpaired[arm].append(value)
+
+    def _level_at(self, count: int) -> float:
+        """delta_t, or delta_max(t, count) when samples are shared (see the class docstring)."""
+        if not self.share_samples or count <= self.completed + 1:
+            return self.level
+        return ade_level(self.delta, self.n_arms, count)
 
     def _update(self) -> None:
         """Estimates, radii and decisions at round index t = completed rounds + 1."""
         self.level = ade_level(self.delta, self.n_arms, self.completed + 1)
-        log1 = math.log(1.0 / self.level)
-        counts = self.arm_count
-        with np.errstate(divide="ignore", invalid="ignore"):
-            self.means = np.where(counts > 0, self.arm_sum / counts, np.nan)
-            self.radii = np.where(counts > 0, self.big_r * np.sqrt(log1 / (2.0 * counts)), np.inf)
+        self._update_threshold()
+        self._decide()
+
+    def _update_threshold(self) -> None:
         m = self.m_theta
         if m == 0:
             return
         mu = self._s1 / m
         self.sigma2 = abs(self._s12 / m - mu * (self._s2 / m))
-        eps = self._sigma_scale * math.sqrt(math.log(6.0 / self.level) / (2.0 * m))
+        eps = self._sigma_scale * math.sqrt(math.log(6.0 / self._level_at(m)) / (2.0 * m))
         self.u_sigma = min(self.u_sigma, self.sigma2 + eps)
         self.theta = mu + self.k * math.sqrt(self.sigma2)
         self.theta_radius = self._theta_radius(m)
+
+    def _decide(self) -> None:
+        self._decisions_stale = False
+        counts = self.arm_count
+        t = self.completed + 1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.share_samples:
+                levels = 3.0 * self.delta / ((self.n_arms + 4) * math.pi**2)
+                log1 = -np.log(levels / np.maximum(counts, t).astype(np.float64) ** 2)
+            else:
+                log1 = np.full(self.n_arms, math.log(1.0 / self.level))
+            self.means = np.where(counts > 0, self.arm_sum / counts, np.nan)
+            self.radii = np.where(counts > 0, self.big_r * np.sqrt(log1 / (2.0 * counts)), np.inf)
+        if self.m_theta == 0:
+            return
         undecided = (self.decision == _UNDECIDED) & (counts > 0)
         low, high = self.theta - self.theta_radius, self.theta + self.theta_radius
         normal = undecided & (self.means + self.radii <= low)
@@ -251,14 +317,15 @@ class ADE(KSigmaAlgorithm):
         self.decision[outlier] = _OUTLIER
 
     def _theta_radius(self, m_theta: int) -> float:
-        log1 = math.log(1.0 / self.level)
-        log6 = math.log(6.0 / self.level)
+        level = self._level_at(m_theta)
+        log1 = math.log(1.0 / level)
+        log6 = math.log(6.0 / level)
         r_mu = self.big_r * math.sqrt(log1 / (2.0 * m_theta))
         r_sigma = math.sqrt(2.0 / self.u_sigma) * self._sigma_scale
         return r_mu + self.k * r_sigma * math.sqrt(log6 / (2.0 * m_theta))
 
     def _arm_radius(self, m_arm: int) -> float:
-        return self.big_r * math.sqrt(math.log(1.0 / self.level) / (2.0 * m_arm))
+        return self.big_r * math.sqrt(math.log(1.0 / self._level_at(m_arm)) / (2.0 * m_arm))
 
     def _refresh(self) -> None:
         self.active = self.decision == _UNDECIDED
@@ -272,9 +339,7 @@ class ADE(KSigmaAlgorithm):
     # --------------------------------------------------------------------- schedule
     def _schedule(self, limit: int) -> IntArray:
         arms: list[int] = []
-        while len(arms) < limit:
-            if not self._queue and not (self._can_progress() and self._plan_round()):
-                break
+        while len(arms) < limit and self._next_slot():
             index, slot = self._queue.popleft()
             rnd = self._rounds[index]
             arm = rnd.arms[slot]
@@ -287,6 +352,16 @@ class ADE(KSigmaAlgorithm):
             self._unassigned.setdefault(arm, deque()).append((index, slot))
             arms.append(arm)
         return np.array(arms, dtype=np.int64)
+
+    def _next_slot(self) -> bool:
+        """Plan rounds until a pull is queued; False when none should start before answers."""
+        while not self._queue:
+            if self._decisions_stale:  # free pairs moved theta: decide before planning on
+                self._decide()
+                self._dirty = True
+            if not (self._can_progress() and self._plan_round()):
+                return False
+        return True
 
     def _plan_round(self) -> bool:
         """Queue the pulls of a new round; False when none should start before answers."""
@@ -306,8 +381,17 @@ class ADE(KSigmaAlgorithm):
             if pool.size == 0:
                 return False
             arm = int(pool[self.rng.integers(pool.size)])
-            members = [arm, arm]
             self._planned_theta += 1
+            carried = self._take_unpaired(arm)
+            if len(carried) == 2:
+                self._add_pair(*carried)  # a free pair: no pull, no new round index
+                self._update_threshold()
+                self._decisions_stale = True
+                return True
+            index = len(self._rounds)
+            self._rounds.append(_Round(kind, [arm] * (2 - len(carried)), carried))
+            self._queue.extend((index, slot) for slot in range(2 - len(carried)))
+            return True
         else:
             members = np.flatnonzero((self.decision == _UNDECIDED) & self.available).tolist()
             if not members:
@@ -317,6 +401,11 @@ class ADE(KSigmaAlgorithm):
         self._rounds.append(_Round(kind, members))
         self._queue.extend((index, slot) for slot in range(len(members)))
         return True
+
+    def _take_unpaired(self, arm: int) -> list[float]:
+        """Up to two of the worker's oldest arm-round answers not yet in a pair (shared mode)."""
+        queue = self._unpaired[arm]
+        return [queue.popleft() for _ in range(min(2, len(queue)))]
 
     # ----------------------------------------------------------------------- result
     def _worker_line(self, arm: int, condition_met: bool) -> WorkerResult:

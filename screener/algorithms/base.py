@@ -179,6 +179,8 @@ class Algorithm(abc.ABC):
             scheduled = self._schedule(limit - arms.size)
             arms = scheduled if arms.size == 0 else np.concatenate([arms, scheduled])
         if arms.size == 0:
+            if self._condition_met():  # a schedule may conclude without a pull (ADE's free pairs)
+                return self._stop(StopReason.CONDITION_MET)
             # Nothing useful to pull: wait for answers, or stop if none can come.
             return self._stop(StopReason.WORKERS_EXHAUSTED) if n_pending == 0 else _WAIT
         first, seqs = self._ledger.append(arms)

@@ -128,9 +128,11 @@ def _same(left: Ask, right: list[Ask]) -> None:
     assert left.ids.tolist() == ids
 
 
-def test_ask_k_equals_k_single_asks() -> None:
+@pytest.mark.parametrize("share", [False, True])
+def test_ask_k_equals_k_single_asks(share: bool) -> None:
     means = np.linspace(0.1, 0.9, 8)
-    batched, single = ADE(8, k=1.0, seed=11), ADE(8, k=1.0, seed=11)
+    batched = ADE(8, k=1.0, seed=11, share_samples=share)
+    single = ADE(8, k=1.0, seed=11, share_samples=share)
     rng = np.random.default_rng(11)
     limits = rng.integers(1, 30, size=60)
     for limit in limits.tolist():
@@ -173,7 +175,8 @@ def _truth(means: np.ndarray, k: float) -> tuple[int, ...]:
     return tuple(np.flatnonzero(means > theta).tolist())
 
 
-def test_delta_correctness() -> None:
+@pytest.mark.parametrize("share", [False, True])
+def test_delta_correctness(share: bool) -> None:
     # k = 0 (threshold = mean reward): with k = 2 the sigma term of r_theta needs millions
     # of threshold rounds for a 0.15 gap, far beyond a unit test.
     runs, n, k, delta = 100, 20, 0.0, 0.1
@@ -181,18 +184,20 @@ def test_delta_correctness() -> None:
     for seed in range(runs):
         rng = np.random.default_rng(1000 + seed)
         means = _instance(rng, n, k, 0.15)
-        run = drive(ADE(n, k=k, delta=delta, seed=seed), means, rng, batch=200)
+        alg = ADE(n, k=k, delta=delta, seed=seed, share_samples=share)
+        run = drive(alg, means, rng, batch=200)
         assert run.result.stop_reason is StopReason.CONDITION_MET
         errors += run.result.outliers != _truth(means, k)
     assert_rate_at_most(errors, runs, delta)
 
 
-def test_shuffled_delayed_answers_give_the_right_outliers() -> None:
+@pytest.mark.parametrize("share", [False, True])
+def test_shuffled_delayed_answers_give_the_right_outliers(share: bool) -> None:
     n, k = 20, 0.0
     for seed in range(3):
         rng = np.random.default_rng(50 + seed)
         means = _instance(rng, n, k, 0.2)
-        alg = ADE(n, k=k, delta=0.1, seed=seed)
+        alg = ADE(n, k=k, delta=0.1, seed=seed, share_samples=share)
         held: list[tuple[int, float]] = []
         for _ in range(100_000):
             ask = alg.ask(64)
@@ -208,3 +213,76 @@ def test_shuffled_delayed_answers_give_the_right_outliers() -> None:
                 held = [held[i] for i in order[cut:].tolist()]
         assert alg.stop_reason is StopReason.CONDITION_MET
         assert alg.result().outliers == _truth(means, k)
+
+
+# ------------------------------------------------------------------------ shared samples
+def test_shared_threshold_answers_feed_the_worker_mean_by_hand() -> None:
+    n, delta = 3, 0.1
+    alg = ADE(n, k=2.0, delta=delta, seed=1, share_samples=True)
+    first = alg.ask(5)
+    pair_arm = int(first.arms[0])
+    alg.tell_many(first.ids, [1.0, 0.0, 1.0, 0.0, 1.0])
+    counts = np.ones(n)
+    counts[pair_arm] += 2
+    sums = np.array([1.0, 0.0, 1.0])
+    sums[pair_arm] += 1.0
+    np.testing.assert_allclose(alg.arm_count, counts)
+    np.testing.assert_allclose(alg.means, sums / counts)
+    # t = 3 and m <= 3: the paper's level; theta is as in the unshared hand case.
+    level = ade_level(delta, n, 3)
+    np.testing.assert_allclose(alg.radii, np.sqrt(math.log(1 / level) / (2 * counts)))
+    assert alg.theta == pytest.approx(1.0)
+
+
+def test_shared_pairs_come_from_arm_answers_without_pulls() -> None:
+    n = 30
+    alg = ADE(n, k=0.0, delta=0.1, seed=3, share_samples=True)
+    rng = np.random.default_rng(3)
+    means = np.linspace(0.05, 0.95, n)
+    answers = 0
+    for _ in range(300):
+        ask = alg.ask(n)
+        if ask.done:
+            break
+        answers += len(ask)
+        alg.tell_many(ask.ids, (rng.random(len(ask)) < means[ask.arms]).astype(float))
+        # Answers enter the worker means when their round completes (at most one arm round
+        # is open), and each entered answer sits in at most one pair.
+        entered = int(alg.arm_count.sum())
+        assert answers - n <= entered <= answers
+        assert 2 * alg.m_theta <= entered
+    # Arm rounds of 30 workers hand ~15 free pairs each: far more pairs than two-pull rounds.
+    rounds_paid = sum(1 for r in alg._rounds if r.kind == "threshold")
+    assert alg.m_theta > 2 * rounds_paid
+
+
+def test_shared_radii_use_the_level_at_max_t_m() -> None:
+    n, delta = 12, 0.1
+    means = np.linspace(0.1, 0.9, n)
+    alg = ADE(n, k=0.5, delta=delta, seed=5, share_samples=True)
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        ask = alg.ask(16)
+        if ask.done:
+            break
+        alg.tell_many(ask.ids, (rng.random(len(ask)) < means[ask.arms]).astype(float))
+    t = alg.completed + 1
+    counts = alg.arm_count
+    assert alg.m_theta > t  # free pairs outran the round index
+    levels = np.array([ade_level(delta, n, max(t, int(c))) for c in counts])
+    expected = np.sqrt(np.log(1 / levels) / (2 * counts))
+    np.testing.assert_allclose(alg.radii, expected)
+    level = ade_level(delta, n, max(t, alg.m_theta))
+    r_mu = math.sqrt(math.log(1 / level) / (2 * alg.m_theta))
+    r_sigma = math.sqrt(2 / alg.u_sigma) * 3.0 * math.sqrt(math.log(6 / level) / (2 * alg.m_theta))
+    assert alg.theta_radius == pytest.approx(r_mu + 0.5 * r_sigma)
+
+
+def test_shared_mode_stops_when_free_pairs_decide_everything() -> None:
+    # Two far-apart groups and k = 0: free pairs alone settle theta; the run must end as
+    # CONDITION_MET (not as exhausted workers) even when the last step took no pull.
+    means = np.array([0.02] * 10 + [0.98] * 10)
+    alg = ADE(means.size, k=0.0, delta=0.1, seed=9, share_samples=True)
+    run = drive(alg, means, np.random.default_rng(9), batch=7)
+    assert run.result.stop_reason is StopReason.CONDITION_MET
+    assert run.result.outliers == tuple(range(10, 20))
