@@ -58,6 +58,13 @@ DEFAULT_BANK_SIZE = 200
     show_default=True,
     help="Share of answers delivered twice.",
 )
+@click.option(
+    "--silence-rate",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Share of assignments never answered (the client must time them out).",
+)
 @click.option("--reorder", is_flag=True, help="Shuffle the answers within each batch.")
 @click.option("--slow", type=float, default=0.0, show_default=True, help="Extra seconds per reply.")
 @click.option(
@@ -79,6 +86,7 @@ def serve(
     timeout_rate: float,
     timeout_delay: float,
     duplicate_rate: float,
+    silence_rate: float,
     reorder: bool,
     slow: float,
     rate_limit: float,
@@ -96,7 +104,8 @@ def serve(
     bank = load_bank(bank_file) if bank_file is not None else arithmetic_bank(DEFAULT_BANK_SIZE)
     faults = Faults(
         error_rate=error_rate, timeout_rate=timeout_rate, timeout_delay=timeout_delay,
-        duplicate_rate=duplicate_rate, reorder=reorder, slow=slow, rate_limit=rate_limit,
+        duplicate_rate=duplicate_rate, silence_rate=silence_rate, reorder=reorder, slow=slow,
+        rate_limit=rate_limit,
     )  # fmt: skip
     service = GoldService(
         pool, bank, token=token, latency=Latency.parse(latency), faults=faults, seed=seed

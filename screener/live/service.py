@@ -78,6 +78,8 @@ class Faults:
     - ``timeout_rate``: share of requests processed normally whose response is then held
       ``timeout_delay`` seconds (longer than the client's timeout: it retries, same ids).
     - ``duplicate_rate``: share of answers delivered a second time.
+    - ``silence_rate``: share of new assignments the worker never answers (they stay pending
+      until cancelled; the client must time them out).
     - ``reorder``: answers within a page or webhook batch are shuffled.
     - ``slow``: extra seconds before every response.
     - ``rate_limit``: requests per second allowed (token bucket, burst of one second's
@@ -88,12 +90,13 @@ class Faults:
     timeout_rate: float = 0.0
     timeout_delay: float = 5.0
     duplicate_rate: float = 0.0
+    silence_rate: float = 0.0
     reorder: bool = False
     slow: float = 0.0
     rate_limit: float = 0.0
 
     def __post_init__(self) -> None:
-        for label in ("error_rate", "timeout_rate", "duplicate_rate"):
+        for label in ("error_rate", "timeout_rate", "duplicate_rate", "silence_rate"):
             rate = getattr(self, label)
             if not 0.0 <= rate < 1.0:
                 raise ConfigError(f"{label} must lie in [0, 1), got {rate}")
@@ -108,6 +111,7 @@ class _Record:
     assignment: Assignment
     state: str  # "pending", "answered" or "cancelled"
     timer: asyncio.TimerHandle | None = None
+    delivered: AnswerItem | None = None  # kept to deliver again when the id is posted again
 
 
 class GoldService:
@@ -171,7 +175,8 @@ class GoldService:
         for ident, record in self._records.items():
             if record.assignment.worker == worker and record.state == "pending":
                 self._settle(record)
-                self._append(AnswerItem(ident, unavailable=reason))
+                record.delivered = AnswerItem(ident, unavailable=reason)
+                self._append(record.delivered)
 
     def answer_for(self, worker: str, question: GoldQuestion) -> str | float:
         """What ``worker`` answers to ``question`` (a pure function of seed, worker, question)."""
@@ -236,11 +241,19 @@ class GoldService:
 
     # ------------------------------------------------------------------ assignments
     def _admit(self, assignment: Assignment) -> str | None:
-        """None when ``assignment`` is accepted (a repeated id is accepted again), else why not."""
+        """None when ``assignment`` is accepted (a repeated id is accepted again), else why not.
+
+        A repeated id whose answer is already in the stream gets it appended again: a client
+        that starts over (a rebuilt oracle, a restarted process) from ``cursor=end`` still
+        receives it, and clients deduplicate by id anyway.
+        """
         known = self._records.get(assignment.id)
         if known is not None:
             if known.assignment != assignment:
                 return f"conflict: id {assignment.id!r} already names another assignment"
+            if known.delivered is not None:
+                self.counts["redelivered"] += 1
+                self._append(known.delivered)
             return None
         if assignment.worker not in self.accuracies:
             return f"unknown worker {assignment.worker!r}"
@@ -251,6 +264,9 @@ class GoldService:
         record = _Record(assignment, "pending")
         self._records[assignment.id] = record
         self.counts["assignments"] += 1
+        if self.faults.silence_rate and self._fault_rng.random() < self.faults.silence_rate:
+            self.counts["silenced"] += 1
+            return None  # accepted, never answered
         question = self.bank.get(assignment.question.id)
         delay = self.delay_for(assignment.worker, question)
         loop = asyncio.get_running_loop()
@@ -263,6 +279,7 @@ class GoldService:
         self._settle(record)
         worker = record.assignment.worker
         item = AnswerItem(record.assignment.id, answer=self.answer_for(worker, question))
+        record.delivered = item
         self._append(item)
         if self._fault_rng.random() < self.faults.duplicate_rate:
             self.counts["duplicates"] += 1

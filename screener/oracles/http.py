@@ -123,6 +123,7 @@ class HttpOracle(Oracle):
         self._fatal: OracleError | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._cancels: set[asyncio.Task[None]] = set()
+        self._cancelled: set[int] = set()
         self._cursor: str | None = None
         self._webhook_runner: web.AppRunner | None = None
         self._webhook_secret: str | None = None
@@ -233,6 +234,10 @@ class HttpOracle(Oracle):
             await self._changed.wait()
 
     async def cancel(self, pull_ids: Sequence[int]) -> None:
+        # The DELETE is best effort (the answer may be on its way), so the oracle also drops
+        # whatever still arrives for these pulls: after cancel() nothing is sent for them.
+        self._cancelled.update(pull_ids)
+        self._ready = [a for a in self._ready if a.pull_id not in self._cancelled]
         if self._session is None:
             return
         for pull_id in pull_ids:
@@ -434,7 +439,7 @@ class HttpOracle(Oracle):
 
     def _push(self, answers: Iterable[Answer]) -> None:
         before = len(self._ready)
-        self._ready.extend(answers)
+        self._ready.extend(a for a in answers if a.pull_id not in self._cancelled)
         if len(self._ready) > before:
             self._changed.set()
 

@@ -461,7 +461,10 @@ async def _check_describe(context: _Context) -> str | None:
         text = json.dumps(described, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise _Failed(f"describe() is not JSON-serializable: {error}") from None
-    secrets = sorted(key for key in _keys(described) if _SECRET_KEY.search(key))
+    # A key ending in "_env" names an environment variable (token_env), not a secret.
+    secrets = sorted(
+        key for key in _keys(described) if _SECRET_KEY.search(key) and not key.endswith("_env")
+    )
     if secrets:
         raise _Failed(
             f"describe() has key(s) {secrets} that look like credentials; it is journaled, "

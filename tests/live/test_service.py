@@ -318,3 +318,34 @@ def test_serve_prints_the_url_on_one_line(monkeypatch: pytest.MonkeyPatch) -> No
     lines = result.output.splitlines()
     assert len(lines) == 1 and lines[0].startswith("http://127.0.0.1:")
     assert "serve-token" not in result.output
+
+
+async def test_silenced_assignments_are_never_answered_until_cancelled() -> None:
+    service = GoldService(POOL, BANK, latency=Latency(), seed=6, faults=Faults(silence_rate=0.5))
+    ids = [f"s{i:02d}" for i in range(40)]
+    async with serving(service) as url, aiohttp.ClientSession() as session:
+        await _post(
+            session, url, *(_assignment(i, POOL.workers[n % 10]) for n, i in enumerate(ids))
+        )
+        await asyncio.sleep(0.2)
+        answered = {item["id"] for item in (await _answers(session, url, limit=1000))["answers"]}
+        silent = [i for i in ids if i not in answered]
+        async with session.delete(url + assignment_path(silent[0])) as reply:
+            cancelled = (await reply.json())["cancelled"]
+    assert 0 < len(silent) < len(ids)
+    assert len(silent) == service.counts["silenced"]
+    assert cancelled  # still pending: the worker never answered it
+
+
+async def test_posting_an_answered_id_again_delivers_its_answer_again() -> None:
+    service = GoldService(POOL, BANK, latency=Latency(), seed=8)
+    async with serving(service) as url, aiohttp.ClientSession() as session:
+        await _post(session, url, _assignment("again"))
+        await asyncio.sleep(0.05)
+        first = await _answers(session, url, limit=10)
+        await _post(session, url, _assignment("again"))
+        later = await _answers(session, url, cursor=first["cursor"], limit=10)
+    assert [item["id"] for item in first["answers"]] == ["again"]
+    assert later["answers"] == first["answers"]  # the same answer, after the old cursor
+    assert service.counts["assignments"] == 1
+    assert service.counts["redelivered"] == 1
