@@ -17,7 +17,9 @@ error rate over all its rows; each pull draws one of the worker's own answers un
 replacement (``ResampledAnswers``, counter-based: reproducible per (seed, worker, pull)).
 Truth: ``ksigma_outliers(true means, k)`` for k = 2 and 3.
 
-Algorithms: ADE (``screener.algorithms.ade``, ``simulate(batch=n)``), RR and WRR with the
+Algorithms: ADE (``screener.algorithms.ade``, ``simulate(batch=n)``), also with
+``share_samples=True`` ("ade-share": both kinds of sample feed both estimators, the paper's
+remark at the end of its Section 4), RR and WRR with the
 bounded-reward (Hoeffding) radii of Zhuang et al. -- the ADE paper says "the termination
 conditions of all these algorithms are identical", i.e. confidence intervals valid for any
 reward in [0, 1]. RR and WRR run in two modes: "n" asks one cycle of n pulls at a time (the
@@ -38,6 +40,7 @@ Usage::
 
     python benchmarks/zhang2020.py --quick      # a capped subset, about a minute and a half
     python benchmarks/zhang2020.py [--instances 10] [--processes 2]
+    python benchmarks/zhang2020.py --instances 1 --parts fig2a hcb --ns 100 400 1000
     python benchmarks/zhang2020.py --show benchmarks/results/zhang2020-full.json
 """
 
@@ -87,6 +90,9 @@ Record = dict[str, Any]
 HCB_FILE = "gold_answers/SQUARE_HCB_trec2010rf.csv"
 FIG2B_RANGES = ((0.059, 0.061), (0.089, 0.091), (0.119, 0.121))
 _RESAMPLE_STREAM = 7  # a stream of its own, apart from BernoulliRewards' stream 0
+
+
+PARTS = ("fig2a", "fig2b", "hcb")
 
 
 class InstanceError(ScreenerError):
@@ -172,6 +178,7 @@ class Plan:
     fig2b_n: int = 900
     delta: float = 0.1
     processes: int = 2
+    parts: tuple[str, ...] = PARTS
 
 
 QUICK = Plan(
@@ -200,7 +207,7 @@ FULL = Plan(
 class Task:
     part: str  # "fig2a", "fig2b" or "hcb"
     algorithm: str
-    mode: str  # "n" or "1000" for RR/WRR, "n" for ADE
+    mode: str  # "n" or "1000" for RR/WRR, "n" or "share" (share_samples) for ADE
     n: int
     k: float
     gap: tuple[float, float] | None
@@ -234,8 +241,10 @@ def run_task(task: Task) -> Record:
     params: dict[str, Any] = {"k": task.k, "delta": task.delta, "budget": task.cap, "seed": seed}
     if task.algorithm != "ade":
         params["interval"] = "hoeffding"
+    elif task.mode == "share":
+        params["share_samples"] = True
     algorithm = create_algorithm(task.algorithm, rewards.n_arms, params)
-    batch = rewards.n_arms if task.mode == "n" else int(task.mode)
+    batch = int(task.mode) if task.mode.isdigit() else rewards.n_arms
     started = time.perf_counter()
     result = simulate(algorithm, rewards, batch=batch)
     seconds = time.perf_counter() - started
@@ -254,15 +263,18 @@ def run_task(task: Task) -> Record:
 def build_tasks(plan: Plan, *, with_hcb: bool) -> list[Task]:
     """Every run of the plan, ADE first (the long runs) for load balance."""
     setups: list[tuple[str, int, float, tuple[float, float] | None, int]] = []
-    for n in plan.fig2a_ns:
-        setups += [("fig2a", n, 2.5, (0.1, 0.2), j) for j in range(plan.instances)]
-    for window in plan.fig2b_ranges:
-        setups += [("fig2b", plan.fig2b_n, 2.0, window, j) for j in range(plan.instances)]
-    if with_hcb:
+    if "fig2a" in plan.parts:
+        for n in plan.fig2a_ns:
+            setups += [("fig2a", n, 2.5, (0.1, 0.2), j) for j in range(plan.instances)]
+    if "fig2b" in plan.parts:
+        for window in plan.fig2b_ranges:
+            setups += [("fig2b", plan.fig2b_n, 2.0, window, j) for j in range(plan.instances)]
+    if with_hcb and "hcb" in plan.parts:
         setups += [("hcb", 722, k, None, 0) for k in plan.hcb_ks]
     tasks = []
     for part, n, k, gap, j in setups:
-        tasks.append(Task(part, "ade", "n", n, k, gap, j, plan.ade_cap, plan.delta))
+        for mode in ("n", "share"):
+            tasks.append(Task(part, "ade", mode, n, k, gap, j, plan.ade_cap, plan.delta))
         for name in ("rr", "wrr"):
             for mode in ("n", "1000"):
                 tasks.append(Task(part, name, mode, n, k, gap, j, plan.cap, plan.delta))
@@ -295,7 +307,11 @@ def summarize(records: Sequence[Record]) -> list[dict[str, Any]]:
     """Per (part, n, k, gap range) and algorithm/mode: correct rate, mean pulls, capped."""
     groups: dict[tuple[str, int, float, str, str], list[Record]] = defaultdict(list)
     for r in records:
-        label = r["algorithm"] if r["algorithm"] == "ade" else f"{r['algorithm']}-{r['mode']}"
+        label = (
+            "ade"
+            if r["algorithm"] == "ade" and r["mode"] == "n"
+            else f"{r['algorithm']}-{r['mode']}"
+        )
         gap = "" if r["gap"] is None else f"[{r['gap'][0]:g}, {r['gap'][1]:g}]"
         groups[(r["part"], r["n"], r["k"], gap, label)].append(r)
     return [
@@ -327,7 +343,7 @@ def measure_speed(plan: Plan) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ tables
-LABELS = ("ade", "rr-n", "rr-1000", "wrr-n", "wrr-1000")
+LABELS = ("ade", "ade-share", "rr-n", "rr-1000", "wrr-n", "wrr-1000")
 CLAIMS = {
     "fig2a": "ADE fewest pulls for n >= 200, gap growing with n; RR/WRR fewer at n = 100",
     "fig2b": "pulls fall as the gap grows; ADE fewest at every gap",
@@ -382,6 +398,7 @@ def format_report(report: dict[str, Any]) -> str:
         if not cells:
             continue
         parts += [f"{title}. Paper: {CLAIMS[part]}.", "", markdown_table(*_table(cells)), ""]
+    parts += _sharing_lines(report["summary"])
     s = report["speed"]
     parts.append(
         f"Speed: ADE at n = {s['n']}, first {s['pulls']:,} pulls (batch n): {s['rate']:,.0f} "
@@ -390,12 +407,39 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
+def _sharing_lines(cells: Sequence[dict[str, Any]]) -> list[str]:
+    """ADE with shared samples against ADE, where neither hit its cap."""
+    by_key: dict[tuple[str, int, float, str], dict[str, dict[str, Any]]] = defaultdict(dict)
+    for c in cells:
+        by_key[(c["part"], c["n"], c["k"], c["gap"])][c["label"]] = c
+    rows = []
+    for (part, n, k, gap), found in sorted(by_key.items()):
+        plain, shared = found.get("ade"), found.get("ade-share")
+        if plain is None or shared is None:
+            continue
+        both = plain["capped"] == 0 and shared["capped"] == 0
+        ratio = f"{shared['mean_pulls'] / plain['mean_pulls']:.2f}" if both else "(capped)"
+        rows.append([
+            part, n, f"{k:g}", gap or "-", f"{plain['mean_pulls']:,.0f}",
+            f"{shared['mean_pulls']:,.0f}", ratio,
+            f"{100 * plain['correct_rate']:.0f}% / {100 * shared['correct_rate']:.0f}%",
+        ])  # fmt: skip
+    if not rows:
+        return []
+    header = ["part", "n", "k", "gap range", "ADE pulls", "ADE-share pulls", "share / plain",
+              "correct (plain / share)"]  # fmt: skip
+    title = "ADE with shared samples (share_samples=True) against ADE (paper: up to half)."
+    return [title, "", markdown_table(header, rows), ""]
+
+
 # ---------------------------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="capped subset, ~1.5 minutes")
     parser.add_argument("--processes", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--instances", type=int, help="instances per synthetic setting")
+    parser.add_argument("--parts", nargs="+", choices=PARTS, help="only these parts")
+    parser.add_argument("--ns", nargs="+", type=int, help="Fig. 2(a) sizes (default: the paper's)")
     parser.add_argument("--show", type=Path, help="print the tables of a saved JSON result")
     args = parser.parse_args(argv)
     if args.show is not None:
@@ -404,6 +448,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     plan = replace(QUICK if args.quick else FULL, processes=args.processes)
     if args.instances is not None:
         plan = replace(plan, instances=args.instances)
+    if args.parts:
+        plan = replace(plan, parts=tuple(args.parts))
+    if args.ns:
+        plan = replace(plan, fig2a_ns=tuple(args.ns))
     if data_root() is None:
         print("note: SCREENER_DATA is unset: the HyunCatherines part is skipped", file=sys.stderr)
     report = run(plan)

@@ -39,6 +39,9 @@ def test_one_worker_is_rejected() -> None:
 def test_params_rebuild_the_algorithm() -> None:
     alg = ADE(4, k=1.5, delta=0.05, direction="low", lower=0.0, upper=2.0, seed=3)
     assert ADE(4, **alg.params()).params() == alg.params()
+    shared = ADE(4, share_samples=True)
+    assert shared.params()["share_samples"] is True
+    assert ADE(4, **shared.params()).share_samples
 
 
 # ----------------------------------------------------------------------- hand formulas

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -102,12 +103,16 @@ def test_resampled_answers_draw_from_each_workers_own_answers() -> None:
 # ------------------------------------------------------------------------- plans
 def test_zhang2020_quick_plan_builds_its_tasks() -> None:
     plain = zhang2020.build_tasks(zhang2020.QUICK, with_hcb=False)
-    assert len(plain) == 3 * 5  # (2 Fig. 2(a) sizes + 1 Fig. 2(b) range) x (ADE + 4 RR/WRR)
+    # (2 Fig. 2(a) sizes + 1 Fig. 2(b) range) x (ADE, ADE-share + 4 RR/WRR)
+    assert len(plain) == 3 * 6
     assert {t.part for t in plain} == {"fig2a", "fig2b"}
-    assert plain[0].algorithm == "ade"
+    assert [t.mode for t in plain[:2]] == ["n", "share"]
+    assert {t.algorithm for t in plain[:6]} == {"ade"}
     with_hcb = zhang2020.build_tasks(zhang2020.QUICK, with_hcb=True)
-    assert len(with_hcb) == len(plain) + 2 * 5
-    assert len(zhang2020.build_tasks(zhang2020.FULL, with_hcb=True)) == (60 + 30 + 2) * 5
+    assert len(with_hcb) == len(plain) + 2 * 6
+    assert len(zhang2020.build_tasks(zhang2020.FULL, with_hcb=True)) == (60 + 30 + 2) * 6
+    subset = replace(zhang2020.FULL, instances=1, parts=("fig2a",), fig2a_ns=(100, 1000))
+    assert len(zhang2020.build_tasks(subset, with_hcb=True)) == 2 * 6
 
 
 def test_ban2020_quick_plan_builds_its_tasks() -> None:
