@@ -77,6 +77,9 @@ class Oracle(abc.ABC):
 
     #: The entry-point name under ``screener.oracles``.
     name: ClassVar[str]
+    #: True when ``cancel`` withdraws the questions: no answer to a cancelled pull is sent
+    #: afterwards (the conformance suite checks it). Set False when answers may still come.
+    retractable: bool = True
 
     @classmethod
     @abc.abstractmethod
@@ -117,7 +120,7 @@ class Oracle(abc.ABC):
         return notes
 
     async def cancel(self, pull_ids: Sequence[int]) -> None:  # noqa: B027 - optional hook
-        """The answers to these pulls are no longer wanted (best effort)."""
+        """The answers to these pulls are no longer wanted; see ``retractable``."""
 
     async def open(self) -> None:  # noqa: B027 - optional hook
         """Acquire resources (sessions, servers)."""

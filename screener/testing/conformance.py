@@ -349,8 +349,8 @@ async def _check_deterministic(context: _Context) -> str | None:
 
 
 def _retractable(oracle: Oracle) -> bool:
-    """An oracle declares ``retractable = False`` (class or instance) when ``cancel`` cannot
-    withdraw a question; by default cancelled pulls must stay silent."""
+    """``Oracle.retractable`` (True unless the oracle says otherwise): then cancelled pulls
+    must stay silent. Read leniently, for oracles that do not subclass ``Oracle``."""
     return bool(getattr(oracle, "retractable", True))
 
 
