@@ -176,9 +176,25 @@ def test_confident_index_by_hand() -> None:
 
     keys = [0.5 - r(1), 0.25 - r(4), 0.0 - r(2)]  # state A: -0.896, -0.663, -1.150
     assert int(np.argmin(keys)) == 2
-    alg = make(ConfidentThresholding, 3, delta=0.1)
+    alg = make(ConfidentThresholding, 3, delta=0.1, interval="hoeffding")
     plant(alg, STATE_A)
     assert alg.ask(1).arms.tolist() == [2]
+
+
+def test_confident_kl_index_by_hand() -> None:
+    # key = kl(mean, 1/2) - ln(pi^2 n t^2 / (6 delta)) / t, n = 3, delta = 0.1. State A:
+    # arm 0: kl(1, .5) = ln 2, t = 1: 0.693 - 3.899 = -3.206;
+    # arm 1: kl(.25, .5) = .25 ln .5 + .75 ln 1.5 = 0.131, t = 4: 0.131 - 6.671 / 4 = -1.537;
+    # arm 2: kl(.5, .5) = 0, t = 2: -5.285 / 2 = -2.643.  Least evidence: arm 0.
+    def allowed(t: int) -> float:
+        return math.log(math.pi**2 * 3 * t * t / 0.6) / t
+
+    kl_quarter = 0.25 * math.log(0.5) + 0.75 * math.log(1.5)
+    keys = [math.log(2) - allowed(1), kl_quarter - allowed(4), -allowed(2)]
+    assert keys == pytest.approx([-3.206, -1.537, -2.643], abs=1e-3)
+    alg = make(ConfidentThresholding, 3, delta=0.1)
+    plant(alg, STATE_A)
+    assert alg.ask(1).arms.tolist() == [int(np.argmin(keys))] == [0]
 
 
 @pytest.mark.parametrize("t", [1, 2, 7, 100])
@@ -505,18 +521,19 @@ def test_binomial_upper_tail_helper() -> None:
 
 
 @pytest.mark.slow
-def test_confident_thresholding_is_delta_correct() -> None:
+@pytest.mark.parametrize("interval", ["kl", "hoeffding"])
+def test_confident_thresholding_is_delta_correct(interval: str) -> None:
     means = np.array([0.15, 0.3, 0.7, 0.85])  # every mean 0.2 or more from the bar
     delta, runs = 0.1, 200
     truth = means >= 0.5
     failures = 0
     for seed in range(runs):
-        alg = make(ConfidentThresholding, means.size, delta=delta)
+        alg = make(ConfidentThresholding, means.size, delta=delta, interval=interval)
         result = simulate(alg, BernoulliRewards(means, seed=seed), batch=means.size)
         assert result.stop_reason is StopReason.CONDITION_MET
         above = np.array(
             [w.decision is Decision.ABOVE for w in sorted(result.workers, key=lambda w: w.arm)]
         )
         failures += int(np.any(above != truth))
-    print(f"ConfidentThresholding, delta = {delta}: {failures} wrong runs of {runs}")
+    print(f"ConfidentThresholding ({interval}), delta = {delta}: {failures} wrong of {runs}")
     assert binomial_upper_tail(failures, runs, delta) >= 0.01, failures

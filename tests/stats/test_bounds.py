@@ -14,8 +14,10 @@ from stats_helpers import assert_rate_at_most, binomial_sf
 
 from screener.stats import (
     agresti_coull_radius,
+    bernoulli_kl,
     delta_method_threshold_radius,
     hoeffding_radius,
+    kl_bounds,
     ksigma_bounded_threshold_radius,
     ksigma_lk,
     normal_quantile,
@@ -466,3 +468,75 @@ def test_delta_method_threshold_radius_coverage(m: int) -> None:
     above, below = _miss_counts(theta_hat, theta, radii)
     assert_rate_at_most(above, draws, 1.5 * level)
     assert_rate_at_most(below, draws, level)
+
+
+# ------------------------------------------------------------------- KL (Chernoff) bounds
+def test_bernoulli_kl_hand_values_and_edges() -> None:
+    # kl(.25, .5) = .25 ln(.5) + .75 ln(1.5); kl(1, q) = -ln q; kl(0, q) = -ln(1 - q).
+    expected = 0.25 * math.log(0.5) + 0.75 * math.log(1.5)
+    assert float(bernoulli_kl(0.25, 0.5)) == pytest.approx(expected, rel=1e-12)
+    assert float(bernoulli_kl(1.0, 0.2)) == pytest.approx(-math.log(0.2), rel=1e-12)
+    assert float(bernoulli_kl(0.0, 0.2)) == pytest.approx(-math.log(0.8), rel=1e-12)
+    assert float(bernoulli_kl(0.3, 0.3)) == 0.0
+    assert math.isinf(float(bernoulli_kl(0.5, 0.0))) and math.isinf(float(bernoulli_kl(0.5, 1.0)))
+
+
+@pytest.mark.parametrize(
+    ("mean", "m", "log_inverse"), [(0.9, 50, 5.0), (0.3, 7, 2.0), (0.02, 400, 9.0), (0.5, 1, 1.0)]
+)
+def test_kl_bounds_solve_their_definition(mean: float, m: int, log_inverse: float) -> None:
+    # The ends are where m kl(mean, q) reaches log(1 / level), one on each side of the mean
+    # (or 0 / 1 when the whole side stays inside).
+    lower, upper = (float(v[0]) for v in kl_bounds([mean], [m], [log_inverse]))
+    assert lower <= mean <= upper
+    for end, edge in ((lower, 0.0), (upper, 1.0)):
+        if end == edge:
+            assert m * float(bernoulli_kl(mean, edge)) <= log_inverse
+        else:
+            assert m * float(bernoulli_kl(mean, end)) == pytest.approx(log_inverse, rel=1e-9)
+
+
+def test_kl_bounds_without_samples_and_at_the_edges() -> None:
+    lower, upper = kl_bounds([0.0, 1.0, 0.4], [10, 10, 0], [3.0, 3.0, 3.0])
+    assert lower[0] == 0.0 and upper[0] == pytest.approx(1 - math.exp(-0.3), rel=1e-9)
+    assert upper[1] == 1.0 and lower[1] == pytest.approx(math.exp(-0.3), rel=1e-9)
+    assert (lower[2], upper[2]) == (0.0, 1.0)
+
+
+@DETERMINISTIC
+@given(mean=st.floats(0, 1), m=st.integers(1, 10**6), level=LEVELS)
+def test_kl_bounds_never_wider_than_hoeffding(mean: float, m: int, level: float) -> None:
+    # Pinsker: kl(p, q) >= 2 (p - q)^2, so the KL set lies inside mean +- Hoeffding's radius.
+    lower, upper = kl_bounds([mean], [m], [math.log(1 / level)])
+    radius = float(hoeffding_radius(m, level))
+    assert float(lower[0]) >= mean - radius - 1e-12
+    assert float(upper[0]) <= mean + radius + 1e-12
+
+
+@DETERMINISTIC
+@given(mean=st.floats(0, 1), m=st.integers(1, 10**5), extra=st.integers(0, 10**5), level=LEVELS)
+def test_kl_bounds_shrink_with_samples(mean: float, m: int, extra: int, level: float) -> None:
+    budget = math.log(1 / level)
+    (low1,), (high1,) = kl_bounds([mean], [m], [budget])
+    (low2,), (high2,) = kl_bounds([mean], [m + extra], [budget])
+    assert low2 >= low1 - 1e-12 and high2 <= high1 + 1e-12
+
+
+@pytest.mark.parametrize(
+    ("kind", "mu", "m"), [("bernoulli", 0.9, 30), ("bernoulli", 0.1, 200), ("beta", 0.75, 20)]
+)
+def test_kl_bounds_cover_at_their_level(kind: str, mu: float, m: int) -> None:
+    # Each end misses the true mean with probability at most the level, for 0/1 answers and
+    # for graded rewards in [0, 1] (Beta(3 mu, 3 (1 - mu))): 20,000 seeded samples per case.
+    level, trials = 0.05, 20_000
+    rng = np.random.default_rng(17)
+    if kind == "bernoulli":
+        draws = rng.random((trials, m)) < mu
+    else:
+        draws = rng.beta(3 * mu, 3 * (1 - mu), size=(trials, m))
+    means = draws.mean(axis=1)
+    lower, upper = kl_bounds(means, np.full(trials, m), np.full(trials, math.log(1 / level)))
+    assert_rate_at_most(int((lower > mu).sum()), trials, level)
+    assert_rate_at_most(int((upper < mu).sum()), trials, level)
+    if kind == "bernoulli":  # the worst case for the bound: it does miss, just rarely
+        assert (lower > mu).sum() + (upper < mu).sum() > 0
