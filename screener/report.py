@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +27,12 @@ def render_table(result: Result, pool: WorkerPool, run_id: str | None = None) ->
     lines = [_headline(result, pool, run_id), _status(result)]
     if result.threshold is not None:
         t = result.threshold
-        lines.append(f"threshold: {_num(t.estimate)}  interval [{_num(t.lower)}, {_num(t.upper)}]")
+        if t.lower == t.upper == t.estimate:  # a bar the requester gave, not an estimate
+            lines.append(f"threshold: {_num(t.estimate)} (given)")
+        else:
+            lines.append(
+                f"threshold: {_num(t.estimate)}  interval [{_num(t.lower)}, {_num(t.upper)}]"
+            )
     lines.append(
         f"pulls: {result.total_pulls:,} answered, {result.pending_pulls:,} pending, "
         f"{result.released_pulls:,} released (timed out, failed or cancelled)"
@@ -109,14 +115,30 @@ def _rows(result: Result, pool: WorkerPool) -> Sequence[str]:
         f"{'estimate':>8}  {'interval':<15}  {'pulls':>7}  reason"
     )
     rows = [header]
+    notes = _shared_reasons([w.reason for w in result.ranking])
     for w in result.ranking:
         leaning = "" if w.decision is not Decision.UNDECIDED else w.leaning.value
         interval = f"[{_num(w.lower)}, {_num(w.upper)}]"
+        reason = f"[{notes[w.reason]}]" if w.reason in notes else w.reason
         rows.append(
             f"{w.rank:>4}  {pool.workers[w.arm]:<{width}}  {w.decision.value:<9}  "
-            f"{leaning:<8}  {_num(w.estimate):>8}  {interval:<15}  {w.pulls:>7,}  {w.reason}"
+            f"{leaning:<8}  {_num(w.estimate):>8}  {interval:<15}  {w.pulls:>7,}  {reason}"
         )
+    if notes:
+        rows.append("")
+        rows.extend(f"[{number}] {reason}" for reason, number in notes.items())
     return rows
+
+
+#: Reasons longer than this that several workers share are printed once, under the table.
+_NOTE_LENGTH = 60
+
+
+def _shared_reasons(reasons: Sequence[str]) -> dict[str, int]:
+    """Long reasons given to more than one worker, numbered in order of first appearance."""
+    counts = Counter(reasons)
+    shared = [r for r in dict.fromkeys(reasons) if counts[r] > 1 and len(r) > _NOTE_LENGTH]
+    return {reason: number for number, reason in enumerate(shared, start=1)}
 
 
 def _num(value: float) -> str:
