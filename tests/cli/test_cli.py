@@ -42,7 +42,7 @@ def test_csv_pool_of_30_with_2_spammers(tmp_path: Path) -> None:
     done = screener("run", str(pool_file), "--algorithm", "wrr", "--db", str(db), "--json")
     assert done.returncode == 0, done.stderr
     report: dict[str, Any] = json.loads(done.stdout)
-    pool = synthetic_pool(30, 2, seed=7)  # how examples/make_pool.py made the file
+    pool = synthetic_pool(30, 2, seed=7)  # how examples/make_examples.py made the file
     assert pool.accuracies is not None
     truth = {pool.workers[arm] for arm in ksigma_outliers(pool.accuracies, 2.0, "low")}
     assert len(truth) == 2
