@@ -23,7 +23,16 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import ban2020, chen2017, live, speed, tao2019, zhang2020, zhuang2017
+from benchmarks import (
+    ban2020,
+    chen2017,
+    confident,
+    live,
+    speed,
+    tao2019,
+    zhang2020,
+    zhuang2017,
+)
 from benchmarks.common import machine_info, write_json
 
 #: The paper reproductions with a ``main(argv)``: (name, module, quick argv, full argv).
@@ -33,6 +42,7 @@ SCRIPTS = (
     ("ban2020", ban2020, ["--quick"], []),
     ("tao2019", tao2019, ["--quick"], []),
     ("chen2017", chen2017, ["--quick"], []),
+    ("confident", confident, ["--quick"], []),
     ("live", live, ["--quick"], []),
 )  # fmt: skip
 NAMES = ("zhuang2017", "speed", *(name for name, *_ in SCRIPTS))
