@@ -31,5 +31,6 @@ def check_budget_given(name: str, budget: int | None, why: str) -> None:
     """Fixed-budget algorithms cannot run without one."""
     if budget is None:
         raise ConfigError(
-            f"{name} {why} needs a budget", "pass budget=<total number of gold questions>"
+            f"{name} {why} needs a budget",
+            "give the total number of gold questions: --budget N, or budget=N in Python",
         )

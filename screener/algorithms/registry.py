@@ -43,6 +43,11 @@ ALGORITHMS: Mapping[str, type[Algorithm]] = {
 }
 
 
+#: Parameters every run sets from its own options (reward range, budget, seed): not worth
+#: listing to someone who misspelt an algorithm parameter.
+_ALWAYS_SET = frozenset({"lower", "upper", "budget", "seed"})
+
+
 def accepted_parameters(cls: type[Algorithm]) -> frozenset[str]:
     """Keyword parameters the constructor of ``cls`` accepts, following ``**kwargs`` upwards."""
     names: set[str] = set()
@@ -69,9 +74,10 @@ def create_algorithm(name: str, n_workers: int, params: Mapping[str, Any]) -> Al
     except TypeError as error:
         unknown = re.search(r"unexpected keyword argument '(\w+)'", str(error))
         if unknown:
+            accepted = ", ".join(sorted(accepted_parameters(cls) - _ALWAYS_SET))
             raise ConfigError(
                 f"{name} has no parameter {unknown.group(1)!r}",
-                f"see help({cls.__module__}.{cls.__qualname__})",
+                f"it accepts: {accepted}; see help({cls.__module__}.{cls.__qualname__})",
             ) from None
         missing = re.search(r"missing \d+ required keyword-only arguments?: (.+)$", str(error))
         if missing:

@@ -96,6 +96,15 @@ def test_oracles_lists_the_builtin_ones() -> None:
         (["report", "nope"], "no database at"),
         (["run", "-a", "lsa"], "lsa needs the parameter(s) 'threshold'"),
         (["run", "-a", "gold", "--k", "2"], "gold has no parameter 'k'"),
+        (["run", "-a", "wrr", "-p", "rhoo=2"], "it accepts: delta, direction, interval, k, "),
+        (
+            ["run", "-a", "lsa", "--threshold", "0.7"],
+            "needs a budget (give the total number of gold questions: --budget N",
+        ),
+        (
+            ["run", "-a", "confident-thresholding", "--threshold", "0.7", "-p", "interval=x"],
+            "unknown interval 'x' (use 'kl' or 'hoeffding')",
+        ),
         (["run", "-p", "k"], "--param takes KEY=VALUE"),
     ],
 )
