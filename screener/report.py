@@ -35,7 +35,7 @@ def render_table(result: Result, pool: WorkerPool, run_id: str | None = None) ->
             )
     lines.append(
         f"pulls: {result.total_pulls:,} answered, {result.pending_pulls:,} pending, "
-        f"{result.released_pulls:,} released (timed out, failed or cancelled)"
+        f"{result.released_pulls:,} released (timed out, failed, cancelled or not sent)"
     )
     lines.extend(_highlights(result, pool))
     lines.append("")

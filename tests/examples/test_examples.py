@@ -55,3 +55,23 @@ def test_the_task_pool_run_file_screens_as_the_readme_says(tmp_path: Path) -> No
             "SELECT worker, question FROM events WHERE kind = 'answered'"
         ).fetchall()
     assert len(asked) == len(set(asked)) == report["total_pulls"]  # no question twice
+
+
+def test_the_live_example_decides_through_faults_and_journals_them(tmp_path: Path) -> None:
+    db = tmp_path / "live.db"
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "live_screening.py"), "--db", str(db)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[1]: line.split()[2] for line in done.stdout.splitlines()
+            if line[:4].strip().isdigit()}  # fmt: skip
+    assert {w for w, d in rows.items() if d == "above"} == {"ana", "bo", "chen", "dee"}
+    assert {"ivo", "jo"} <= {w for w, d in rows.items() if d == "below"}
+    with sqlite3.connect(db) as conn:
+        kinds = dict(conn.execute("SELECT kind, COUNT(*) FROM events GROUP BY kind").fetchall())
+        answered = conn.execute(
+            "SELECT worker, question FROM events WHERE kind = 'answered'"
+        ).fetchall()
+    assert kinds["retried"] > 0 and kinds["duplicate"] > 0  # the faults happened ...
+    assert len(answered) == len(set(answered))  # ... and no worker got a question twice
