@@ -323,8 +323,6 @@ class ConfidentThresholding(ThresholdingAlgorithm):
             raise ConfigError(f"unknown interval {interval!r}", "use 'kl' or 'hoeffding'")
         self.delta = float(delta)
         self.interval: Literal["kl", "hoeffding"] = interval
-        self.lows: FloatArray = np.full(self.n_arms, self.lower)
-        self.highs: FloatArray = np.full(self.n_arms, self.upper)
         self.decided_above = np.zeros(self.n_arms, dtype=bool)
         self.decided_below = np.zeros(self.n_arms, dtype=bool)
 
@@ -336,15 +334,10 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         counts = self.stats.count
         if self.interval == "hoeffding":
             radii = anytime_radius(counts, self.delta, self.n_arms, self.width)
-            self.lows, self.highs = self.means - radii, self.means + radii
             with np.errstate(invalid="ignore"):
-                self.decided_above = self.lows >= self.threshold
-                self.decided_below = self.highs < self.threshold
+                self.decided_above = self.means - radii >= self.threshold
+                self.decided_below = self.means + radii < self.threshold
             return
-        budget = anytime_log_inverse(counts, self.delta, self.n_arms)
-        scaled = (self.means - self.lower) / self.width
-        low, high = kl_bounds(scaled, counts, budget)
-        self.lows, self.highs = self.lower + self.width * low, self.lower + self.width * high
         evidence = self._evidence(np.arange(self.n_arms), counts.astype(np.float64))
         with np.errstate(invalid="ignore"):
             self.decided_above = (self.means >= self.threshold) & (evidence >= 0.0)
@@ -382,7 +375,15 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         return np.where(~clear & ~self.decided[arms], keys, math.inf)
 
     def _interval(self) -> tuple[FloatArray, FloatArray]:
-        return self.lows, self.highs
+        """The anytime intervals the decisions use (solved only here, for the result: the
+        decisions test the bar directly)."""
+        counts = self.stats.count
+        if self.interval == "hoeffding":
+            radii = anytime_radius(counts, self.delta, self.n_arms, self.width)
+            return self.means - radii, self.means + radii
+        budget = anytime_log_inverse(counts, self.delta, self.n_arms)
+        low, high = kl_bounds((self.means - self.lower) / self.width, counts, budget)
+        return self.lower + self.width * low, self.lower + self.width * high
 
     def _decide(self, arm: int, leaning: Decision) -> tuple[Decision, str]:
         if self.decided[arm]:
