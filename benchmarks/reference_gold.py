@@ -2,7 +2,9 @@
 
 ``NaiveGOLD`` re-checks every pair of arms and recomputes every connected component at each
 refresh, where ``screener.algorithms.gold.GOLD`` re-checks only pairs at arms with new answers
-and splits only communities that lost an edge. Both must make the same pulls.
+and splits only communities that lost an edge. It also applies the terminal test on its own,
+arm by arm, from plain community counts (``< n (1 - rho)``, or ``<=`` with ``inclusive=True``,
+the same constructor option as GOLD's). Both must make the same pulls.
 """
 
 from __future__ import annotations
@@ -48,3 +50,15 @@ class NaiveGOLD(GOLD):
         graph.adjacency &= keep  # never re-adds: an edge stays only if it was there
         graph.labels = components(graph.adjacency, members)
         return True
+
+    def _mark_terminal(self, total: int) -> None:
+        assert self.graph is not None
+        labels = self.graph.labels.tolist()
+        for arm, label in enumerate(labels):
+            if label < 0 or self.terminal[arm]:
+                continue
+            size = labels.count(label)
+            small = size <= self.minority if self.inclusive else size < self.minority
+            if small:
+                self.rounds[arm] = total
+                self.terminal[arm] = True

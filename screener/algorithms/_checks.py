@@ -34,3 +34,12 @@ def check_budget_given(name: str, budget: int | None, why: str) -> None:
             f"{name} {why} needs a budget",
             "give the total number of gold questions: --budget N, or budget=N in Python",
         )
+
+
+def check_flag(label: str, value: object) -> bool:
+    """A switch must be a real bool: ``bool("false")`` would silently turn it on."""
+    if not isinstance(value, bool):
+        raise ConfigError(
+            f"{label} must be true or false, got {value!r}", f"pass {label}=True or {label}=False"
+        )
+    return value

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from screener.algorithms._checks import check_flag
 from screener.algorithms.base import Algorithm, Ask, IntArray
 from screener.algorithms.ksigma import Direction, KSigmaAlgorithm
 from screener.algorithms.result import Decision, Result, WorkerResult
@@ -156,7 +157,7 @@ class ADE(KSigmaAlgorithm):
         self.big_r = b - a
         self.big_r2 = b * b - a * a
         self._sigma_scale = self.big_r2 + 2.0 * b * self.big_r
-        self.share_samples = bool(share_samples)
+        self.share_samples = check_flag("share_samples", share_samples)
         n = self.n_arms
         self._unpaired: list[deque[float]] = [deque() for _ in range(n)]
         self._decisions_stale = False

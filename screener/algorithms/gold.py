@@ -44,6 +44,38 @@ other radius only widens (``delta'`` falls with ``T`` and both radii grow as the
 and widening never removes an edge, so only pairs at changed arms are re-checked (vectorised
 over the other endpoint), and components are recomputed only inside communities that lost an
 edge. Workers that left before their first answer are kept out of the graph (never terminal).
+
+Inclusive reading (``inclusive=True``, off by default). Section 6.1 injects exactly
+``(1 - rho) n`` outliers, a group that Definition 3.2 excludes (it leaves exactly ``rho n``
+normal arms, Constraint 2 asks for more); with the terminal test as written such a group never
+turns terminal as a whole community. With ``inclusive=True`` an arm becomes terminal the first
+time its community has *at most* ``n (1 - rho)`` arms; the stopping rule is unchanged
+(``|Psi^| >= n (1 - rho)``), so a group of exactly ``n (1 - rho)`` arms stops the run as soon as
+it is terminal, with no normal arm split off. Everything stated with "fewer than" above reads
+"at most" (outlier groups are the prefixes ``P_k`` with ``|P_k| <= n (1 - rho)``, ``P_k*`` the
+largest such, NORMAL outside it), and ``n (1 - rho) >= 1`` is enough for rho. When
+``n (1 - rho)`` is not an integer the two readings are the same algorithm (community sizes are
+integers); the option matters only at integer ``n (1 - rho)``.
+
+Guarantee of the inclusive reading. Let ``m = n (1 - rho)``. Suppose ``G`` satisfies
+Constraint (1) (with respect to ``N_u``, ``N_l``), ``|G| <= m`` (``|N_u| + |N_l| >= rho n``) and
+each of ``N_u``, ``N_l`` is empty or has MORE than ``m`` arms. Then with probability at least
+1 - delta every arm of ``G`` ranks before every normal arm, as in Theorem 5.1: on the event of
+Lemma 5.2, Lemma 5.5 (which uses Constraint (1) only) gives a round ``T*`` at which no arm of
+``G`` has a neighbour in ``N_u`` or ``N_l`` while ``N_u`` still lies in one community and so does
+``N_l``. Edges are only removed, so up to ``T*`` every normal arm's community contains its whole
+side: more than ``m`` arms, not terminal. At ``T*`` every community holding an arm of ``G``
+holds arms of ``G`` only, at most ``|G| <= m``: every arm of ``G`` is terminal by ``T*``. So
+``S[j] <= T* < S[i]`` for ``j`` in ``G`` and every normal ``i``. The stop cannot come first
+either: before ``T*`` only arms of ``G`` are terminal, so ``|Psi^| >= m`` then means all of
+``G`` is terminal (``|G| = m``); with ``|G| < m`` the stop waits for a normal arm as before.
+For an upper or lower group the side condition holds by itself (the one side has
+``n - |G| >= rho n > m`` arms since rho > 0.5); for an intermediate group it is needed and is
+strict: Constraint (2) relaxed to "each side empty or at least ``m``" is NOT enough. A side of
+exactly ``m`` normal arms is, once cut from ``G``, a community of ``m`` arms and turns terminal
+at the same round as ``G`` or before it (e.g. when ``G`` separates from that side first), and
+the run may stop with that side ranked first. (The strict reading tolerates such a side, since
+``m`` arms are not fewer than ``m``.)
 """
 
 from __future__ import annotations
@@ -54,7 +86,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_delta, check_interval_options
+from screener.algorithms._checks import check_delta, check_flag, check_interval_options
 from screener.algorithms.base import Algorithm, IntArray
 from screener.algorithms.result import Decision, Result, WorkerResult
 from screener.errors import ConfigError
@@ -179,11 +211,15 @@ class GOLD(Algorithm):
     """GOLD (Ban & He 2020, Algorithm 1): rank workers so that (eps, rho)-outliers come first.
 
     Parameters: ``eps`` (> e^(1/16) - 1, about 0.0645), ``rho`` in (0.5, 1) with
-    ``n (1 - rho) > 1``, ``delta`` in (0, 1), ``interval`` ("agresti-coull" for 0/1 rewards, the
-    default, or "hoeffding" for any bounded reward) and ``quantile``: "normal" (default) uses
-    the sound two-sided level delta' (Agresti-Coull ``z = Phi^-1(1 - delta'/2)``, Hoeffding
-    ``R sqrt(log(2/delta') / (2 m))``); "paper" the paper's formulas (``z = erf^-1(1 - delta')``,
-    ``R sqrt(log(1/delta') / (2 m))``), narrower than their level claims.
+    ``n (1 - rho) > 1`` (``>= 1`` when inclusive), ``delta`` in (0, 1), ``interval``
+    ("agresti-coull" for 0/1 rewards, the default, or "hoeffding" for any bounded reward) and
+    ``quantile``: "normal" (default) uses the sound two-sided level delta' (Agresti-Coull
+    ``z = Phi^-1(1 - delta'/2)``, Hoeffding ``R sqrt(log(2/delta') / (2 m))``); "paper" the
+    paper's formulas (``z = erf^-1(1 - delta')``, ``R sqrt(log(1/delta') / (2 m))``), narrower
+    than their level claims. ``inclusive`` (default False): terminal when the community has at
+    most ``n (1 - rho)`` arms instead of fewer, for Section 6.1's groups of exactly
+    ``n (1 - rho)`` arms; the guarantee then needs each non-empty normal side to have more than
+    ``n (1 - rho)`` arms (see the module docstring).
 
     See the module docstring for the stopping rule, the decisions and pending pulls.
     """
@@ -204,6 +240,7 @@ class GOLD(Algorithm):
         delta: float = 0.1,
         interval: IntervalKind = "agresti-coull",
         quantile: QuantileRule = "normal",
+        inclusive: bool = False,
         lower: float = 0.0,
         upper: float = 1.0,
         budget: int | None = None,
@@ -213,13 +250,9 @@ class GOLD(Algorithm):
         self.b = gold_b(eps)
         if not 0.5 < rho < 1.0:
             raise ConfigError(f"rho must lie in (0.5, 1), got {rho}", "the paper uses rho=0.9")
+        self.inclusive = check_flag("inclusive", inclusive)
         minority = minority_size(self.n_arms, rho)
-        if minority <= 1.0:
-            raise ConfigError(
-                f"with {self.n_arms} workers and rho={rho}, n (1 - rho) = {minority} leaves no "
-                "room for an outlier (a group must have fewer than n (1 - rho) members)",
-                f"use rho < {1.0 - 1.0 / self.n_arms:.4g} or more workers",
-            )
+        self._check_room(minority, rho)
         check_delta(delta)
         check_interval_options(interval, quantile)
         self.eps = float(eps)
@@ -246,7 +279,26 @@ class GOLD(Algorithm):
             "delta": self.delta,
             "interval": self.interval,
             "quantile": self.quantile,
+            "inclusive": self.inclusive,
         }
+
+    def _check_room(self, minority: float, rho: float) -> None:
+        """An outlier group of one arm must fit: ``1 < n (1 - rho)``, or ``<=`` when inclusive."""
+        if minority >= 1.0 if self.inclusive else minority > 1.0:
+            return
+        group = "at most" if self.inclusive else "fewer than"
+        bound = "<=" if self.inclusive else "<"
+        raise ConfigError(
+            f"with {self.n_arms} workers and rho={rho}, n (1 - rho) = {minority} leaves no "
+            f"room for an outlier (a group must have {group} n (1 - rho) members)",
+            f"use rho {bound} {1.0 - 1.0 / self.n_arms:.4g} or more workers",
+        )
+
+    def _small(self, sizes: IntArray) -> BoolArray:
+        """Which community (or prefix) sizes count as small: ``< n (1 - rho)``, or ``<=``."""
+        if self.inclusive:
+            return np.asarray(sizes <= self.minority, dtype=bool)
+        return np.asarray(sizes < self.minority, dtype=bool)
 
     # ------------------------------------------------------------------ subclass steps
     def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:
@@ -277,7 +329,7 @@ class GOLD(Algorithm):
 
     def _mark_terminal(self, total: int) -> None:
         assert self.graph is not None
-        small = self.graph.members & (self.graph.community_sizes() < self.minority)
+        small = self.graph.members & self._small(self.graph.community_sizes())
         new = small & ~self.terminal
         self.rounds[new] = total
         self.terminal |= new
@@ -325,6 +377,7 @@ class GOLD(Algorithm):
                 "delta": self.delta,
                 "b": self.b,
                 "minority": self.minority,
+                "inclusive": self.inclusive,
                 "terminal": int(self.terminal.sum()),
                 "communities": None if graph is None else graph.n_communities,
                 "first_round": first,
@@ -338,11 +391,12 @@ class GOLD(Algorithm):
         return (1, 0, arm)
 
     def _prefix_rounds(self) -> tuple[int | None, int | None]:
-        """The first terminal round and the last round whose prefix has < n (1 - rho) arms."""
+        """The first terminal round and the last round whose prefix has < n (1 - rho) arms
+        (``<=`` when inclusive)."""
         rounds, counts = np.unique(self.rounds[self.terminal], return_counts=True)
         if rounds.size == 0:
             return None, None
-        below = np.cumsum(counts) < self.minority
+        below = self._small(np.cumsum(counts))
         cutoff = int(rounds[np.flatnonzero(below)[-1]]) if below.any() else None
         return int(rounds[0]), cutoff
 
@@ -386,20 +440,24 @@ class GOLD(Algorithm):
                 f"n (1 - rho) = {self.minority:g}"
             )
             return Decision.UNDECIDED, f"{away}; {why}" if away else why
+        large = self._large_words
         if not terminal:
-            return Decision.NORMAL, "never left a community of n (1 - rho) or more workers"
+            return Decision.NORMAL, f"never left a community of {large} workers"
         if cutoff is None:
             return Decision.NORMAL, (
-                f"terminal at round {round_} together with n (1 - rho) or more workers: "
-                "no outlier group"
+                f"terminal at round {round_} together with {large} workers: no outlier group"
             )
         if round_ == first:
             return Decision.OUTLIER, f"terminal at round {round_}, the first separation"
         if round_ <= cutoff:
+            too_many = "more than n (1 - rho)" if self.inclusive else "n (1 - rho)"
             return Decision.UNDECIDED, (
                 f"terminal at round {round_}, after the first separation and before "
-                "n (1 - rho) workers were: an outlier only with the first ones (see the rank)"
+                f"{too_many} workers were: an outlier only with the first ones (see the rank)"
             )
-        return Decision.NORMAL, (
-            f"terminal at round {round_}, once n (1 - rho) or more workers were terminal"
-        )
+        return Decision.NORMAL, f"terminal at round {round_}, once {large} workers were terminal"
+
+    @property
+    def _large_words(self) -> str:
+        """How many workers are too many for an outlier group, in words."""
+        return "more than n (1 - rho)" if self.inclusive else "n (1 - rho) or more"

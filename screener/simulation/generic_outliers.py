@@ -18,6 +18,14 @@ this module says what it does instead:
 * ``(1 - rho) n`` outliers would leave exactly ``rho n`` normal arms, violating
   ``|N_u| + |N_l| > rho n``: we inject ``ceil(n (1 - rho)) - 1`` outliers by default, the
   largest group the definition allows (1 for n = 20, rho = 0.9), or ``n_outliers`` of them.
+  ``boundary=True`` follows Section 6.1 literally instead: ``floor(n (1 - rho))`` outliers
+  (exactly ``(1 - rho) n`` when that is an integer: 2 for n = 20), checked against the
+  *relaxed* Constraint (2), its three strict inequalities made non-strict:
+  ``|N_u| + |N_l| >= rho n`` and each side empty or ``>= n (1 - rho)``. Such a group is not an
+  outlier group of the definition; it is what GOLD's ``inclusive=True`` reading is for. The
+  generator still draws every non-empty side with MORE than ``n (1 - rho)`` arms (the relaxed
+  check would accept exactly ``n (1 - rho)``): inclusive GOLD's ranking guarantee needs that
+  (see ``screener.algorithms.gold``), and for upper groups it holds by itself.
 * Normal means that fill [0, 1] leave no room in [0, 1] for arms ``(1 + eps)`` times their
   largest gap away. The definition only involves ratios of distances, so we draw in a free
   coordinate where the normal arms are uniform on [0, 1], place the outliers there, and map the
@@ -75,9 +83,13 @@ def _max_gap(values: FloatArray) -> float:
 
 
 def outlier_group_violations(
-    means: ArrayLike, group: Iterable[int], eps: float, rho: float
+    means: ArrayLike, group: Iterable[int], eps: float, rho: float, boundary: bool = False
 ) -> list[str]:
-    """Which parts of Definition 3.2 the arms ``group`` break (empty: a valid outlier group)."""
+    """Which parts of Definition 3.2 the arms ``group`` break (empty: a valid outlier group).
+
+    ``boundary=True`` checks the relaxed Constraint (2) of Section 6.1's literal setup
+    (``>=`` for its three ``>``; see the module docstring).
+    """
     y = np.asarray(means, dtype=np.float64).reshape(-1)
     members = sorted(set(group))
     n = y.size
@@ -102,27 +114,50 @@ def outlier_group_violations(
                 f"Constraint (1): distance {closest:.6g} from the group to {side} is not above "
                 f"(1 + eps) x the largest normal neighbourhood distance = {reach:.6g}"
             )
-    minority = _minority(n, rho)
-    if not upper_arms.size + lower_arms.size > rho * n:
-        problems.append(f"Constraint (2): {n - len(members)} normal arms, not more than rho n")
-    for side, others in (("N_u", upper_arms), ("N_l", lower_arms)):
-        if others.size and not others.size > minority:
-            problems.append(
-                f"Constraint (2): |{side}| = {others.size} is neither 0 nor > n (1 - rho)"
-            )
+    problems += _constraint_2(upper_arms.size, lower_arms.size, n, len(members), rho, boundary)
     return problems
 
 
-def outlier_groups(means: ArrayLike, eps: float, rho: float) -> list[frozenset[int]]:
-    """Every (eps, rho)-outlier group of an instance (contiguous windows in sorted order)."""
+def _constraint_2(
+    n_upper: int, n_lower: int, n: int, n_group: int, rho: float, boundary: bool
+) -> list[str]:
+    """Constraint (2) on the side sizes of ``n`` arms; non-strict when ``boundary``."""
+    minority = _minority(n, rho)
+    problems: list[str] = []
+    if boundary:
+        if not n_upper + n_lower >= round(rho * n, 9):
+            problems.append(f"Constraint (2), relaxed: {n - n_group} normal arms, fewer than rho n")
+    elif not n_upper + n_lower > rho * n:
+        problems.append(f"Constraint (2): {n - n_group} normal arms, not more than rho n")
+    for side, size in (("N_u", n_upper), ("N_l", n_lower)):
+        if boundary and size and not size >= minority:
+            problems.append(
+                f"Constraint (2), relaxed: |{side}| = {size} is neither 0 nor >= n (1 - rho)"
+            )
+        elif not boundary and size and not size > minority:
+            problems.append(f"Constraint (2): |{side}| = {size} is neither 0 nor > n (1 - rho)")
+    return problems
+
+
+def _largest_group(n: int, rho: float, boundary: bool) -> int:
+    """The largest group size Constraint (2) allows: ``< n (1 - rho)``, or ``<=`` (boundary)."""
+    minority = _minority(n, rho)
+    return math.floor(minority) if boundary else math.ceil(minority) - 1
+
+
+def outlier_groups(
+    means: ArrayLike, eps: float, rho: float, boundary: bool = False
+) -> list[frozenset[int]]:
+    """Every (eps, rho)-outlier group of an instance (contiguous windows in sorted order);
+    with ``boundary``, every group of the relaxed definition."""
     y = np.asarray(means, dtype=np.float64).reshape(-1)
     order = np.argsort(y, kind="stable")
-    largest = math.ceil(_minority(y.size, rho)) - 1
+    largest = _largest_group(y.size, rho, boundary)
     found: list[frozenset[int]] = []
     for size in range(1, largest + 1):
         for start in range(y.size - size + 1):
             window = order[start : start + size].tolist()
-            if not outlier_group_violations(y, window, eps, rho):
+            if not outlier_group_violations(y, window, eps, rho, boundary):
                 found.append(frozenset(window))
     return found
 
@@ -139,14 +174,16 @@ def generic_outlier_instance(
     low: float = 0.05,
     high: float = 0.95,
     max_tries: int = 100,
+    boundary: bool = False,
 ) -> GenericOutlierInstance:
     """Bernoulli means of ``n`` arms holding exactly one (eps, rho)-outlier group, and the group.
 
     The generator, exactly (see the module docstring for the departures from Section 6.1):
 
     1. ``rng = default_rng(SeedSequence([seed, n, round(1000 eps), round(1000 rho), kind]))``.
-    2. ``k = n_outliers`` or ``ceil(n (1 - rho)) - 1`` outliers, ``n - k`` normal arms; for
-       "intermediate", ``n_l`` normal arms below the group, uniform on
+    2. ``k = n_outliers`` or ``ceil(n (1 - rho)) - 1`` outliers (``floor(n (1 - rho))`` with
+       ``boundary``), ``n - k`` normal arms; for "intermediate", ``n_l`` normal arms below the
+       group, uniform on
        ``[floor(n (1 - rho)) + 1, n - k - floor(n (1 - rho)) - 1]``, the others above.
     3. Repeat at most ``max_tries`` times, in the free coordinate:
 
@@ -157,7 +194,10 @@ def generic_outlier_instance(
           so that its lowest arm sits at ``max(N_l) + s + D + s``;
        d. map all positions affinely onto ``[low, high]``, shuffle the arms;
        e. accept when the injected group passes ``outlier_group_violations`` and is the
-          instance's only outlier group (``outlier_groups``).
+          instance's only outlier group (``outlier_groups``), both with ``boundary``.
+
+    ``boundary=True`` builds Section 6.1's literal groups of ``(1 - rho) n`` arms, valid for the
+    relaxed Constraint (2) only (module docstring); the default instances do not change.
 
     Raises ``ConfigError`` for impossible parameters and ``InstanceError`` after ``max_tries``
     rejected draws (rare: a rejection needs tied means or a normal arm far from the others).
@@ -175,11 +215,12 @@ def generic_outlier_instance(
     if seed < 0 or max_tries < 1:
         raise ConfigError("seed must be >= 0 and max_tries >= 1")
     minority = _minority(n, rho)
-    largest = math.ceil(minority) - 1
+    largest = _largest_group(n, rho, boundary)
     k = largest if n_outliers is None else n_outliers
     if not 1 <= k <= largest:
+        bound = "floor(n (1 - rho))" if boundary else "ceil(n (1 - rho)) - 1"
         raise ConfigError(
-            f"an (eps, rho)-outlier group of {n} arms has 1 to ceil(n (1 - rho)) - 1 = "
+            f"an (eps, rho)-outlier group of {n} arms has 1 to {bound} = "
             f"{largest} members, asked for {k}",
             "use more arms or a smaller rho",
         )
@@ -211,9 +252,10 @@ def generic_outlier_instance(
         order = rng.permutation(n)
         means = scaled[order]
         group = frozenset(np.flatnonzero(order >= n_normal).tolist())
-        if outlier_group_violations(means, group, eps, rho):
+        # Positional ``boundary``: tests replace the checker with ``(*args)`` stand-ins.
+        if outlier_group_violations(means, group, eps, rho, boundary):
             continue
-        if outlier_groups(means, eps, rho) != [group]:
+        if outlier_groups(means, eps, rho, boundary) != [group]:
             continue
         means.flags.writeable = False
         return GenericOutlierInstance(means, group)

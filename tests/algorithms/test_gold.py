@@ -1,10 +1,14 @@
 """GOLD (Ban & He, KDD 2020): parameters, the neighbourhood graph, ranking, fast == naive, and
-the delta guarantee on generated (eps, rho)-outlier instances; plus the instance generator."""
+the delta guarantee on generated (eps, rho)-outlier instances; plus the instance generator.
+Both readings of the terminal test: strict (the default) and ``inclusive=True`` on Section
+6.1's boundary instances (groups of exactly n (1 - rho) arms)."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,6 +19,7 @@ from numpy.typing import NDArray
 from stats_helpers import assert_rate_at_most
 
 from screener.algorithms import Decision, StopReason
+from screener.algorithms.ade import ADE
 from screener.algorithms.base import IntArray
 from screener.algorithms.gold import (
     EPS_LOWER_BOUND,
@@ -24,6 +29,7 @@ from screener.algorithms.gold import (
     gold_level,
     minority_size,
 )
+from screener.algorithms.registry import create_algorithm
 from screener.errors import ConfigError
 from screener.simulation import BernoulliRewards, simulate
 from screener.simulation.generic_outliers import (
@@ -44,9 +50,14 @@ from benchmarks.reference_gold import NaiveGOLD  # noqa: E402
 _G = TypeVar("_G", bound=GOLD)
 
 
-def _modest(kind: OutlierKind, eps: float, seed: int) -> GenericOutlierInstance:
-    """n = 20, rho = 0.9, means spread over all of [0, 1]: runs of ~1e5 to 1e6 pulls."""
-    return generic_outlier_instance(20, eps, 0.9, kind, seed, margin=1.1, low=0.0, high=1.0)
+def _modest(
+    kind: OutlierKind, eps: float, seed: int, *, boundary: bool = False
+) -> GenericOutlierInstance:
+    """n = 20, rho = 0.9, means spread over all of [0, 1]: runs of ~1e5 to 1e6 pulls (strict;
+    ``boundary``: groups of 2, inclusive GOLD stops after ~4e3 to 4e4)."""
+    return generic_outlier_instance(
+        20, eps, 0.9, kind, seed, margin=1.1, low=0.0, high=1.0, boundary=boundary
+    )
 
 
 # ------------------------------------------------------------------------- parameters
@@ -95,6 +106,34 @@ def test_minority_size_has_no_float_noise(n: int, rho: float, expected: float) -
 def test_bad_parameters_raise(params: dict[str, object]) -> None:
     with pytest.raises(ConfigError):
         GOLD(20, **params)  # type: ignore[arg-type]
+
+
+def test_inclusive_needs_only_one_arm_of_room() -> None:
+    # 20 (1 - 0.95) = 1: a group of exactly one arm fits the inclusive reading only.
+    with pytest.raises(ConfigError, match="fewer than n"):
+        GOLD(20, rho=0.95)
+    assert GOLD(20, rho=0.95, inclusive=True).minority == 1.0
+    with pytest.raises(ConfigError, match=r"at most n \(1 - rho\) members"):
+        GOLD(20, rho=0.96, inclusive=True)  # n (1 - rho) = 0.8
+
+
+def test_inclusive_is_a_parameter_like_the_others() -> None:
+    algorithm = GOLD(20, inclusive=True)
+    assert algorithm.params()["inclusive"] is True and GOLD(20).params()["inclusive"] is False
+    assert GOLD(20, **algorithm.params()).params() == algorithm.params()
+    assert create_algorithm("gold", 20, {"inclusive": True}).result().extra["inclusive"] is True
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_inclusive_from_the_command_line(tmp_path: Path, value: bool) -> None:
+    args = ["run", "--workers", "20", "--outliers", "2", "-a", "gold", "--budget", "200"]
+    args += ["-p", f"inclusive={str(value).lower()}", "--db", str(tmp_path / "s.db"), "--json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "screener", *args], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["params"]["inclusive"] is value and report["extra"]["inclusive"] is value
 
 
 # ------------------------------------------------------------------ the graph by hand
@@ -209,6 +248,57 @@ def test_tiny_case_by_hand() -> None:
     assert result.outliers == ()
 
 
+def test_tiny_case_by_hand_inclusive() -> None:
+    """The same run with ``inclusive=True``: n (1 - rho) = 2, terminal at a community of <= 2.
+
+    At m = 313 the edges left are {0,1}, {0,4}, {1,4} and {2,3} (see above): communities
+    {0, 1, 4} and {2, 3}. The pair {2, 3} has 2 <= 2 arms: terminal at T = 5 x 313 = 1565 (the
+    strict reading waits for arm 4 alone at 1570), and with 2 terminal workers the stopping rule
+    holds at once: the pair is the outlier group, everyone else NORMAL.
+    """
+    algorithm = GOLD(
+        5, eps=5.0, rho=0.6, delta=0.1, interval="hoeffding", quantile="paper", budget=5 * 330,
+        inclusive=True,
+    )  # fmt: skip
+    full = {(i, j) for i in range(5) for j in range(i + 1, 5)}
+    cross = {(0, 2), (0, 3), (1, 2), (1, 3)}
+    while algorithm.n_answered < 5 * 312:
+        _sweep(algorithm)
+    assert _edges(algorithm) == full - cross and not algorithm.terminal.any()
+    _sweep(algorithm)  # m = 313
+    assert _edges(algorithm) == {(0, 1), (0, 4), (1, 4), (2, 3)}
+    assert algorithm.terminal.tolist() == [False, False, True, True, False]
+    assert algorithm.rounds.tolist() == [-1, -1, 1565, 1565, -1]
+    assert algorithm.ask(5).done and algorithm.n_answered == 1565
+    result = algorithm.result()
+    assert result.stop_reason is StopReason.CONDITION_MET and result.outliers == (2, 3)
+    assert [w.arm for w in result.ranking] == [2, 3, 0, 1, 4]
+    assert [w.score for w in result.ranking] == [1565.0, 1565.0, None, None, None]
+    assert result.extra["first_round"] == result.extra["outlier_cutoff_round"] == 1565
+    assert result.extra["inclusive"] is True and result.extra["terminal"] == 2
+    normal = [w for w in result.workers if w.arm in (0, 1, 4)]
+    assert all(w.decision is Decision.NORMAL for w in normal)
+    assert normal[0].reason == "never left a community of more than n (1 - rho) workers"
+    # The strict reading at the same point: nothing terminal, nothing decided.
+    strict = _hand_gold(budget=5 * 313)
+    while _sweep(strict):
+        pass
+    assert not strict.terminal.any() and strict.result().outliers == ()
+
+
+@pytest.mark.parametrize(
+    ("inclusive", "expected"), [(False, 10), (True, 20)]
+)  # prefixes of 1, 2, 3 arms at rounds 10, 20, 30; n (1 - rho) = 2
+def test_outlier_cutoff_by_hand(inclusive: bool, expected: int) -> None:
+    algorithm = GOLD(10, rho=0.8, inclusive=inclusive)
+    algorithm.terminal[[4, 7, 1]] = True
+    algorithm.rounds[[4, 7, 1]] = [10, 20, 30]
+    assert algorithm._prefix_rounds() == (10, expected)
+    algorithm.terminal[7] = False  # prefixes of 1 and 2 arms at rounds 10, 30
+    algorithm.rounds[7] = -1
+    assert algorithm._prefix_rounds() == (10, 30 if inclusive else 10)
+
+
 # ------------------------------------------------------------ runs and the naive path
 class RecordingGOLD(GOLD):
     """Keeps a copy of the adjacency after every edge update."""
@@ -237,9 +327,9 @@ def _drive(algorithm: _G, means: NDArray[np.float64], seed: int, growth: int = 0
         sweeps += step
 
 
-def _random_means(seed: int, n: int) -> NDArray[np.float64]:
+def _random_means(seed: int, n: int, high: int = 2) -> NDArray[np.float64]:
     rng = np.random.default_rng(seed)
-    return np.concatenate([rng.uniform(0.2, 0.5, n - 2), rng.uniform(0.85, 0.95, 2)])
+    return np.concatenate([rng.uniform(0.2, 0.5, n - high), rng.uniform(0.85, 0.95, high)])
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -258,6 +348,42 @@ def test_fast_path_equals_naive_reference(seed: int) -> None:
     assert [w.arm for w in fast_result.ranking] == [w.arm for w in naive_result.ranking]
     assert fast_result.stop_reason is naive_result.stop_reason
     assert fast_result.total_pulls == naive_result.total_pulls
+
+
+@pytest.mark.parametrize(("n", "rho"), [(10, 0.8), (12, 0.75)])
+@pytest.mark.parametrize("seed", range(3))
+def test_fast_path_equals_naive_reference_inclusive(n: int, rho: float, seed: int) -> None:
+    """n (1 - rho) = 2 and 3, integers: a high group of exactly that size turns terminal."""
+    means = _random_means(seed, n, high=round(n * (1 - rho)))
+    params = {"eps": 2.5, "rho": rho, "budget": 25_000, "inclusive": True}
+    fast = _drive(GOLD(n, **params), means, seed)  # type: ignore[arg-type]
+    naive = _drive(NaiveGOLD(n, **params), means, seed)  # type: ignore[arg-type]
+    assert fast.terminal.any()
+    np.testing.assert_array_equal(fast.rounds, naive.rounds)
+    np.testing.assert_array_equal(fast.terminal, naive.terminal)
+    assert fast.graph is not None and naive.graph is not None
+    np.testing.assert_array_equal(fast.graph.adjacency, naive.graph.adjacency)
+    fast_result, naive_result = fast.result(), naive.result()
+    assert fast_result.workers == naive_result.workers
+    assert fast_result.stop_reason is naive_result.stop_reason
+    assert fast_result.total_pulls == naive_result.total_pulls
+    # The option mattered: the strict reading of the same run ends elsewhere.
+    strict = _drive(GOLD(n, **{**params, "inclusive": False}), means, seed)  # type: ignore[arg-type]
+    assert not np.array_equal(strict.rounds, fast.rounds)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_inclusive_changes_nothing_when_n_1_minus_rho_is_not_an_integer(seed: int) -> None:
+    means = _random_means(seed, 12)  # 12 (1 - 0.8) = 2.4: "< 2.4" and "<= 2.4" agree
+    params = {"eps": 2.5, "rho": 0.8, "budget": 25_000}
+    strict = _drive(GOLD(12, **params), means, seed)  # type: ignore[arg-type]
+    inclusive = _drive(GOLD(12, inclusive=True, **params), means, seed)  # type: ignore[arg-type]
+    assert strict.terminal.any()
+    np.testing.assert_array_equal(strict.rounds, inclusive.rounds)
+    assert strict.n_answered == inclusive.n_answered
+    assert [w.decision for w in strict.result().workers] == [
+        w.decision for w in inclusive.result().workers
+    ]
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -468,3 +594,146 @@ def test_violations_are_detected_by_hand() -> None:
     problems = outlier_group_violations(middle, {4}, 2.5, 0.6)
     assert any("|N_u| = 2" in p for p in problems)
     assert outlier_group_violations([0.1, 0.1, 0.9], {2}, 2.5, 0.6) != []  # ties
+
+
+# ------------------------------------------- Section 6.1's boundary instances (inclusive)
+@pytest.mark.parametrize("kind", ["upper", "intermediate"])
+@pytest.mark.parametrize(("n", "eps", "rho"), [(20, 2.5, 0.9), (50, 5.0, 0.9), (40, 2.5, 0.8)])
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_boundary_instances_meet_the_relaxed_definition_only(
+    kind: OutlierKind, n: int, eps: float, rho: float, seed: int
+) -> None:
+    means, outliers = generic_outlier_instance(n, eps, rho, kind, seed, boundary=True)
+    minority = minority_size(n, rho)
+    assert len(outliers) == minority  # exactly n (1 - rho): 2, 5 and 8
+    assert outlier_group_violations(means, outliers, eps, rho, boundary=True) == []
+    assert outlier_groups(means, eps, rho, boundary=True) == [outliers]
+    strict = outlier_group_violations(means, outliers, eps, rho)
+    assert strict == [f"Constraint (2): {n - len(outliers)} normal arms, not more than rho n"]
+    assert outlier_groups(means, eps, rho) == []
+    group = means[sorted(outliers)]
+    above, below = int((means > group.max()).sum()), int((means < group.min()).sum())
+    assert above + below == n - len(outliers)
+    # Every non-empty side has MORE than n (1 - rho) arms: inclusive GOLD's guarantee needs it.
+    assert above == 0 if kind == "upper" else above > minority and below > minority
+
+
+def test_boundary_changes_nothing_when_n_1_minus_rho_is_not_an_integer() -> None:
+    means, outliers = generic_outlier_instance(25, 2.5, 0.9, "upper", 0, boundary=True)
+    assert len(outliers) == 2  # floor(2.5) = ceil(2.5) - 1: the strict definition holds too
+    assert outlier_group_violations(means, outliers, 2.5, 0.9) == []
+    default = generic_outlier_instance(25, 2.5, 0.9, "upper", 0)
+    np.testing.assert_array_equal(means, default.means)
+
+
+_PINNED_OUTLIERS = frozenset({5})
+_PINNED_MEANS = [0.08493909886519105, 0.874376055193408, 0.95, 0.9466241943734429]
+
+
+def test_default_instances_are_unchanged() -> None:
+    """Pinned: the generator's default output for one seed (as before ``boundary`` existed)."""
+    means, outliers = generic_outlier_instance(20, 2.5, 0.9, "intermediate", 3)
+    assert outliers == _PINNED_OUTLIERS
+    np.testing.assert_allclose(means[:4], _PINNED_MEANS, rtol=0, atol=1e-12)
+
+
+def test_relaxed_violations_by_hand() -> None:
+    # n = 10, rho = 0.8: n (1 - rho) = 2, rho n = 8. Normal gaps 0.02; the pair is 0.3 away.
+    means = [0.10, 0.12, 0.14, 0.16, 0.18, 0.20, 0.50, 0.51, 0.90, 0.92]
+    pair = {6, 7}
+    assert outlier_group_violations(means, pair, 2.5, 0.8, boundary=True) == []
+    assert outlier_group_violations(means, pair, 2.5, 0.8) == [
+        "Constraint (2): 8 normal arms, not more than rho n",
+        "Constraint (2): |N_u| = 2 is neither 0 nor > n (1 - rho)",
+    ]
+    # One arm above is fewer than 2; three in the group leave 7 < 8 normal arms.
+    lopsided = [0.10, 0.12, 0.14, 0.16, 0.18, 0.20, 0.22, 0.50, 0.51, 0.90]
+    problems = outlier_group_violations(lopsided, {7, 8}, 2.5, 0.8, boundary=True)
+    assert problems == ["Constraint (2), relaxed: |N_u| = 1 is neither 0 nor >= n (1 - rho)"]
+    triple = [0.10, 0.12, 0.14, 0.16, 0.18, 0.50, 0.51, 0.52, 0.90, 0.92]
+    problems = outlier_group_violations(triple, {5, 6, 7}, 2.5, 0.8, boundary=True)
+    assert problems == ["Constraint (2), relaxed: 7 normal arms, fewer than rho n"]
+    assert outlier_groups(means, 2.5, 0.8, boundary=True) == [frozenset(pair)]
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ((20, 2.5, 0.9, "upper", 0), {"n_outliers": 3}),  # at most n (1 - rho) = 2
+        ((20, 2.5, 0.96, "upper", 0), {}),  # n (1 - rho) = 0.8: no group fits
+        ((5, 2.5, 0.6, "intermediate", 0), {}),  # 3 normal arms, > 2 needed on each side
+    ],
+)
+def test_boundary_generator_rejects_impossible_requests(
+    args: tuple[object, ...], kwargs: dict[str, object]
+) -> None:
+    with pytest.raises(ConfigError):
+        generic_outlier_instance(*args, boundary=True, **kwargs)  # type: ignore[arg-type]
+
+
+BOUNDARY_RUNS_PER_CONFIG = 50
+
+
+@pytest.mark.slow
+def test_inclusive_delta_correctness_on_boundary_instances() -> None:
+    """200 runs, n = 20, rho = 0.9 (groups of exactly 2), delta = 0.1, inclusive GOLD: wrong
+    results at rate <= delta (one-sided binomial test). A run is wrong unless the pair ranks
+    strictly before every normal worker and the decided outliers are exactly the pair.
+
+    The runs stop as soon as the pair is terminal (no normal worker terminal): ~4e3 to 4e4
+    pulls each, a few seconds in all.
+    """
+    errors = trials = early = 0
+    for index, (kind, eps) in enumerate(CONFIGS):
+        for run in range(BOUNDARY_RUNS_PER_CONFIG):
+            seed = 5000 + 1000 * index + run
+            instance = _modest(kind, eps, seed, boundary=True)
+            algorithm = GOLD(20, eps=eps, rho=0.9, delta=DELTA, inclusive=True)
+            _drive(algorithm, instance.means, seed, growth=20)
+            assert algorithm.stop_reason is StopReason.CONDITION_MET
+            trials += 1
+            errors += not _correct(algorithm, instance.outliers)
+            early += int(algorithm.terminal.sum()) == 2
+    assert_rate_at_most(errors, trials, DELTA)
+    assert early >= 0.9 * trials  # the stop came with the pair, not after a normal split
+
+
+def test_inclusive_correctness_check_can_fail() -> None:
+    instance = _modest("intermediate", 2.5, 0, boundary=True)
+    algorithm = _drive(GOLD(20, eps=2.5, inclusive=True), instance.means, 0, growth=20)
+    assert _correct(algorithm, instance.outliers)
+    first = min(instance.outliers)
+    assert not _correct(algorithm, frozenset({first}))  # half the pair: the set differs
+    normal = min(set(range(20)) - instance.outliers)
+    assert not _correct(algorithm, frozenset({first, normal}))
+
+
+def test_inclusive_needs_sides_larger_than_n_1_minus_rho() -> None:
+    """The documented limit: a normal side of exactly n (1 - rho) arms (allowed by the relaxed
+    Constraint 2) splits off as a small community and can end the run ranked first.
+
+    n = 10, rho = 0.8: two normal arms far below the pair, six just above it (still (1 + eps)
+    times their gaps away). The pair leaves the low side long before the high side, and the
+    low side, alone with 2 <= 2 arms, turns terminal first.
+    """
+    means = np.array([0.00, 0.01, 0.50, 0.505, 0.60, 0.61, 0.62, 0.63, 0.64, 0.65])
+    pair = frozenset({2, 3})
+    assert outlier_group_violations(means, pair, 2.5, 0.8, boundary=True) == []
+    algorithm = _drive(GOLD(10, eps=2.5, rho=0.8, inclusive=True), means, 0, growth=20)
+    assert algorithm.stop_reason is StopReason.CONDITION_MET
+    assert not _correct(algorithm, pair)
+    assert [w.arm for w in algorithm.result().ranking[:2]] == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("make", "label"),
+    [
+        (lambda value: GOLD(20, inclusive=value), "inclusive"),
+        (lambda value: ADE(20, share_samples=value), "share_samples"),
+    ],
+)
+@pytest.mark.parametrize("value", ["false", "true", 0, 1, None])
+def test_switches_refuse_anything_but_a_bool(make: Any, label: str, value: object) -> None:
+    # bool("false") is True: a string from a config file must not turn a switch on silently.
+    with pytest.raises(ConfigError, match=f"{label} must be true or false"):
+        make(value)

@@ -119,9 +119,51 @@ def test_ban2020_quick_plan_builds_its_tasks() -> None:
     plan = ban2020.QUICK
     tasks = ban2020.build_tasks(plan, with_ib=False)
     main = 2 * 1 * 2 * 1 * (1 + 3 * 3)  # n x eps x kinds x runs x (GOLD + RR/WRR/NRR x k)
-    assert len(tasks) == main + len(plan.eps_effect) * plan.runs
+    # The paper part repeats the comparison (without IB) on the boundary instances.
+    assert len(tasks) == 2 * main + len(plan.eps_effect) * plan.runs
     assert len(ban2020.build_tasks(plan, with_ib=True)) == len(tasks) + 2 * 2 * 3
-    assert len(ban2020.build_tasks(ban2020.FULL, with_ib=False)) == 20 * 2 * 10 + 4 * 2
+    assert len(ban2020.build_tasks(ban2020.FULL, with_ib=False)) == 2 * 20 * 2 * 10 + 4 * 2
+
+
+def test_ban2020_paper_part_runs_inclusive_gold_on_boundary_instances() -> None:
+    plan = replace(ban2020.QUICK, parts=("paper",))
+    tasks = ban2020.build_tasks(plan, with_ib=True)
+    assert {t.part for t in tasks} == {"paper"} and "ib" not in {t.algorithm for t in tasks}
+    gold = [t for t in tasks if t.algorithm == "gold"]
+    assert len(gold) == 4 and {t.cap for t in gold} == {plan.paper_gold_cap}
+    assert {t.cap for t in tasks if t.algorithm != "gold"} == {plan.cap}
+    only = replace(ban2020.FULL, parts=("main", "speed"), ns=(20,))
+    assert {t.part for t in ban2020.build_tasks(only, with_ib=False)} == {"main"}
+    assert ban2020.result_name(only) == "ban2020-full-main-speed-n20"
+    assert ban2020.result_name(ban2020.QUICK) == "ban2020-quick"
+
+
+@pytest.mark.parametrize("kind", ["upper", "intermediate"])
+@pytest.mark.parametrize("n", [20, 50])
+def test_ban2020_boundary_instances_hold_exactly_n_1_minus_rho_outliers(n: int, kind: str) -> None:
+    inst = ban2020.instance(n, 2.5, kind, 0.9, boundary=True)
+    assert len(inst.outliers) == round(n * 0.1)
+    assert outlier_group_violations(inst.means, inst.outliers, 2.5, 0.9, boundary=True) == []
+    assert outlier_groups(inst.means, 2.5, 0.9, boundary=True) == [inst.outliers]
+    strict = outlier_group_violations(inst.means, inst.outliers, 2.5, 0.9)
+    assert strict == [f"Constraint (2): {n - len(inst.outliers)} normal arms, not more than rho n"]
+
+
+def test_ban2020_paper_report_shows_the_gold_wrr_ratio() -> None:
+    plan = replace(
+        ban2020.QUICK, ns=(20,), kinds=("upper",), parts=("paper",), cap=20_000, processes=1
+    )
+    report = ban2020.run(plan, progress=False)
+    gold = [r for r in report["records"] if r["algorithm"] == "gold"]
+    assert len(gold) == 1 and gold[0]["group_size"] == 2 and gold[0]["rank_correct"]
+    assert not gold[0]["capped"] and report["speed"] is None
+    wrr = next(b for b in report["summary"]["best"] if b["algorithm"] == "wrr")
+    assert wrr["part"] == "paper"
+    text = ban2020.format_report(report)
+    assert "Paper setup" in text and "Strict reading" not in text
+    ratio = gold[0]["pulls"] / wrr["mean_pulls"]
+    row = next(line for line in text.splitlines() if line.startswith("| 20 | 2.5 | upper"))
+    assert row.endswith(f" {ratio:.3g} |") and "0.18 (82% fewer) on average" in text
 
 
 def test_one_task_of_each_script_runs() -> None:
@@ -129,6 +171,10 @@ def test_one_task_of_each_script_runs() -> None:
         ban2020.Task("main", "nrr", 20, 2.5, "upper", 2.0, 0, 10_000, 0.9, 0.1)
     )
     assert record["pulls"] < 10_000 and record["group_size"] == 1
+    paper = ban2020.Task("paper", "gold", 20, 2.5, "upper", None, 0, 10**6, 0.9, 0.1)
+    record = ban2020.run_task(paper)  # inclusive GOLD stops once the pair splits off
+    assert record["group_size"] == 2 and record["correct"] and not record["capped"]
+    assert record["pulls"] == record["group_isolated_at"] < 10**5
     task = zhang2020.Task("fig2a", "ade", "n", 100, 2.5, (0.1, 0.2), 0, 2_000, 0.1)
     record = zhang2020.run_task(task)
     assert record["capped"] and record["pulls"] == 2_000
