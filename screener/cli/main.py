@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -499,6 +500,11 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except KeyboardInterrupt:
         click.echo("\ninterrupted: resume with `screener run --resume RUN_ID`", err=True)
         sys.exit(130)
+    except BrokenPipeError:
+        # The reader went away (`screener runs | head -1`): not an error worth a message.
+        # Point stdout at devnull so that the interpreter's final flush cannot raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     except Exception as error:  # a bug, not bad input: say so in one line unless --debug
         if debug:
             raise

@@ -149,3 +149,16 @@ def test_budget_report_says_the_condition_was_not_met(tmp_path: Path) -> None:
     done = screener("run", "--budget", "200", "--db", str(tmp_path / "b.db"))
     assert done.returncode == 0, done.stderr
     assert "CONDITION NOT MET (budget spent)" in done.stdout
+
+
+def test_a_reader_that_goes_away_is_not_an_error_message(tmp_path: Path) -> None:
+    # `screener oracles | head -c 1`: the read end is closed before the command writes.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "screener", "oracles"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+    )  # fmt: skip
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 1
+    assert stderr == ""
