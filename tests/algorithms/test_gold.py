@@ -196,6 +196,12 @@ def _sweep(algorithm: GOLD) -> bool:
     return True
 
 
+def _run_out(algorithm: GOLD) -> None:
+    """Sweep until the algorithm is done (its stopping rule or its budget)."""
+    while not algorithm.finished:
+        _sweep(algorithm)
+
+
 def _edges(algorithm: GOLD) -> set[tuple[int, int]]:
     algorithm.result()  # refresh
     assert algorithm.graph is not None
@@ -236,8 +242,7 @@ def test_tiny_case_by_hand() -> None:
     ask = algorithm.ask(5)
     assert 4 not in ask.arms.tolist()
     algorithm.tell_many(ask.ids, [_hand_reward(p.arm, p.seq) for p in ask])
-    while _sweep(algorithm):
-        pass
+    _run_out(algorithm)
     result = algorithm.result()
     assert result.stop_reason is StopReason.BUDGET_SPENT
     ranking = result.ranking
@@ -281,8 +286,7 @@ def test_tiny_case_by_hand_inclusive() -> None:
     assert normal[0].reason == "never left a community of more than n (1 - rho) workers"
     # The strict reading at the same point: nothing terminal, nothing decided.
     strict = _hand_gold(budget=5 * 313)
-    while _sweep(strict):
-        pass
+    _run_out(strict)
     assert not strict.terminal.any() and strict.result().outliers == ()
 
 
