@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_budget_given, check_delta
+from screener.algorithms._checks import check_budget_given, check_choice, check_delta
 from screener.algorithms.base import Algorithm, IntArray
 from screener.algorithms.result import Decision, Result, Threshold, WorkerResult
 from screener.errors import ConfigError
@@ -319,8 +319,7 @@ class ConfidentThresholding(ThresholdingAlgorithm):
     ) -> None:
         super().__init__(n_workers, **kwargs)
         check_delta(delta, suggestion=0.05)
-        if interval not in ("kl", "hoeffding"):
-            raise ConfigError(f"unknown interval {interval!r}", "use 'kl' or 'hoeffding'")
+        check_choice("interval", interval, ("kl", "hoeffding"))
         self.delta = float(delta)
         self.interval: Literal["kl", "hoeffding"] = interval
         self.decided_above = np.zeros(self.n_arms, dtype=bool)
@@ -331,14 +330,13 @@ class ConfidentThresholding(ThresholdingAlgorithm):
 
     def _refresh(self) -> None:
         super()._refresh()
-        counts = self.stats.count
         if self.interval == "hoeffding":
-            radii = anytime_radius(counts, self.delta, self.n_arms, self.width)
+            lows, highs = self._interval()
             with np.errstate(invalid="ignore"):
-                self.decided_above = self.means - radii >= self.threshold
-                self.decided_below = self.means + radii < self.threshold
+                self.decided_above = lows >= self.threshold
+                self.decided_below = highs < self.threshold
             return
-        evidence = self._evidence(np.arange(self.n_arms), counts.astype(np.float64))
+        evidence = self._evidence(np.arange(self.n_arms), self.stats.count.astype(np.float64))
         with np.errstate(invalid="ignore"):
             self.decided_above = (self.means >= self.threshold) & (evidence >= 0.0)
             self.decided_below = (self.means < self.threshold) & (evidence > 0.0)
@@ -375,7 +373,7 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         return np.where(~clear & ~self.decided[arms], keys, math.inf)
 
     def _interval(self) -> tuple[FloatArray, FloatArray]:
-        """The anytime intervals the decisions use (solved only here, for the result: the
+        """The anytime intervals the decisions use (KL: solved only for the result, the
         decisions test the bar directly)."""
         counts = self.stats.count
         if self.interval == "hoeffding":
