@@ -547,7 +547,7 @@ def _claims(gold: GoldCells, best: BestCells, *, paper: bool = False) -> list[li
                         f"{_pct(rate)} correct on average over {len(mine)} configurations",
                     ]
                 )
-    return rows + (_ratio_claims(gold, best) if paper else _saving_claims(gold, best))
+    return rows + (_ratio_claims(gold, best) if paper else _strict_ratio_claims(gold, best))
 
 
 def _ratio_claims(gold: GoldCells, best: BestCells) -> list[list[object]]:
@@ -576,13 +576,9 @@ def _ratio_claims(gold: GoldCells, best: BestCells) -> list[list[object]]:
     return rows
 
 
-def _saving_claims(gold: GoldCells, best: BestCells) -> list[list[object]]:
+def _strict_ratio_claims(gold: GoldCells, best: BestCells) -> list[list[object]]:
     """The strict reading: GOLD's pulls over WRR's, to the stop and to the group's isolation."""
-    stops = [
-        g["mean_pulls"] / best[(*key, "wrr")]["mean_pulls"]
-        for key, g in gold.items()
-        if (*key, "wrr") in best
-    ]
+    stops = [r for r in (_wrr_ratio(key, gold, best) for key in gold) if r is not None]
     isolated = [
         g["mean_isolated_at"] / best[(*key, "wrr")]["mean_pulls"]
         for key, g in gold.items()
