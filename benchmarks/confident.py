@@ -34,10 +34,12 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
 from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json
 from screener import BernoulliRewards, Decision, StopReason, simulate
 from screener.algorithms.thresholding import ConfidentThresholding
+from screener.pool import load_pool_csv
 
 __all__ = ["INSTANCES", "main", "run_one"]
 
 DELTA = 0.05
+TASK_POOL = Path(__file__).resolve().parents[1] / "examples" / "task-pool" / "workers.csv"
 INTERVALS = ("hoeffding", "kl")
 
 
@@ -48,7 +50,7 @@ def _good_crowd() -> np.ndarray:
 
 #: name -> (means, bar)
 INSTANCES: dict[str, tuple[np.ndarray, float]] = {
-    "task-pool": (np.array([0.96, 0.93, 0.91, 0.88, 0.79, 0.72, 0.6, 0.55, 0.5, 0.2]), 0.75),
+    "task-pool": (np.asarray(load_pool_csv(TASK_POOL).require_accuracies()), 0.75),
     "lsa-setup-1": (np.array([0.2, 0.25, 0.3, 0.35, 0.45, 0.55, 0.65, 0.7, 0.75, 0.8]), 0.5),
     "good-crowd": (_good_crowd(), 0.7),
 }
