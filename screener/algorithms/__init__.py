@@ -10,9 +10,11 @@ from screener.algorithms.base import (
     PullStatus,
     TellOutcome,
 )
+from screener.algorithms.crowd_prior import CrowdPrior
 from screener.algorithms.gold import GOLD
 from screener.algorithms.iterated_best_arm import IteratedBestArm
 from screener.algorithms.ksigma import KSigmaAlgorithm
+from screener.algorithms.platform_rules import PlatformRule, Quiz, TolokaRule
 from screener.algorithms.registry import ALGORITHMS, accepted_parameters, create_algorithm
 from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
@@ -35,21 +37,25 @@ __all__ = [
     "Ask",
     "AskState",
     "ConfidentThresholding",
+    "CrowdPrior",
     "Decision",
     "IteratedBestArm",
     "KSigmaAlgorithm",
     "NaiveRoundRobin",
     "OptKG",
     "OptMAI",
+    "PlatformRule",
     "Pull",
     "PullInfo",
     "PullStatus",
+    "Quiz",
     "Result",
     "RoundRobin",
     "StopReason",
     "TellOutcome",
     "Threshold",
     "ThresholdingAlgorithm",
+    "TolokaRule",
     "UniformThresholding",
     "WeightedRoundRobin",
     "WorkerResult",

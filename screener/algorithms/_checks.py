@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from screener.errors import ConfigError
 
 
@@ -34,6 +36,14 @@ def check_budget_given(name: str, budget: int | None, why: str) -> None:
             f"{name} {why} needs a budget",
             "give the total number of gold questions: --budget N, or budget=N in Python",
         )
+
+
+def check_count(label: str, value: object, minimum: int, fix: str = "") -> int:
+    """A whole number (of answers, questions...), at least ``minimum``; bools and floats are
+    refused rather than truncated."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ConfigError(f"{label} must be a whole number >= {minimum}, got {value!r}", fix)
+    return int(value)
 
 
 def check_flag(label: str, value: object) -> bool:

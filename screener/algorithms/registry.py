@@ -9,8 +9,10 @@ from typing import Any
 
 from screener.algorithms.ade import ADE
 from screener.algorithms.base import Algorithm
+from screener.algorithms.crowd_prior import CrowdPrior
 from screener.algorithms.gold import GOLD
 from screener.algorithms.iterated_best_arm import IteratedBestArm
+from screener.algorithms.platform_rules import Quiz, TolokaRule
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
 from screener.algorithms.thresholding import LSA, ConfidentThresholding
 from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
@@ -39,6 +41,9 @@ ALGORITHMS: Mapping[str, type[Algorithm]] = {
         AdaptiveTopK,
         OptMAI,
         CLUCBPAC,
+        CrowdPrior,
+        TolokaRule,
+        Quiz,
     )
 }
 

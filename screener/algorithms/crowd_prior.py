@@ -1,0 +1,266 @@
+"""Screening under a crowd prior (empirical Bayes): ban or accept each worker against a bar as
+soon as the crowd's answers make the decision probable enough, or cheap enough.
+
+Real workers answer a few dozen gold questions at most, far too few for a family-wise
+frequentist guarantee. What a requester can use is how the crowd itself is distributed: most
+crowds are mostly good workers plus a tail of spammers, and that is visible after a few
+answers from everyone. ``CrowdPrior`` fits the distribution of worker accuracy from all the
+answers so far (``screener.stats.fit_grid_prior``), gives each worker the posterior
+probability of being below the bar, and decides:
+
+* posterior mode (default): BAN when ``P(accuracy < bar) >= 1 - q``, ACCEPT when it is at most
+  ``q``. Each decision is wrong with posterior probability at most q, so when the prior fits
+  the expected share of good workers among the banned (and of bad among the accepted) is at
+  most q: a Bayesian promise, not a frequentist one.
+* cost mode (``false_ban`` and ``missed_bad`` given, a question costing ``question``): the
+  Bayes-optimal stopping rule under the prior (``screener.stats.stopping_table``): a worker is
+  asked again only while the expected saving in mistakes is worth the price of a question.
+
+Decisions are final (a ban is acted on when it is made): a decided worker is not asked again
+and keeps its decision when later answers of other workers move the prior. The prior is refit
+from the whole answer table after every n_workers answers and a worker is judged when its own
+answer arrives, so the decisions are a function of the order of the answers alone, and a
+replay of the journal makes the same decisions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from screener.algorithms._checks import check_choice, check_count
+from screener.algorithms.base import IntArray
+from screener.algorithms.result import Decision, Result
+from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm
+from screener.errors import ConfigError
+from screener.stats.prior import (
+    GridPrior,
+    StoppingCosts,
+    StoppingTable,
+    fit_beta_prior,
+    fit_grid_prior,
+    stopping_table,
+)
+
+__all__ = ["CrowdPrior"]
+
+_UNDECIDED = 0
+_BANNED = 1
+_ACCEPTED = 2
+
+
+class CrowdPrior(ThresholdingAlgorithm):
+    """Empirical-Bayes screening against a bar (see the module docstring for both modes).
+
+    Parameters: ``threshold`` (the bar, in reward units), ``q`` (posterior error allowed per
+    decision, posterior mode), ``false_ban`` / ``missed_bad`` / ``question`` (costs, cost
+    mode: give both of the first two), ``min_answers`` (no decision before that many answers;
+    default 3, as the platforms' rules), ``max_answers`` (no worker gets more questions: the
+    bound printed to the requester; in posterior mode a worker still unsure there stays
+    UNDECIDED, in cost mode the rule decides at the bound).
+
+    Schedule: one question in flight per worker (the decision follows each answer), fewest
+    answers first, ties to the lowest index; decided workers and workers at ``max_answers``
+    are not asked again. Graded rewards enter the likelihood with fractional successes.
+    """
+
+    name = "crowd-prior"
+    fixed_budget = False
+    needs_answers = False
+    pull_each_first = False
+    guarantee: ClassVar[str | None] = (
+        "Bayesian: if worker accuracies follow the crowd prior fitted from the answers, each "
+        "ban or acceptance is wrong with posterior probability at most q, so the expected "
+        "share of wrong bans is at most q; no frequentist guarantee"
+    )
+    cost_guarantee: ClassVar[str] = (
+        "Bayes-optimal stopping: minimises the expected cost per worker (questions, false "
+        "bans, missed bad workers) when worker accuracies follow the fitted crowd prior; no "
+        "frequentist guarantee"
+    )
+
+    def __init__(
+        self,
+        n_workers: int,
+        *,
+        threshold: float,
+        q: float = 0.1,
+        false_ban: float | None = None,
+        missed_bad: float | None = None,
+        question: float = 1.0,
+        min_answers: int = 3,
+        max_answers: int = 40,
+        prior: str = "beta",
+        contamination: float = 0.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(n_workers, threshold=threshold, **kwargs)
+        if not 0.0 < q < 0.5:
+            raise ConfigError(f"q must lie in (0, 0.5), got {q}", "try q=0.1")
+        if (false_ban is None) != (missed_bad is None):
+            raise ConfigError(
+                "cost mode needs both false_ban and missed_bad",
+                "give both, e.g. -p false_ban=30 -p missed_bad=30, or neither",
+            )
+        for label, value in (("false_ban", false_ban), ("missed_bad", missed_bad)):
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                raise ConfigError(f"{label} must be a finite cost >= 0, got {value}")
+        if not (math.isfinite(question) and question > 0):
+            raise ConfigError(f"question must be a finite cost > 0, got {question}", "try 1")
+        check_count("min_answers", min_answers, 1)
+        check_count("max_answers", max_answers, min_answers, "it must be at least min_answers")
+        if not self.lower < self.threshold < self.upper:
+            raise ConfigError(
+                f"the bar must lie strictly inside the reward range, got {self.threshold}",
+                "give e.g. threshold=0.6",
+            )
+        check_choice("prior", prior, ("beta", "npmle"))
+        self.prior_family = prior
+        if not 0.0 <= contamination < 1.0:
+            raise ConfigError(f"contamination must lie in [0, 1), got {contamination}", "try 0.2")
+        self.contamination = float(contamination)
+        self.q = float(q)
+        self.costs = (
+            None
+            if false_ban is None or missed_bad is None
+            else StoppingCosts(float(question), float(false_ban), float(missed_bad))
+        )
+        self.min_answers = int(min_answers)
+        self.max_answers = int(max_answers)
+        self.bar = (self.threshold - self.lower) / self.width
+        self.state = np.zeros(self.n_arms, dtype=np.int8)
+        self.prob_below: FloatArray = np.full(self.n_arms, math.nan)
+        self.decided_at: FloatArray = np.full(self.n_arms, math.nan)
+        self.prior = GridPrior.uniform()
+        self.table: StoppingTable | None = None
+        self._answers = 0
+        if self.costs is not None:
+            self._refit()
+
+    def params(self) -> dict[str, Any]:
+        costs = self.costs
+        return {
+            **super().params(),
+            "q": self.q,
+            "false_ban": None if costs is None else costs.false_ban,
+            "missed_bad": None if costs is None else costs.missed_bad,
+            "question": 1.0 if costs is None else costs.question,
+            "min_answers": self.min_answers,
+            "max_answers": self.max_answers,
+            "prior": self.prior_family,
+            "contamination": self.contamination,
+        }
+
+    # ------------------------------------------------------------------ decisions
+    def _scaled_successes(self) -> FloatArray:
+        counts = self.stats.count
+        return np.asarray((self.stats.total - self.lower * counts) / self.width)
+
+    def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:
+        # One answer at a time, in the order tell accepted them: the prior is refit after
+        # every n_workers answers and a worker is judged when its own answer arrives, so the
+        # decisions depend on the answer order only, never on when ask or result is called
+        # (a replay of the journal makes exactly the same decisions).
+        for arm, reward in zip(arms.tolist(), rewards.tolist(), strict=True):
+            self.stats.update(arm, reward)
+            self._answers += 1
+            if self._answers % self.n_arms == 0:
+                self._refit()
+            self._judge(arm)
+
+    def _refit(self) -> None:
+        successes, counts = self._scaled_successes(), self.stats.count
+        if self.prior_family == "beta":
+            fitted = fit_beta_prior(successes, counts)
+        else:
+            fitted = fit_grid_prior(successes, counts)
+        self.prior = fitted.contaminated(self.contamination)
+        if self.costs is not None:
+            self.table = stopping_table(
+                self.prior, self.bar, self.costs, horizon=self.max_answers,
+                min_answers=self.min_answers,
+            )  # fmt: skip
+
+    def _judge(self, arm: int) -> None:
+        count = int(self.stats.count[arm])
+        if self.state[arm] != _UNDECIDED or count < self.min_answers:
+            return
+        successes = (float(self.stats.total[arm]) - self.lower * count) / self.width
+        p_bad = float(self.prior.prob_below([successes], [count], self.bar)[0])
+        if self.table is None:
+            ban, accept = p_bad >= 1.0 - self.q, p_bad <= self.q
+        else:
+            action = int(self.table.lookup([successes], [count])[0][0])
+            ban, accept = action == StoppingTable.BAN, action == StoppingTable.ACCEPT
+        if ban or accept:
+            self.state[arm] = _BANNED if ban else _ACCEPTED
+            self.decided_at[arm] = p_bad
+
+    def _refresh(self) -> None:
+        super()._refresh()
+        self.prob_below = self.prior.prob_below(
+            self._scaled_successes(), self.stats.count, self.bar
+        )
+
+    def _condition_met(self) -> bool:
+        return bool((self.state != _UNDECIDED).all())
+
+    def _open(self) -> NDArray[np.bool_]:
+        open_: NDArray[np.bool_] = (self.state == _UNDECIDED) & (
+            self.stats.count < self.max_answers
+        )
+        return open_
+
+    def _can_progress(self) -> bool:
+        return bool((self.available & self._open()).any())
+
+    def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
+        in_flight = effective > self.stats.count[arms]
+        eligible = self._open()[arms] & ~in_flight
+        return np.where(eligible, effective, math.inf)
+
+    # ------------------------------------------------------------------------- result
+    def _above(self) -> NDArray[np.bool_]:
+        return np.asarray(self.prob_below < 0.5, dtype=np.bool_)
+
+    def _interval(self) -> tuple[FloatArray, FloatArray]:
+        """A central posterior interval of probability 1 - 2q (posterior mode's q)."""
+        posterior = self.prior.posterior(self._scaled_successes(), self.stats.count)
+        cumulative = np.cumsum(posterior, axis=1)
+        grid = self.prior.grid
+        low = grid[np.minimum((cumulative < self.q).sum(axis=1), grid.size - 1)]
+        high = grid[np.minimum((cumulative < 1.0 - self.q).sum(axis=1), grid.size - 1)]
+        return self.lower + self.width * low, self.lower + self.width * high
+
+    def _decide(self, arm: int, leaning: Decision) -> tuple[Decision, str]:
+        state = int(self.state[arm])
+        p_bad = float(self.decided_at[arm]) if state != _UNDECIDED else float(self.prob_below[arm])
+        evidence = f"P(below {self.threshold:g}) = {p_bad:.3f} under the crowd prior"
+        if state == _BANNED:
+            return Decision.BELOW, f"banned: {evidence}"
+        if state == _ACCEPTED:
+            return Decision.ABOVE, f"accepted: {evidence}"
+        why = evidence
+        if self.stats.count[arm] >= self.max_answers:
+            why += f"; at the bound of {self.max_answers} questions"
+        unavailable = self._availability_reason(arm)
+        if unavailable is not None:
+            why += f"; {unavailable}"
+        return Decision.UNDECIDED, why
+
+    def _describe(self) -> Result:
+        result = super()._describe()
+        extra = {
+            **result.extra,
+            "max_questions_per_worker": self.max_answers,
+            "prior_mean": self.lower + self.width * self.prior.mean(),
+            "prior_share_below": float(self.prior.weights[self.prior.grid < self.bar].sum()),
+            "expected_wrong_bans": float(np.nansum(1.0 - self.decided_at[self.state == _BANNED])),
+            "expected_missed_bad": float(np.nansum(self.decided_at[self.state == _ACCEPTED])),
+        }
+        guarantee = self.guarantee if self.costs is None else self.cost_guarantee
+        return replace(result, guarantee=guarantee, extra=extra)

@@ -1,0 +1,272 @@
+"""A crowd prior: the distribution of worker accuracy, fitted from every worker's answers.
+
+Empirical Bayes (Robbins 1956; the grid maximum-likelihood estimate of a mixing distribution,
+Kiefer and Wolfowitz 1956, computed by EM as in Laird 1978 and Jiang and Zhang 2009): worker
+i's accuracy p_i is drawn from an unknown prior G; given p_i, its answers are Bernoulli(p_i).
+G is estimated on a fixed grid of accuracies from the (successes, answers) of all workers; each
+worker's posterior is then the grid prior times its own likelihood.
+
+Graded rewards in [0, 1] enter through the same likelihood ``p^s (1 - p)^(n - s)`` with a
+fractional ``s`` (a quasi-likelihood: exact for binary answers, a documented approximation for
+graded ones).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "GridPrior",
+    "StoppingCosts",
+    "StoppingTable",
+    "fit_beta_prior",
+    "fit_grid_prior",
+    "stopping_table",
+]
+
+FloatArray = NDArray[np.float64]
+
+#: Grid of candidate accuracies: cell midpoints, so no point sits on 0 or 1.
+DEFAULT_GRID_SIZE = 100
+#: EM iterations from the uniform start. The grid MLE itself is a few spikes; stopping EM early
+#: keeps the prior smooth, which keeps posteriors of workers between the spikes honest.
+DEFAULT_ITERATIONS = 60
+#: Upper limit of a fitted Beta's a + b: at most as sure of the crowd as 100 answers would make it.
+MAX_CONCENTRATION = 100.0
+
+
+@dataclass(frozen=True)
+class GridPrior:
+    """A prior on [0, 1] with ``weights`` on the points of ``grid`` (weights sum to 1)."""
+
+    grid: FloatArray
+    weights: FloatArray
+
+    @classmethod
+    def uniform(cls, size: int = DEFAULT_GRID_SIZE) -> GridPrior:
+        grid = (np.arange(size, dtype=np.float64) + 0.5) / size
+        return cls(grid, np.full(size, 1.0 / size))
+
+    def contaminated(self, share: float) -> GridPrior:
+        """``(1 - share) * self + share * uniform``: the epsilon-contamination class of robust
+        Bayes (Berger and Berliner 1986). The uniform share keeps every accuracy possible, so
+        a prior fitted on few answers per worker cannot rule out the tails it failed to see."""
+        weights = (1.0 - share) * self.weights + share / self.grid.size
+        return GridPrior(self.grid, weights)
+
+    def log_likelihood(self, successes: ArrayLike, counts: ArrayLike) -> FloatArray:
+        """``s log p + (n - s) log(1 - p)`` for every worker (rows) and grid point (columns)."""
+        s = np.asarray(successes, dtype=np.float64).reshape(-1, 1)
+        n = np.asarray(counts, dtype=np.float64).reshape(-1, 1)
+        return np.asarray(s * np.log(self.grid) + (n - s) * np.log1p(-self.grid))
+
+    def posterior(self, successes: ArrayLike, counts: ArrayLike) -> FloatArray:
+        """Posterior weights on the grid, one row per worker."""
+        return _normalise_rows(self.log_likelihood(successes, counts), self.weights)
+
+    def prob_below(self, successes: ArrayLike, counts: ArrayLike, bar: float) -> FloatArray:
+        """Posterior probability that each worker's accuracy is below ``bar``."""
+        below = self.grid < bar
+        return np.asarray(self.posterior(successes, counts)[:, below].sum(axis=1))
+
+    def mean(self) -> float:
+        return float(self.weights @ self.grid)
+
+    def quantile(self, level: float) -> float:
+        cumulative = np.cumsum(self.weights)
+        return float(self.grid[min(int(np.searchsorted(cumulative, level)), self.grid.size - 1)])
+
+
+def fit_grid_prior(
+    successes: ArrayLike,
+    counts: ArrayLike,
+    *,
+    grid_size: int = DEFAULT_GRID_SIZE,
+    iterations: int = DEFAULT_ITERATIONS,
+) -> GridPrior:
+    """The grid prior that (approximately) maximises the marginal likelihood of all workers.
+
+    EM from the uniform prior: ``w <- mean_i posterior_i(w)``, ``iterations`` times. A pure
+    function of the (successes, counts) table: workers without answers carry no information
+    and are left out. With no answers at all, the uniform prior.
+    """
+    prior = GridPrior.uniform(grid_size)
+    s = np.asarray(successes, dtype=np.float64).reshape(-1)
+    n = np.asarray(counts, dtype=np.float64).reshape(-1)
+    seen = n > 0
+    if not seen.any():
+        return prior
+    # The likelihood matrix is fixed; only the weights move, so exponentiate once.
+    pairs, multiplicity = _distinct_pairs(s, n)
+    log_lik = prior.log_likelihood(pairs[:, 0], pairs[:, 1])
+    likelihood = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
+    share = multiplicity / multiplicity.sum()
+    weights = prior.weights.copy()
+    for _ in range(iterations):
+        joint = likelihood * weights
+        joint /= joint.sum(axis=1, keepdims=True)
+        weights = share @ joint
+    return GridPrior(prior.grid, weights)
+
+
+def fit_beta_prior(
+    successes: ArrayLike,
+    counts: ArrayLike,
+    *,
+    grid_size: int = DEFAULT_GRID_SIZE,
+) -> GridPrior:
+    """The Beta prior of largest marginal likelihood (the beta-binomial fit; Skellam 1948,
+    Griffiths 1973), on the grid.
+
+    Maximum likelihood, not moments: a screening run stops asking a worker once it is decided,
+    so a worker's share correct is a biased estimate of its accuracy (optional stopping), while
+    the likelihood does not depend on the stopping rule (the likelihood principle). Searched on
+    (mean, log concentration) by three rounds of a 9 x 9 grid, each round zooming in on the
+    best point of the last; concentration a + b in [0.5, MAX_CONCENTRATION]. Two parameters
+    are what a crowd with a few answers per worker identifies; the grid maximum-likelihood
+    prior (``fit_grid_prior``) overfits such data. Uniform while no worker has two answers.
+    """
+    uniform = GridPrior.uniform(grid_size)
+    s = np.asarray(successes, dtype=np.float64).reshape(-1)
+    n = np.asarray(counts, dtype=np.float64).reshape(-1)
+    if (n >= 2).sum() < 2:
+        return uniform
+    pairs, multiplicity = _distinct_pairs(s, n)
+    log_lik = uniform.log_likelihood(pairs[:, 0], pairs[:, 1])
+    likelihood = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
+    grid = uniform.grid
+    log_p, log_q = np.log(grid), np.log1p(-grid)
+    low = np.array([-6.0, math.log(0.5)])
+    high = np.array([6.0, math.log(MAX_CONCENTRATION)])
+    best = (low + high) / 2.0
+    for _ in range(3):
+        logits, log_c = (np.linspace(lo, hi, 9) for lo, hi in zip(low, high, strict=True))
+        mean = 1.0 / (1.0 + np.exp(-logits))
+        a = (mean[:, None] * np.exp(log_c)[None, :]).reshape(-1)
+        b = ((1.0 - mean)[:, None] * np.exp(log_c)[None, :]).reshape(-1)
+        weights = _beta_weights(a, b, log_p, log_q)  # grid x candidates
+        fit = multiplicity @ np.log(likelihood @ weights)
+        pick = int(np.argmax(fit))
+        best = np.array([logits[pick // 9], log_c[pick % 9]])
+        step = (high - low) / 8.0
+        low, high = best - step, best + step
+    mean_best = 1.0 / (1.0 + math.exp(-best[0]))
+    concentration = math.exp(best[1])
+    weights = _beta_weights(
+        np.array([mean_best * concentration]), np.array([(1 - mean_best) * concentration]),
+        log_p, log_q,
+    )  # fmt: skip
+    return GridPrior(grid, weights[:, 0])
+
+
+def _distinct_pairs(
+    successes: FloatArray, counts: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """The distinct (successes, count) pairs of workers with answers, and how many workers
+    share each: workers with the same counts have the same likelihood, and early in a run
+    (everyone at 3 answers) there are only a handful of distinct pairs."""
+    seen = counts > 0
+    table = np.stack([successes[seen], counts[seen]], axis=1)
+    pairs, multiplicity = np.unique(table, axis=0, return_counts=True)
+    return pairs, multiplicity.astype(np.float64)
+
+
+def _beta_weights(a: FloatArray, b: FloatArray, log_p: FloatArray, log_q: FloatArray) -> FloatArray:
+    """Beta(a_j, b_j) densities on the grid, normalised per column."""
+    log_density = np.outer(log_p, a - 1.0) + np.outer(log_q, b - 1.0)
+    weights = np.exp(log_density - log_density.max(axis=0, keepdims=True))
+    return np.asarray(weights / weights.sum(axis=0, keepdims=True))
+
+
+@dataclass(frozen=True)
+class StoppingCosts:
+    """What a requester pays: one gold question, one good worker banned, one bad worker kept."""
+
+    question: float
+    false_ban: float
+    missed_bad: float
+
+
+@dataclass(frozen=True)
+class StoppingTable:
+    """The Bayes-optimal action at every (correct, wrong) answer count up to the horizon.
+
+    ``action[s, f]``: CONTINUE (ask another question), BAN or ACCEPT; ``cost[s, f]``: the
+    expected cost still to come from that state under the prior (questions plus mistakes).
+    """
+
+    action: NDArray[np.int8]
+    cost: FloatArray
+    horizon: int
+
+    CONTINUE = 0
+    BAN = 1
+    ACCEPT = 2
+
+    def lookup(
+        self, successes: ArrayLike, counts: ArrayLike
+    ) -> tuple[NDArray[np.int8], FloatArray]:
+        """Action and expected cost to come for workers at these counts (fractional
+        successes of graded answers are rounded to the nearest lattice point)."""
+        n = np.minimum(np.asarray(counts, dtype=np.int64), self.horizon)
+        s = np.clip(np.rint(np.asarray(successes, dtype=np.float64)).astype(np.int64), 0, n)
+        return self.action[s, n - s], self.cost[s, n - s]
+
+
+def stopping_table(
+    prior: GridPrior,
+    bar: float,
+    costs: StoppingCosts,
+    *,
+    horizon: int,
+    min_answers: int = 1,
+) -> StoppingTable:
+    """Backward induction over the answer lattice (Wald and Wolfowitz 1948; DeGroot 1970,
+    Ch. 12): at (s correct, f wrong), stopping costs ``P(good | s, f) * false_ban`` (ban) or
+    ``P(bad | s, f) * missed_bad`` (accept); asking costs ``question`` plus the expected cost
+    of the state the next answer leads to, whose probability of being correct is the posterior
+    mean. At ``horizon`` answers the worker must be decided; before ``min_answers`` it must not.
+    """
+    size = horizon + 1
+    s_index, f_index = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
+    inside = s_index + f_index <= horizon
+    log_lik = prior.log_likelihood(s_index[inside], (s_index + f_index)[inside])
+    posterior = _normalise_rows(log_lik, prior.weights)
+    below = prior.grid < bar
+    p_bad = np.zeros((size, size))
+    p_correct = np.zeros((size, size))
+    p_bad[inside] = posterior[:, below].sum(axis=1)
+    p_correct[inside] = posterior @ prior.grid
+    ban = (1.0 - p_bad) * costs.false_ban
+    accept = p_bad * costs.missed_bad
+    cost = np.full((size, size), np.inf)
+    action = np.zeros((size, size), dtype=np.int8)
+    for n in range(horizon, -1, -1):
+        s = np.arange(n + 1)
+        f = n - s
+        stop_cost = np.minimum(ban[s, f], accept[s, f])
+        stop_action = np.where(ban[s, f] <= accept[s, f], StoppingTable.BAN, StoppingTable.ACCEPT)
+        if n == horizon:
+            cost[s, f], action[s, f] = stop_cost, stop_action
+            continue
+        go_on = (
+            costs.question
+            + p_correct[s, f] * cost[s + 1, f]
+            + (1.0 - p_correct[s, f]) * cost[s, f + 1]
+        )
+        must_continue = n < min_answers
+        keep_asking = must_continue | (go_on < stop_cost)
+        cost[s, f] = np.where(keep_asking, go_on, stop_cost)
+        action[s, f] = np.where(keep_asking, StoppingTable.CONTINUE, stop_action)
+    return StoppingTable(action, cost, horizon)
+
+
+def _normalise_rows(log_likelihood: FloatArray, weights: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore"):
+        log_joint = log_likelihood + np.log(weights)
+    joint = np.exp(log_joint - log_joint.max(axis=1, keepdims=True))
+    return np.asarray(joint / joint.sum(axis=1, keepdims=True))

@@ -1,0 +1,180 @@
+"""CrowdPrior: decisions recomputed independently round by round, the ask/tell contract, the
+per-worker bound, cost mode, and the Bayesian promise on crowds drawn from a Beta prior."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from screener.algorithms import Decision, StopReason, create_algorithm
+from screener.algorithms.crowd_prior import CrowdPrior
+from screener.errors import ConfigError
+from screener.simulation import BernoulliRewards, simulate
+from screener.stats.prior import (
+    GridPrior,
+    StoppingCosts,
+    StoppingTable,
+    fit_beta_prior,
+    stopping_table,
+)
+
+
+def _crowd(n: int, seed: int) -> NDArray[np.float64]:
+    return np.random.default_rng(seed).beta(6.0, 2.0, n)
+
+
+def _round(
+    algorithm: CrowdPrior,
+    means: NDArray[np.float64],
+    rng: np.random.Generator,
+    log: list[tuple[int, float]],
+) -> bool:
+    ask = algorithm.ask(algorithm.n_arms)
+    if ask.done:
+        return False
+    rewards = (rng.random(len(ask)) < means[ask.arms]).astype(np.float64)
+    algorithm.tell_many(ask.ids, rewards)
+    log += zip(ask.arms.tolist(), rewards.tolist(), strict=True)
+    return True
+
+
+@pytest.mark.parametrize("costs", [None, (30.0, 20.0)])
+def test_decisions_match_an_answer_by_answer_reference(costs: tuple[float, float] | None) -> None:
+    """A plain reference: refit after every n answers, judge each worker on its own answer."""
+    means = _crowd(60, 1)
+    params: dict[str, Any] = {"threshold": 0.6, "q": 0.1, "max_answers": 12}
+    if costs is not None:
+        params |= {"false_ban": costs[0], "missed_bad": costs[1]}
+    algorithm = CrowdPrior(means.size, **params)
+    rng = np.random.default_rng(2)
+    answers: list[tuple[int, float]] = []
+    while _round(algorithm, means, rng, answers):
+        pass
+    successes = np.zeros(means.size)
+    counts = np.zeros(means.size)
+    state = np.zeros(means.size, dtype=np.int8)
+    prior = GridPrior.uniform()
+    cost = None if costs is None else StoppingCosts(1.0, *costs)
+    table = None if cost is None else stopping_table(prior, 0.6, cost, horizon=12, min_answers=3)
+    for index, (arm, reward) in enumerate(answers, start=1):
+        successes[arm] += reward
+        counts[arm] += 1
+        if index % means.size == 0:
+            prior = fit_beta_prior(successes, counts)
+            if cost is not None:
+                table = stopping_table(prior, 0.6, cost, horizon=12, min_answers=3)
+        if state[arm] or counts[arm] < 3:
+            continue
+        p_bad = prior.prob_below([successes[arm]], [counts[arm]], 0.6)[0]
+        if table is None:
+            ban, accept = p_bad >= 0.9, p_bad <= 0.1
+        else:
+            action = table.lookup([successes[arm]], [counts[arm]])[0][0]
+            ban, accept = action == StoppingTable.BAN, action == StoppingTable.ACCEPT
+        state[arm] = 1 if ban else 2 if accept else 0
+    np.testing.assert_array_equal(algorithm.state, state)
+    assert (state > 0).sum() > 10
+
+
+def test_min_and_max_answers_bound_every_worker() -> None:
+    means = _crowd(40, 3)
+    algorithm = CrowdPrior(means.size, threshold=0.75, min_answers=4, max_answers=9, q=0.1)
+    result = simulate(algorithm, BernoulliRewards(means, seed=4))
+    pulls = np.array([w.pulls for w in result.workers])
+    assert pulls.max() <= 9
+    decided = [w for w in result.workers if w.decision is not Decision.UNDECIDED]
+    assert decided and all(w.pulls >= 4 for w in decided)
+    assert result.extra["max_questions_per_worker"] == 9
+    undecided = [w for w in result.workers if w.decision is Decision.UNDECIDED]
+    assert all(w.pulls == 9 and "bound of 9" in w.reason for w in undecided)
+    assert result.stop_reason is StopReason.WORKERS_EXHAUSTED or not undecided
+
+
+def test_cost_mode_decides_everyone_by_the_horizon() -> None:
+    means = _crowd(50, 5)
+    algorithm = CrowdPrior(means.size, threshold=0.6, false_ban=100, missed_bad=100, max_answers=15)
+    result = simulate(algorithm, BernoulliRewards(means, seed=6))
+    assert result.condition_met
+    assert all(w.decision in (Decision.ABOVE, Decision.BELOW) for w in result.workers)
+    assert max(w.pulls for w in result.workers) <= 15
+    assert "Bayes-optimal" in (result.guarantee or "")
+
+
+def test_one_question_in_flight_per_worker_and_batches_equal_single_asks() -> None:
+    batched = CrowdPrior(5, threshold=0.6)
+    single = CrowdPrior(5, threshold=0.6)
+    big = batched.ask(8)
+    parts = [single.ask(1) for _ in range(5)]
+    assert len(big) == 5  # one per worker, however many are asked for
+    np.testing.assert_array_equal(big.arms, np.concatenate([p.arms for p in parts]))
+    assert single.ask(1).wait  # every worker has its question: wait for answers
+    batched.tell(int(big.ids[2]), 1.0)
+    again = batched.ask(3)
+    np.testing.assert_array_equal(again.arms, [2])
+    assert batched.tell(int(big.ids[2]), 1.0).name == "DUPLICATE"
+
+
+def test_release_reasks_and_unavailable_is_undecided() -> None:
+    algorithm = CrowdPrior(3, threshold=0.6)
+    first = algorithm.ask(3)
+    assert algorithm.release(int(first.ids[0]))
+    retry = algorithm.ask(1)
+    assert int(retry.arms[0]) == 0 and int(retry.seqs[0]) == 0
+    algorithm.set_unavailable(1, "left the task")
+    lines = {w.arm: w for w in algorithm.result().workers}
+    assert lines[1].decision is Decision.UNDECIDED
+    assert "left the task" in lines[1].reason or lines[1].pulls == 0
+
+
+def test_rebuilt_from_params_makes_the_same_run() -> None:
+    means = _crowd(30, 7)
+    original = CrowdPrior(means.size, threshold=0.7, false_ban=30, missed_bad=10, seed=3)
+    first = simulate(original, BernoulliRewards(means, seed=8))
+    rebuilt = create_algorithm("crowd-prior", means.size, original.params())
+    second = simulate(rebuilt, BernoulliRewards(means, seed=8))
+    assert first.to_dict() == second.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"q": 0.7}, "q must lie"),
+        ({"false_ban": 10}, "both false_ban and missed_bad"),
+        ({"min_answers": 0}, "min_answers"),
+        ({"min_answers": 5, "max_answers": 3}, "max_answers"),
+        ({"prior": "gauss"}, "prior"),
+        ({"threshold": 1.0}, "strictly inside"),
+    ],
+)
+def test_bad_parameters_are_one_clear_error(params: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        CrowdPrior(4, **({"threshold": 0.6} | params))
+
+
+@pytest.mark.slow
+def test_bayesian_promise_when_the_prior_fits() -> None:
+    """Accuracies drawn from a Beta, so the fitted family is right: over many crowds, the
+    share of wrong bans (and of wrong acceptances) must stay at most q. One-sided test on the
+    pooled share: each decision is wrong with posterior probability <= q given the data."""
+    q = 0.1
+    wrong_bans = bans = wrong_accepts = accepts = 0
+    for seed in range(25):
+        means = _crowd(150, 100 + seed)
+        algorithm = CrowdPrior(means.size, threshold=0.7, q=q, seed=seed)
+        result = simulate(algorithm, BernoulliRewards(means, seed=seed))
+        for line in result.workers:
+            bad = means[line.arm] < 0.7
+            if line.decision is Decision.BELOW:
+                bans += 1
+                wrong_bans += int(not bad)
+            elif line.decision is Decision.ABOVE:
+                accepts += 1
+                wrong_accepts += int(bad)
+    for wrong, total in ((wrong_bans, bans), (wrong_accepts, accepts)):
+        assert total > 200
+        share = wrong / total
+        # A one-sided 99% normal bound on the pooled share against q.
+        assert share - 2.33 * np.sqrt(q * (1 - q) / total) <= q, (wrong, total)
