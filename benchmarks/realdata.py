@@ -1,0 +1,541 @@
+"""Every method on every real dataset, beside the platforms' static rules.
+
+Question: "who is below the bar?" (ban the workers whose accuracy is under it). Each file of
+``$SCREENER_DATA`` is replayed WITHOUT replacement: each worker's own answers in R seeded
+orders, as a live run would meet them; a worker whose answers run out is exhausted. Truth is a
+worker's accuracy over all of its answers (bad = below the bar). Two populations: workers with
+at least 30 answers (the headline: every method can reach a decision) and all workers (few-answer
+workers end undecided, or under a rule's default: never banned, so kept). Two bars: 0.6 and the
+population's 20th percentile of worker accuracy.
+
+Per method (a registered algorithm by name with parameters, ``NAME:key=value,...``):
+
+- questions per worker (mean over runs; median over workers and runs);
+- false-ban rate = good workers banned / good workers; missed-bad rate = bad workers not banned
+  (accepted, undecided or exhausted) / bad workers; undecided share; wall seconds;
+- expected cost per worker = questions x 1 + false bans x c_ban + missed bad x c_miss (per
+  worker), for c_ban and c_miss in {10, 30, 100}.
+
+Decisions: BELOW (and OUTLIER for the low-direction outlier methods) is a ban; everything else
+keeps the worker. No worker is asked more than ``--cap`` questions (default 200): a requester
+would not pay more, and the fixed-confidence methods would otherwise spend thousands on a worker
+sitting at the bar. ``lsa:budget=rule`` gives LSA the total questions toloka-rule (N = 20) spent
+on the same answer order.
+
+Usage::
+
+    SCREENER_DATA=../shared/data python benchmarks/realdata.py            # ~10 min on 2 cores
+    SCREENER_DATA=../shared/data python benchmarks/realdata.py --quick    # < 1 min
+    python benchmarks/realdata.py --datasets EBCC_ACT_SP --methods toloka-rule crowd-prior:q=0.05
+
+Prints the tables and the headline lines, writes ``benchmarks/results/realdata.json`` and a PNG
+per dataset (questions per worker against errors per worker) in ``benchmarks/results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import os
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# One BLAS thread per process: the algorithms' small matrix products slow down many times over
+# when the processes' thread pools fight over the two cores.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import numpy as np  # noqa: E402
+from numpy.typing import NDArray  # noqa: E402
+
+if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import (  # noqa: E402
+    RESULTS_DIR,
+    machine_info,
+    markdown_table,
+    run_in_processes,
+    write_json,
+)
+from screener.algorithms import ALGORITHMS, Decision, create_algorithm  # noqa: E402
+from screener.oracles.dataset import RecordedAnswers, load_answers  # noqa: E402
+from screener.simulation import simulate  # noqa: E402
+from screener.simulation.recorded import RecordedRewards  # noqa: E402
+
+__all__ = ["COSTS", "Method", "Unit", "main", "parse_method", "run_unit"]
+
+#: (c_ban, c_miss): the price of banning a good worker and of keeping a bad one, in questions.
+_PRICES = (10.0, 30.0, 100.0)
+COSTS: tuple[tuple[float, float], ...] = tuple(itertools.product(_PRICES, _PRICES))
+#: The rule configuration whose spend ``budget=rule`` copies.
+BUDGET_RULE = "toloka-rule:accept_after=20"
+RULE_NAMES = ("toloka-rule", "quiz")
+HEADLINE_MIN_ANSWERS = 30
+DEFAULT_CAP = 200
+QUICK_CAP = 60
+QUICK_DATASETS = ("EBCC_ACT_SP", "EBCC_SMEM_web", "Zheng_s4_Dog", "Snow08_rte")
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered algorithm with parameters; ``label`` names it in the tables."""
+
+    label: str
+    algorithm: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def is_rule(self) -> bool:
+        return self.algorithm in RULE_NAMES
+
+    def build_params(self, bar: float, rule_spend: int | None) -> dict[str, Any]:
+        params: dict[str, Any] = dict(self.params)
+        if params.get("budget") == "rule":
+            if rule_spend is None:
+                raise ValueError(f"{self.label}: budget=rule needs {BUDGET_RULE} in the run")
+            params["budget"] = max(rule_spend, 1)
+        if self.algorithm in ("wrr", "rr", "gold", "ade", "ib", "nrr"):
+            params.setdefault("direction", "low")
+        else:
+            params.setdefault("threshold", bar)
+        return params
+
+
+def parse_method(text: str) -> Method:
+    """``NAME`` or ``NAME:key=value,key=value`` (values parsed as int, float, bool or text)."""
+    name, _, rest = text.partition(":")
+    if name not in ALGORITHMS:
+        raise SystemExit(f"unknown algorithm {name!r}: choose from {', '.join(sorted(ALGORITHMS))}")
+    params = []
+    for item in filter(None, rest.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"method {text!r}: parameters are key=value")
+        params.append((key.strip(), _parse_value(value.strip())))
+    return Method(text, name, tuple(params))
+
+
+def _parse_value(text: str) -> Any:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def default_methods() -> list[str]:
+    """The rules at every configuration the issue names, then screener's methods: the crowd
+    prior's posterior mode, its cost mode at each cost setting (the requester states its
+    costs), the frequentist modes and the papers' methods."""
+    methods = [f"toloka-rule:accept_after={n}" for n in (10, 20, 30)]
+    methods += [f"quiz:quiz_size={q}" for q in (5, 10, 20)]
+    methods += ["crowd-prior", "crowd-prior:contamination=0.2"]
+    methods += [f"crowd-prior:contamination=0.2,false_ban={b:g},missed_bad={m:g}" for b, m in COSTS]
+    optional = ["fdr-thresholding:q=0.1", "confident-thresholding:delta=0.1,eps=0.05"]
+    methods += [m for m in optional if _available(m)]
+    methods += ["confident-thresholding:delta=0.1", "lsa:budget=rule", "wrr:k=2"]
+    return methods
+
+
+def _available(text: str) -> bool:
+    """Methods added by other work (FDR, the indifference zone) join when they exist."""
+    if text.partition(":")[0] not in ALGORITHMS:
+        return False
+    method = parse_method(text)
+    try:
+        create_algorithm(method.algorithm, 2, {**method.build_params(0.6, 10)})
+    except Exception:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One answer order of one population of one dataset at one bar: every method runs on it."""
+
+    dataset: str
+    path: str
+    population: str  # "30+" or "all"
+    bar_name: str  # "0.6" or "p20"
+    seed: int
+    methods: tuple[str, ...]
+    cap: int
+
+
+@dataclass
+class Outcome:
+    """One method's run on one unit: per-worker questions and bans, and its wall time."""
+
+    method: str
+    pulls: NDArray[np.int64]
+    banned: NDArray[np.bool_]
+    undecided: NDArray[np.bool_]
+    seconds: float
+
+
+@dataclass
+class UnitResult:
+    unit: Unit
+    bar: float
+    bad: NDArray[np.bool_]
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+def population(answers: RecordedAnswers, name: str) -> tuple[list[str], list[NDArray[Any]]]:
+    keep = [
+        i
+        for i, rewards in enumerate(answers.rewards)
+        if name == "all" or rewards.size >= HEADLINE_MIN_ANSWERS
+    ]
+    return [answers.workers[i] for i in keep], [answers.rewards[i] for i in keep]
+
+
+def bar_value(name: str, truth: NDArray[np.float64]) -> float:
+    return 0.6 if name == "0.6" else float(np.quantile(truth, 0.2))
+
+
+def run_unit(unit: Unit) -> UnitResult:
+    """Every method of ``unit`` on the same answer order (the rule first, for budget=rule)."""
+    workers, records = population(load_answers(unit.path), unit.population)
+    truth = np.array([r.mean() for r in records])
+    bar = bar_value(unit.bar_name, truth)
+    result = UnitResult(unit, bar, truth < bar)
+    rule_spend: int | None = None
+    ordered = sorted(unit.methods, key=lambda m: m != BUDGET_RULE)
+    for text in ordered:
+        method = parse_method(text)
+        rewards = _capped_rewards(workers, records, unit.seed, unit.cap)
+        params = {**method.build_params(bar, rule_spend), "seed": unit.seed}
+        algorithm = create_algorithm(method.algorithm, len(workers), params)
+        started = time.perf_counter()
+        outcome = simulate(algorithm, rewards)
+        seconds = time.perf_counter() - started
+        lines = sorted(outcome.workers, key=lambda w: w.arm)
+        pulls = np.array([w.pulls for w in lines], dtype=np.int64)
+        decisions = [w.decision for w in lines]
+        banned = np.array([d in (Decision.BELOW, Decision.OUTLIER) for d in decisions])
+        undecided = np.array([d is Decision.UNDECIDED for d in decisions])
+        result.outcomes.append(Outcome(text, pulls, banned, undecided, seconds))
+        if text == BUDGET_RULE:
+            rule_spend = int(pulls.sum())
+    return result
+
+
+def _capped_rewards(
+    workers: Sequence[str], records: Sequence[NDArray[Any]], seed: int, cap: int
+) -> RecordedRewards:
+    """Each worker's answers in a seeded order, at most ``cap`` of them (the first ``cap`` of
+    the same shuffle, so every method of a unit meets the same sequence)."""
+    full = RecordedRewards(workers, records, seed, replacement=False)
+    if all(r.size <= cap for r in records):
+        return full
+    orders = [full.sample(np.full(min(r.size, cap), i), np.arange(min(r.size, cap)))
+              for i, r in enumerate(records)]  # fmt: skip
+    return RecordedRewards(workers, orders, seed, replacement=False, shuffle=False)
+
+
+# ----------------------------------------------------------------------------- scoring
+@dataclass
+class Score:
+    """A method on one (dataset, population, bar), over all its seeds."""
+
+    method: str
+    workers: int
+    good: int
+    bad: int
+    questions: float
+    median_questions: float
+    false_ban_rate: float
+    missed_bad_rate: float
+    wrong_ban_share: float
+    undecided: float
+    seconds: float
+    costs: dict[str, float]
+
+    @property
+    def is_rule(self) -> bool:
+        return parse_method(self.method).is_rule
+
+
+def cost_key(c_ban: float, c_miss: float) -> str:
+    return f"ban {c_ban:g} / miss {c_miss:g}"
+
+
+def score(results: Sequence[UnitResult], method: str) -> Score:
+    outcomes = [(r, o) for r in results for o in r.outcomes if o.method == method]
+    workers = sum(o.pulls.size for _, o in outcomes)
+    good = sum(int((~r.bad).sum()) for r, _ in outcomes)
+    bad = sum(int(r.bad.sum()) for r, _ in outcomes)
+    questions = sum(int(o.pulls.sum()) for _, o in outcomes)
+    false_bans = sum(int((o.banned & ~r.bad).sum()) for r, o in outcomes)
+    missed = sum(int((~o.banned & r.bad).sum()) for r, o in outcomes)
+    bans = sum(int(o.banned.sum()) for _, o in outcomes)
+    costs = {cost_key(b, m): (questions + b * false_bans + m * missed) / workers for b, m in COSTS}
+    return Score(
+        method=method,
+        workers=workers // max(len(outcomes), 1),
+        good=good,
+        bad=bad,
+        questions=questions / workers,
+        median_questions=float(np.median(np.concatenate([o.pulls for _, o in outcomes]))),
+        false_ban_rate=false_bans / good if good else math.nan,
+        missed_bad_rate=missed / bad if bad else math.nan,
+        wrong_ban_share=false_bans / bans if bans else math.nan,
+        undecided=sum(int(o.undecided.sum()) for _, o in outcomes) / workers,
+        seconds=sum(o.seconds for _, o in outcomes),
+        costs=costs,
+    )
+
+
+def group(results: Iterable[UnitResult]) -> dict[tuple[str, str, str], list[UnitResult]]:
+    groups: dict[tuple[str, str, str], list[UnitResult]] = {}
+    for result in results:
+        unit = result.unit
+        groups.setdefault((unit.dataset, unit.population, unit.bar_name), []).append(result)
+    return groups
+
+
+def _pct(value: float) -> str:
+    return "-" if math.isnan(value) else f"{100 * value:.1f}%"
+
+
+def method_table(scores: Sequence[Score]) -> str:
+    header = ["method", "q/worker", "median", "false bans", "missed bad", "wrong/bans",
+              "undecided", "cost 30/30", "s"]  # fmt: skip
+    rows = [
+        [s.method, f"{s.questions:.1f}", f"{s.median_questions:g}", _pct(s.false_ban_rate),
+         _pct(s.missed_bad_rate), _pct(s.wrong_ban_share), _pct(s.undecided),
+         f"{s.costs[cost_key(30, 30)]:.2f}", f"{s.seconds:.1f}"]
+        for s in scores
+    ]  # fmt: skip
+    return markdown_table(header, rows)
+
+
+@dataclass
+class Headline:
+    """The issue's two comparisons for one (dataset, population, bar)."""
+
+    cost_ratios: dict[str, tuple[float, str, str, float]]  # key -> (ratio, ours, rule, q-share)
+    question_shares: dict[str, tuple[float, str] | None]  # rule -> (share, ours) or None
+
+
+def headline(scores: Sequence[Score]) -> Headline:
+    rules = [s for s in scores if s.is_rule]
+    ours = [s for s in scores if not s.is_rule]
+    ratios: dict[str, tuple[float, str, str, float]] = {}
+    for c_ban, c_miss in COSTS:
+        key = cost_key(c_ban, c_miss)
+        best_rule = min(rules, key=lambda s: s.costs[key])
+        best_ours = min(ours, key=lambda s: s.costs[key])
+        ratios[key] = (
+            best_ours.costs[key] / best_rule.costs[key],
+            best_ours.method,
+            best_rule.method,
+            best_ours.questions / best_rule.questions,
+        )
+    shares: dict[str, tuple[float, str] | None] = {}
+    for rule in (s for s in rules if s.method.startswith("toloka-rule")):
+        no_worse = [s for s in ours if _no_worse(s, rule)]
+        best = min(no_worse, key=lambda s: s.questions, default=None)
+        shares[rule.method] = (
+            None if best is None else (best.questions / rule.questions, best.method)
+        )
+    return Headline(ratios, shares)
+
+
+def _no_worse(ours: Score, rule: Score) -> bool:
+    """No more false bans and no more missed bad workers than the rule (NaN rates: no such
+    workers, nothing to compare)."""
+    return all(
+        math.isnan(mine) or mine <= theirs + 1e-12
+        for mine, theirs in ((ours.false_ban_rate, rule.false_ban_rate),
+                             (ours.missed_bad_rate, rule.missed_bad_rate))
+    )  # fmt: skip
+
+
+def headline_lines(name: str, head: Headline) -> list[str]:
+    lines = [f"**{name}**"]
+    cost_parts = [
+        f"{key}: {ratio:.2f}x ({ours} vs {rule}; {share:.2f}x the questions)"
+        for key, (ratio, ours, rule, share) in head.cost_ratios.items()
+    ]
+    lines.append("- cheapest screener method / cheapest rule: " + "; ".join(cost_parts))
+    share_parts = [
+        f"vs {rule}: " + ("none with no more errors" if found is None
+                          else f"{found[0]:.2f}x ({found[1]})")
+        for rule, found in head.question_shares.items()
+    ]  # fmt: skip
+    lines.append("- fewest questions with no more false bans and no more missed bad workers: "
+                 + "; ".join(share_parts))  # fmt: skip
+    return lines
+
+
+def plot(name: str, per_group: dict[str, list[Score]]) -> Path | None:
+    """Questions per worker against errors per worker, one panel per (population, bar)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    figure, axes = plt.subplots(
+        1, len(per_group), figsize=(5.5 * len(per_group), 4.5), squeeze=False
+    )
+    for axis, (title, scores) in zip(axes[0], per_group.items(), strict=True):
+        for s in scores:
+            errors = (_rate(s.false_ban_rate) * s.good + _rate(s.missed_bad_rate) * s.bad) / max(
+                s.good + s.bad, 1
+            )
+            marker = "s" if s.is_rule else "o"
+            colour = "tab:grey" if s.is_rule else "tab:blue"
+            axis.scatter(s.questions, errors, marker=marker, color=colour)
+            axis.annotate(s.method.replace("crowd-prior", "cp"), (s.questions, errors), fontsize=6)
+        axis.set_xscale("log")
+        axis.set_xlabel("gold questions per worker")
+        axis.set_ylabel("wrong decisions per worker (false bans + missed bad)")
+        axis.set_title(title, fontsize=9)
+    figure.suptitle(f"{name}: screener (circles) and platform rules (squares)")
+    figure.tight_layout()
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"realdata-{name}.png"
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+    return path
+
+
+def _rate(value: float) -> float:
+    return 0.0 if math.isnan(value) else value
+
+
+# -------------------------------------------------------------------------------- main
+def datasets(root: Path, only: Sequence[str] | None) -> list[tuple[str, Path]]:
+    files = sorted(root.glob("gold_answers/*.csv")) + sorted(root.glob("graded/*.csv"))
+    chosen = [(f.stem, f) for f in files if not only or f.stem in only]
+    missing = set(only or ()) - {name for name, _ in chosen}
+    if missing:
+        raise SystemExit(f"no dataset named {', '.join(sorted(missing))} under {root}")
+    return chosen
+
+
+def plan(args: argparse.Namespace, root: Path) -> list[Unit]:
+    names = args.datasets or (QUICK_DATASETS if args.quick else None)
+    populations = ("30+",) if args.quick else ("30+", "all")
+    bars = ("0.6",) if args.quick else ("0.6", "p20")
+    methods = tuple(args.methods or default_methods())
+    units = []
+    for (name, path), pop, bar in itertools.product(datasets(root, names), populations, bars):
+        workers, _ = population(load_answers(path), pop)
+        if len(workers) < 2:
+            continue  # e.g. no worker with 30 answers
+        units += [Unit(name, str(path), pop, bar, seed, methods, args.cap)
+                  for seed in range(args.seeds)]  # fmt: skip
+    return units
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="4 datasets, 3 orders, bar 0.6, 30+, cap 60"
+    )
+    parser.add_argument("--seeds", type=int, default=None, help="answer orders (default 20)")
+    parser.add_argument("--datasets", nargs="*", default=None, help="file stems to run")
+    parser.add_argument("--methods", nargs="*", default=None, help="NAME[:key=value,...]")
+    parser.add_argument("--cap", type=int, default=DEFAULT_CAP, help="questions per worker at most")
+    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--no-plots", action="store_true")
+    args = parser.parse_args(argv)
+    args.seeds = args.seeds or (3 if args.quick else 20)
+    if args.quick and args.cap == DEFAULT_CAP:
+        args.cap = QUICK_CAP  # the fixed-confidence methods are what takes the time
+    data = os.environ.get("SCREENER_DATA")
+    if not data:
+        raise SystemExit("set SCREENER_DATA to the folder of the real datasets (../shared/data)")
+    units = plan(args, Path(data))
+    results, wall = run_in_processes("realdata", run_unit, units, args.processes)
+    report = render(results, plots=not args.no_plots)
+    print(report["text"])
+    print(f"\n{len(units)} units, {wall:.0f} s wall on {args.processes} processes")
+    payload = {"machine": machine_info(), "wall_seconds": wall, "argv": list(argv or sys.argv[1:]),
+               **{k: v for k, v in report.items() if k != "text"}}  # fmt: skip
+    write_json("realdata-quick" if args.quick else "realdata", payload)
+    return payload
+
+
+def render(results: Sequence[UnitResult], *, plots: bool) -> dict[str, Any]:
+    groups = group(results)
+    methods = list(dict.fromkeys(o.method for r in results for o in r.outcomes))
+    text: list[str] = []
+    tables: dict[str, Any] = {}
+    per_dataset: dict[str, dict[str, list[Score]]] = {}
+    for (dataset, pop, bar_name), members in sorted(groups.items()):
+        scores = [score(members, m) for m in methods]
+        bar = members[0].bar
+        title = f"{dataset}, {pop} answers, bar {bar:.3f}" + (" (p20)" if bar_name == "p20" else "")
+        head = headline(scores)
+        scores_json = [vars(s) for s in scores]
+        tables[f"{dataset}|{pop}|{bar_name}"] = {"bar": bar, "scores": scores_json,
+                                                  "headline": vars(head)}  # fmt: skip
+        text += [
+            f"\n### {title}",
+            f"{scores[0].workers} workers x {len(members)} orders; "
+            f"{scores[0].bad // len(members)} below the bar",
+            "",
+            method_table(scores),
+            "",
+        ]
+        text += headline_lines(title, head)
+        per_dataset.setdefault(dataset, {})[f"{pop} answers, bar {bar_name}"] = scores
+    text += ["", *summary(tables)]
+    if plots:
+        for dataset, panels in per_dataset.items():
+            plot(dataset, panels)
+    return {"text": "\n".join(text), "tables": tables}
+
+
+def summary(tables: dict[str, Any]) -> list[str]:
+    """How often the issue's targets hold, per (population, bar)."""
+    lines = ["## Targets over datasets"]
+    by_setting: dict[tuple[str, str], list[Headline]] = {}
+    for key, table in tables.items():
+        _, pop, bar_name = key.split("|")
+        head = table["headline"]
+        by_setting.setdefault((pop, bar_name), []).append(
+            Headline(head["cost_ratios"], head["question_shares"])
+        )
+    for (pop, bar_name), heads in sorted(by_setting.items()):
+        n = len(heads)
+        cheaper = sum(all(r < 1.0 for r, _, _, _ in h.cost_ratios.values()) for h in heads)
+        cost_wins = sum(
+            all(r < 1.0 and share <= 0.5 for r, _, _, share in h.cost_ratios.values())
+            for h in heads
+        )
+        rules = sorted({rule for h in heads for rule in h.question_shares})
+        shares = ", ".join(
+            f"{rule.partition(':')[2]} in "
+            f"{sum(_half(h.question_shares.get(rule)) for h in heads)}/{n}"
+            for rule in rules
+        )
+        lines.append(
+            f"- {pop} answers, bar {bar_name}: cheaper than the best rule at every cost setting "
+            f"in {cheaper}/{n} datasets ({cost_wins}/{n} also with at most half its questions); "
+            f"<= 50% of toloka-rule's questions with no more false bans and missed bad: {shares}"
+        )
+    return lines
+
+
+def _half(found: Any) -> bool:
+    return found is not None and found[0] <= 0.5
+
+
+if __name__ == "__main__":
+    main()
