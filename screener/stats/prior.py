@@ -163,9 +163,7 @@ def fit_beta_prior(
     return GridPrior(grid, weights[:, 0])
 
 
-def _distinct_pairs(
-    successes: FloatArray, counts: FloatArray
-) -> tuple[FloatArray, FloatArray]:
+def _distinct_pairs(successes: FloatArray, counts: FloatArray) -> tuple[FloatArray, FloatArray]:
     """The distinct (successes, count) pairs of workers with answers, and how many workers
     share each: workers with the same counts have the same likelihood, and early in a run
     (everyone at 3 answers) there are only a handful of distinct pairs."""
