@@ -11,6 +11,7 @@ from screener.algorithms.base import (
     TellOutcome,
 )
 from screener.algorithms.crowd_prior import CrowdPrior
+from screener.algorithms.fdr import FDRThresholding
 from screener.algorithms.gold import GOLD
 from screener.algorithms.iterated_best_arm import IteratedBestArm
 from screener.algorithms.ksigma import KSigmaAlgorithm
@@ -39,6 +40,7 @@ __all__ = [
     "ConfidentThresholding",
     "CrowdPrior",
     "Decision",
+    "FDRThresholding",
     "IteratedBestArm",
     "KSigmaAlgorithm",
     "NaiveRoundRobin",

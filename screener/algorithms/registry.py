@@ -10,6 +10,7 @@ from typing import Any
 from screener.algorithms.ade import ADE
 from screener.algorithms.base import Algorithm
 from screener.algorithms.crowd_prior import CrowdPrior
+from screener.algorithms.fdr import FDRThresholding
 from screener.algorithms.gold import GOLD
 from screener.algorithms.iterated_best_arm import IteratedBestArm
 from screener.algorithms.platform_rules import Quiz, TolokaRule
@@ -34,6 +35,7 @@ ALGORITHMS: Mapping[str, type[Algorithm]] = {
         GOLD,
         LSA,
         ConfidentThresholding,
+        FDRThresholding,
         UniformThresholding,
         APT,
         UCBE,
