@@ -1,19 +1,22 @@
-"""Logged runs as data: replay one under another algorithm, export its answers, and mark a
-gold question as wrong (see screener.rescoring for what that does to the result)."""
+"""Logged runs as data: replay one under another algorithm, export its answers (screener's
+long format or crowd-kit's), and mark a gold question as wrong (see screener.rescoring for
+what that does to the result)."""
 
 from __future__ import annotations
 
 import csv
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from screener.algorithms import Result
 from screener.errors import ConfigError, JournalError
 from screener.journal import (
+    EventKind,
     Invalidation,
     Journal,
+    LoggedAnswer,
     RunRecord,
     invalidation_event,
     logged_answers,
@@ -22,57 +25,136 @@ from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool
 from screener.session import RunPlan, start_run
 
-__all__ = ["export_answers", "invalidate_question", "replay_logged_run"]
+__all__ = [
+    "CROWDKIT_COLUMNS",
+    "CROWDKIT_GOLD_COLUMNS",
+    "EXPORT_COLUMNS",
+    "crowdkit_gold_path",
+    "export_answers",
+    "export_crowdkit",
+    "invalidate_question",
+    "replay_logged_run",
+]
 
 EXPORT_COLUMNS = ("worker", "item", "answer", "gold", "score")
+#: crowd-kit's long format (``crowdkit.aggregation`` fits on it) and its gold Series.
+CROWDKIT_COLUMNS = ("task", "worker", "label")
+CROWDKIT_GOLD_COLUMNS = ("task", "true_label")
 
 
 def invalidate_question(
     db: str, run_id: str, question: str, *, key: str | None = None, reason: str = ""
-) -> None:
-    """Record that gold question ``question`` was wrong in run ``run_id`` (an event)."""
+) -> int:
+    """Record that gold question ``question`` was wrong in run ``run_id`` (an event), and
+    return how many of the run's answers were to it.
+
+    With ``key`` its answers are rescored against it, which needs their raw answers: a run
+    whose oracle gave scores only (a graded dataset) can only drop them.
+    """
     with Journal(db, create=False) as journal:
         record = journal.get_run(run_id)
         pool = WorkerPool.from_dict(dict(record.pool))
         if pool.bank is None:
             raise ConfigError(
                 f"run {run_id} has no gold question bank, so no question can be invalidated",
-                "invalidation applies to runs started with --questions",
+                "invalidation applies to runs started with --questions, or replaying a "
+                "dataset whose rows name their item and gold",
             )
         pool.bank.get(question)  # unknown ids fail here, with the hint
+        answers = [
+            e for e in journal.events(run_id)
+            if e.kind is EventKind.ANSWERED and e.question == question
+        ]  # fmt: skip
+        scores_only = sum(e.response is None for e in answers)
+        if key is not None and scores_only:
+            raise ConfigError(
+                f"{scores_only:,} of the {len(answers):,} answers to question {question!r} in "
+                f"run {run_id} have no raw answer to rescore (the oracle gave scores only)",
+                "drop them instead: leave out --key",
+            )
         journal.append(
             run_id, [invalidation_event(time.time(), Invalidation(question, key, reason))]
         )
+    return len(answers)
 
 
 def export_answers(db: str, run_id: str, path: str | Path) -> int:
     """Write the run's answers (after invalidations) as long-format CSV; returns the rows.
 
-    Columns ``worker,item,answer,gold,score``: ``item`` is the gold question id (or the
-    question number when the run had no bank), ``answer`` the raw answer when one was kept.
-    The file is written beside its target and renamed into place, so it is never half there.
+    Columns ``worker,item,answer,gold,score``: ``item`` is the gold question id (or
+    ``worker#n`` for the worker's n-th question when the run had no bank), ``answer`` the raw
+    answer when one was kept, ``gold`` the question's key. ``--oracle dataset`` replays it.
     """
+    answers = _run_answers(db, run_id)
+    rows = (
+        (
+            a.worker,
+            a.question if a.question is not None else f"{a.worker}#{a.seq}",
+            "" if a.response is None else a.response,
+            a.key or "",
+            repr(a.reward),
+        )
+        for a in answers
+    )
+    _write_csv(Path(path), EXPORT_COLUMNS, rows)
+    return len(answers)
+
+
+def export_crowdkit(db: str, run_id: str, path: str | Path) -> tuple[int, Path]:
+    """Write the run's answers (after invalidations) in crowd-kit's layout; returns the rows
+    and the gold file written beside ``path`` (see ``crowdkit_gold_path``).
+
+    ``path`` gets ``task,worker,label`` (the gold question id and the raw answer) and the
+    gold file ``task,true_label`` (each question's key): load them with pandas, the second
+    as a Series indexed by task (``.set_index("task")["true_label"]``), and they feed
+    ``crowdkit.aggregation`` (MajorityVote, GoldMajorityVote, ...). Every answer is a row,
+    as paid for; crowd-kit's gold accuracy counts a worker's repeated label for a task once
+    and compares labels exactly (screener matches dataset answers case-insensitively), so it
+    equals screener's accuracy on data without either (the shared datasets are lower case).
+    A run whose oracle gave scores only (simulated workers) has no labels: that is an error.
+    ``--oracle dataset -o path=PATH -o gold=GOLD`` replays the pair.
+    """
+    answers = _run_answers(db, run_id)
+    unlabelled = sum(a.response is None or a.question is None or a.key is None for a in answers)
+    if unlabelled:
+        raise ConfigError(
+            f"{unlabelled:,} of the {len(answers):,} answers of run {run_id} have no raw answer "
+            "to a gold question (the oracle gave scores only), and crowd-kit needs labels",
+            "export the long format instead: leave out --format crowd-kit",
+        )
+    target = Path(path)
+    gold = crowdkit_gold_path(target)
+    keys = {a.question: a.key for a in answers}
+    _write_csv(gold, CROWDKIT_GOLD_COLUMNS, keys.items())
+    _write_csv(target, CROWDKIT_COLUMNS, ((a.question, a.worker, a.response) for a in answers))
+    return len(answers), gold
+
+
+def crowdkit_gold_path(path: str | Path) -> Path:
+    """The gold file written beside a crowd-kit export: ``answers.csv`` -> ``answers.gold.csv``."""
+    target = Path(path)
+    return target.with_name(f"{target.stem}.gold{target.suffix or '.csv'}")
+
+
+def _run_answers(db: str, run_id: str) -> list[LoggedAnswer]:
     with Journal(db, create=False) as journal:
         record = journal.get_run(run_id)
         events = journal.events(run_id)
-    pool = WorkerPool.from_dict(dict(record.pool))
-    target = Path(path)
+    return logged_answers(events, WorkerPool.from_dict(dict(record.pool)).bank)
+
+
+def _write_csv(target: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+    """Write beside the target and rename into place, so the file is never half there."""
     partial = target.with_name(f".{target.name}.partial")
     try:
         with partial.open("w", encoding="utf-8", newline="") as handle:
             writer = csv.writer(handle)
-            writer.writerow(EXPORT_COLUMNS)
-            rows = 0
-            for a in logged_answers(events, pool.bank):
-                item = a.question if a.question is not None else f"{a.worker}#{a.seq}"
-                answer = "" if a.response is None else a.response
-                writer.writerow((a.worker, item, answer, a.key or "", repr(a.reward)))
-                rows += 1
+            writer.writerow(header)
+            writer.writerows(rows)
         partial.replace(target)
     except OSError as error:
         partial.unlink(missing_ok=True)
         raise JournalError(f"cannot write {target}: {error}", "check the directory") from None
-    return rows
 
 
 async def replay_logged_run(

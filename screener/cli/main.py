@@ -24,7 +24,7 @@ from screener.cli.serve import serve
 from screener.config import RunConfig, load_run_config
 from screener.errors import ConfigError, ScreenerError
 from screener.journal import Journal
-from screener.logged import export_answers, invalidate_question, replay_logged_run
+from screener.logged import export_answers, export_crowdkit, invalidate_question, replay_logged_run
 from screener.oracles import available_oracles, load_oracle_class
 from screener.orchestrator import Progress, RunOptions
 from screener.pool import WorkerPool, demo_pool, load_pool_csv, synthetic_pool
@@ -337,12 +337,22 @@ def replay(
 @cli.command()
 @click.argument("run_id")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="CSV file to write (worker,item,answer,gold,score).")  # fmt: skip
+              help="CSV file to write.")  # fmt: skip
+@click.option(
+    "--format", "layout", type=click.Choice(["long", "crowd-kit"]), default="long",
+    show_default=True,
+    help="long: worker,item,answer,gold,score. crowd-kit: task,worker,label, and the gold "
+    "answers (task,true_label) in a second file beside it, NAME.gold.csv.",
+)  # fmt: skip
 @_db_option
-def export(run_id: str, output: Path, db: str) -> None:
-    """Write the answers of run RUN_ID in long format (replay it with --oracle dataset)."""
-    rows = export_answers(db, run_id, output)
-    click.echo(f"{rows:,} answers of run {run_id} written to {output}")
+def export(run_id: str, output: Path, layout: str, db: str) -> None:
+    """Write the answers of run RUN_ID as CSV (replay it with --oracle dataset)."""
+    if layout == "long":
+        rows = export_answers(db, run_id, output)
+        click.echo(f"{rows:,} answers of run {run_id} written to {output}")
+        return
+    rows, gold = export_crowdkit(db, run_id, output)
+    click.echo(f"{rows:,} answers of run {run_id} written to {output}, their gold to {gold}")
 
 
 @cli.command()
@@ -354,12 +364,14 @@ def export(run_id: str, output: Path, db: str) -> None:
 def invalidate(run_id: str, question: str, key: str | None, reason: str, db: str) -> None:
     """Mark gold QUESTION of run RUN_ID as wrong; its answers are rescored or dropped."""
     _, before = load_result(db, run_id)
-    invalidate_question(db, run_id, question, key=key, reason=reason)
+    answers = invalidate_question(db, run_id, question, key=key, reason=reason)
     record, _, after = load_results(db, run_id)
     assert after is not None
     pool = WorkerPool.from_dict(dict(record.pool))
     action = "rescored against key " + repr(key) if key is not None else "dropped"
-    click.echo(f"question {question} of run {run_id} invalidated; its answers are {action}")
+    click.echo(
+        f"question {question} of run {run_id} invalidated; its {answers:,} answer(s) are {action}"
+    )
     click.echo(changes_as_text(decision_changes(before, after, pool)))
 
 

@@ -91,6 +91,15 @@ class Oracle(abc.ABC):
         """The workers this oracle knows about (a dataset's), for runs given no pool file."""
         return None
 
+    def question_for(self, pool: WorkerPool, arm: int, seq: int, seed: int) -> GoldQuestion | None:
+        """The gold question of pull (arm, seq): the pool bank's, or None without a bank or
+        once the worker has seen every question (then it is exhausted, never asked).
+
+        An oracle that replays recorded answers overrides it to name the question each
+        recorded answer was given to (a dataset replay asks the items the workers answered).
+        """
+        return None if pool.bank is None else pool.question_for(arm, seq, seed)
+
     @abc.abstractmethod
     def describe(self) -> dict[str, Any]:
         """JSON-safe options that ``from_options`` accepts to rebuild this oracle.

@@ -12,8 +12,9 @@ from typing import Any, Self
 
 import numpy as np
 
+from screener.bank import GoldQuestion
 from screener.errors import ConfigError
-from screener.journal import Journal, logged_answers
+from screener.journal import Journal, LoggedAnswer, logged_answers
 from screener.oracles.simulated import SimulatedOracle, delivery_options
 from screener.pool import WorkerPool
 from screener.simulation.recorded import RecordedRewards
@@ -23,14 +24,20 @@ __all__ = ["LogOracle", "logged_rewards"]
 
 def logged_rewards(db: str, run_id: str) -> tuple[WorkerPool, list[np.ndarray]]:
     """The logged run's pool and each worker's rewards in the order they were received."""
+    pool, per_arm = _logged(db, run_id)
+    rewards = [np.array([a.reward for a in answers], dtype=np.float64) for answers in per_arm]
+    return pool, rewards
+
+
+def _logged(db: str, run_id: str) -> tuple[WorkerPool, list[list[LoggedAnswer]]]:
     with Journal(db, create=False) as journal:
         record = journal.get_run(run_id)
         events = journal.events(run_id)
     pool = WorkerPool.from_dict(dict(record.pool))
-    per_arm: list[list[float]] = [[] for _ in pool.workers]
+    per_arm: list[list[LoggedAnswer]] = [[] for _ in pool.workers]
     for answer in logged_answers(events, pool.bank):
-        per_arm[answer.arm].append(answer.reward)
-    return pool, [np.array(rewards, dtype=np.float64) for rewards in per_arm]
+        per_arm[answer.arm].append(answer)
+    return pool, per_arm
 
 
 class LogOracle(SimulatedOracle):
@@ -38,31 +45,44 @@ class LogOracle(SimulatedOracle):
     oracle's delivery options (``latency``, ``batch_release``, ...; none by default)."""
 
     name = "log"
+    #: Each pool worker's logged questions, in the order its answers were received.
+    _questions: list[list[str | None]]
 
     @classmethod
     def default_pool(cls, options: Mapping[str, Any]) -> WorkerPool | None:
         db, run_id = _source(options)
-        return logged_rewards(db, run_id)[0]
+        return _logged(db, run_id)[0]
 
     @classmethod
     def from_options(cls, pool: WorkerPool, options: Mapping[str, Any], seed: int) -> Self:
         db, run_id = _source(options)
-        logged_pool, rewards = logged_rewards(db, run_id)
-        by_worker = dict(zip(logged_pool.workers, rewards, strict=True))
+        logged_pool, per_arm = _logged(db, run_id)
+        by_worker = dict(zip(logged_pool.workers, per_arm, strict=True))
         missing = [w for w in pool.workers if w not in by_worker]
         if missing:
             raise ConfigError(
                 f"worker(s) {', '.join(missing[:5])} are not in logged run {run_id}",
                 "replay the logged run's own pool",
             )
+        answers = [by_worker[w] for w in pool.workers]
         model = RecordedRewards(
-            pool.workers, [by_worker[w] for w in pool.workers], seed,
+            pool.workers, [[a.reward for a in logged] for logged in answers], seed,
             replacement=False, shuffle=False,
         )  # fmt: skip
         rest = {k: v for k, v in options.items() if k not in ("db", "run")}
         oracle = cls(model, **delivery_options(rest, cls.name))
         oracle.source_options = {"db": db, "run": run_id}
+        oracle._questions = [[a.question for a in logged] for logged in answers]
         return oracle
+
+    def question_for(self, pool: WorkerPool, arm: int, seq: int, seed: int) -> GoldQuestion | None:
+        """The question of the worker's ``seq``-th logged answer (a dataset run's item, which
+        may repeat); None past the last one."""
+        asked = self._questions[arm]
+        question = asked[seq] if seq < len(asked) else None
+        if pool.bank is None or question is None:
+            return None
+        return pool.bank.get(question)
 
 
 def _source(options: Mapping[str, Any]) -> tuple[str, str]:

@@ -10,7 +10,8 @@ Rules it keeps:
   seconds becomes a "timed_out" event and is released, so the algorithm asks again.
 - Answers for released pulls are logged as "late", second copies as "duplicate"; neither is
   told. Rewards outside the algorithm's bounds are logged as "failed" and the pull released.
-- With a gold question bank, each pull carries the worker's seq-th unseen question; a worker
+- With a gold question bank, each pull carries the worker's seq-th unseen question (the
+  oracle's ``question_for``: the bank's order, or the recorded item it replays); a worker
   with none left is told unavailable ("exhausted") without asking the oracle. Raw answers
   (``Answer.response``) are scored against the question's key before the algorithm sees them;
   the journal keeps the question and the raw answer, so they can be rescored later.
@@ -185,9 +186,7 @@ class Orchestrator:
         await self.journal.append(self.run_id, events)
 
     def _question(self, arm: int, seq: int) -> GoldQuestion | None:
-        if self.pool.bank is None:
-            return None
-        return self.pool.question_for(arm, seq, self.seed)
+        return self.oracle.question_for(self.pool, arm, seq, self.seed)
 
     async def _receive_until_deadline(self) -> Sequence[Answer]:
         deadline = self._next_deadline()

@@ -7,6 +7,9 @@ Two modes, both pure functions of (seed, worker, question number) like the simul
 - without replacement (realistic): the worker's j-th question gets its j-th recorded reward,
   in a seeded shuffle of its records (or in recorded order with ``shuffle=False``, as a log
   replay needs); past the last record the worker is exhausted and the draw is NaN.
+
+``records`` says which record each pull replays (its index in the worker's own records), so
+a replay can name the item and the raw answer behind each reward.
 """
 
 from __future__ import annotations
@@ -62,24 +65,39 @@ class RecordedRewards(RewardModel):
         self._offsets: IntArray = np.concatenate(([0], np.cumsum(self.counts)[:-1])).astype(
             np.int64
         )
-        if not replacement and shuffle:
-            arrays = [
-                r[worker_rng(seed, _SHUFFLE_STREAM, w).permutation(r.size)]
-                for w, r in zip(self.workers, arrays, strict=True)
-            ]
         self._flat: FloatArray = np.concatenate(arrays)
+        # Without replacement, question j of worker w replays record _order[offset(w) + j].
+        self._order: IntArray | None = None
+        if not replacement and shuffle:
+            self._order = np.concatenate(
+                [
+                    worker_rng(seed, _SHUFFLE_STREAM, w).permutation(r.size)
+                    for w, r in zip(self.workers, arrays, strict=True)
+                ]
+            ).astype(np.int64)
 
-    def sample(self, arms: ArrayLike, seqs: ArrayLike) -> FloatArray:
-        a = np.asarray(arms, dtype=np.int64)
-        s = np.asarray(seqs, dtype=np.int64)
+    def records(self, arms: ArrayLike, seqs: ArrayLike) -> IntArray:
+        """The record each pull replays, as an index into its worker's records; -1 once the
+        worker is exhausted (without replacement)."""
+        a = np.asarray(arms, dtype=np.int64).reshape(-1)
+        s = np.asarray(seqs, dtype=np.int64).reshape(-1)
         counts = self.counts[a]
         if self.replacement:
             u = uniforms(self.seed, _PICK_STREAM, a, s)
-            index = np.minimum((u * counts).astype(np.int64), counts - 1)
-            return self._flat[self._offsets[a] + index]
-        out = np.full(a.size, np.nan)
+            return np.minimum((u * counts).astype(np.int64), counts - 1)
+        index = np.full(a.size, -1, dtype=np.int64)
         fresh = s < counts
-        out[fresh] = self._flat[self._offsets[a[fresh]] + s[fresh]]
+        index[fresh] = s[fresh]
+        if self._order is not None:
+            index[fresh] = self._order[self._offsets[a[fresh]] + s[fresh]]
+        return index
+
+    def sample(self, arms: ArrayLike, seqs: ArrayLike) -> FloatArray:
+        a = np.asarray(arms, dtype=np.int64).reshape(-1)
+        index = self.records(a, seqs)
+        out = np.full(a.size, np.nan)
+        fresh = index >= 0
+        out[fresh] = self._flat[self._offsets[a[fresh]] + index[fresh]]
         return out
 
     def describe(self) -> dict[str, Any]:

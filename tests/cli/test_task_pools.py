@@ -115,7 +115,10 @@ def test_export_replays_like_the_log_and_invalidation_rescores(tmp_path: Path) -
     before = len(events(tmp_path, "answered"))
     question = events(tmp_path, "answered")[0][2]
     assert question is not None
-    done = screener("invalidate", original, question, "--key", "-1", "--reason", "typo",
+    # A simulated run has no raw answers: a new key cannot rescore them, only dropping can.
+    refused = screener("invalidate", original, question, "--key", "-1", cwd=tmp_path)
+    assert refused.returncode == 2 and "no raw answer to rescore" in refused.stderr
+    done = screener("invalidate", original, question, "--reason", "typo",
                     cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "decisions changed by invalidation" in done.stdout
