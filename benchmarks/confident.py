@@ -1,21 +1,27 @@
-"""Fixed-confidence thresholding: Chernoff (KL) against Hoeffding anytime intervals.
+"""Fixed-confidence thresholding: the confidence sequences of ``ConfidentThresholding`` compared.
 
 ``ConfidentThresholding`` (not from a paper: "who is above my bar, with confidence 1 - delta?")
-stops when every worker's anytime interval lies on one side of the bar. Both intervals use the
-same union bound (level ``6 delta / (pi^2 n t^2)`` per side after a worker's t-th answer), so
-both carry the same guarantee; the KL one is never wider. This measures what that buys in
-gold questions, on paired runs (run r of both modes sees the same answer stream).
+stops when every worker's anytime interval lies on one side of the bar. Four interval families
+at the same delta (each worker's share ``delta / n``): ``hoeffding`` and ``kl`` (a union bound
+over each worker's count, level ``6 delta / (pi^2 n t^2)`` per end), ``mixture`` (the Beta
+mixture of Howard et al. 2021) and ``betting`` (Waudby-Smith & Ramdas 2024, with a mixture
+backstop). This measures what each costs in gold questions, on paired runs (run r of every
+family sees the same answer stream), all with the same schedule.
 
-Instances (Bernoulli answers, delta = 0.05):
+Instances (delta = 0.05):
 
 - ``task-pool``: the accuracies of ``examples/task-pool/workers.csv`` (0.2 to 0.96), bar 0.75;
 - ``lsa-setup-1``: Tao et al. 2019's Setup 1 (0.2 ... 0.8), bar 0.5;
 - ``good-crowd``: 45 workers uniform on [0.8, 0.98] and 5 on [0.4, 0.6] (seed 5), bar 0.7.
 
+Answers are 0/1 (``--rewards bernoulli``, the instances of BENCHMARKS.md) or graded
+(``--rewards beta``: Beta-distributed scores with those means).
+
 Usage::
 
-    python benchmarks/confident.py --quick    # 10 paired runs per instance, ~90 CPU seconds
-    python benchmarks/confident.py            # 100 paired runs, ~15 CPU minutes
+    python benchmarks/confident.py --quick    # 5 paired runs per instance
+    python benchmarks/confident.py            # 100 paired runs
+    python benchmarks/confident.py --quick --schedule evidence --rewards beta
 """
 
 from __future__ import annotations
@@ -32,15 +38,18 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json
-from screener import BernoulliRewards, Decision, StopReason, simulate
+from screener import BernoulliRewards, BetaRewards, Decision, StopReason, simulate
 from screener.algorithms.thresholding import ConfidentThresholding
 from screener.pool import load_pool_csv
 
-__all__ = ["INSTANCES", "main", "run_one"]
+__all__ = ["INSTANCES", "INTERVALS", "main", "run_one"]
 
 DELTA = 0.05
 TASK_POOL = Path(__file__).resolve().parents[1] / "examples" / "task-pool" / "workers.csv"
-INTERVALS = ("hoeffding", "kl")
+INTERVALS = ("hoeffding", "kl", "mixture", "betting")
+#: The new families, each compared with the union-bound ones.
+NEW = ("mixture", "betting")
+BASELINES = ("hoeffding", "kl")
 
 
 def _good_crowd() -> np.ndarray:
@@ -56,17 +65,24 @@ INSTANCES: dict[str, tuple[np.ndarray, float]] = {
 }
 
 
-def run_one(task: tuple[str, str, int]) -> dict[str, Any]:
+def run_one(task: tuple[str, str, str, str, int]) -> dict[str, Any]:
     """One run to the stopping condition: pulls and whether any decision was wrong."""
-    name, interval, seed = task
+    name, interval, schedule, rewards, seed = task
     means, bar = INSTANCES[name]
-    algorithm = ConfidentThresholding(means.size, threshold=bar, delta=DELTA, interval=interval)
-    result = simulate(algorithm, BernoulliRewards(means, seed=seed), batch=means.size)
+    algorithm = ConfidentThresholding(
+        means.size, threshold=bar, delta=DELTA, interval=interval, schedule=schedule
+    )
+    model = BernoulliRewards(means, seed=seed) if rewards == "bernoulli" else BetaRewards(
+        means, seed=seed
+    )  # fmt: skip
+    result = simulate(algorithm, model, batch=means.size)
     decided_above = {w.arm for w in result.workers if w.decision is Decision.ABOVE}
     wrong = decided_above != {int(i) for i in np.flatnonzero(means >= bar)}
     return {
         "instance": name,
         "interval": interval,
+        "schedule": schedule,
+        "rewards": rewards,
         "seed": seed,
         "pulls": result.total_pulls,
         "wrong": wrong,
@@ -74,45 +90,60 @@ def run_one(task: tuple[str, str, int]) -> dict[str, Any]:
     }
 
 
+def _pulls(records: Sequence[dict[str, Any]], name: str, interval: str) -> np.ndarray:
+    chosen = [r for r in records if r["instance"] == name and r["interval"] == interval]
+    return np.array([r["pulls"] for r in sorted(chosen, key=lambda r: r["seed"])])
+
+
 def format_report(records: Sequence[dict[str, Any]]) -> str:
     rows = []
     for name, (means, bar) in INSTANCES.items():
-        pulls = {
-            interval: np.array(
-                [r["pulls"] for r in sorted(records, key=lambda r: r["seed"])
-                 if r["instance"] == name and r["interval"] == interval]
-            )
-            for interval in INTERVALS
-        }  # fmt: skip
-        wrong = {
-            i: sum(r["wrong"] for r in records if r["instance"] == name and r["interval"] == i)
+        pulls = {interval: _pulls(records, name, interval) for interval in INTERVALS}
+        wrong = [
+            sum(r["wrong"] for r in records if r["instance"] == name and r["interval"] == i)
             for i in INTERVALS
-        }
-        ratio = pulls["kl"] / pulls["hoeffding"]
+        ]
+        ratios = [
+            f"{np.median(pulls[new] / pulls[old]):.2f}x"
+            for new in NEW
+            for old in BASELINES
+        ]  # fmt: skip
         rows.append([
             name, means.size, f"{bar:g}", pulls["kl"].size,
-            f"{pulls['hoeffding'].mean():,.0f}", f"{pulls['kl'].mean():,.0f}",
-            f"{np.median(ratio):.2f}x", f"{ratio.min():.2f}x-{ratio.max():.2f}x",
-            f"{wrong['hoeffding']}/{wrong['kl']}",
+            *(f"{pulls[i].mean():,.0f}" for i in INTERVALS), *ratios,
+            "/".join(str(w) for w in wrong),
         ])  # fmt: skip
-    header = ["instance", "workers", "bar", "runs", "Hoeffding pulls", "KL pulls",
-              "KL / Hoeffding (median)", "range", "wrong runs (H/KL)"]  # fmt: skip
+    header = ["instance", "workers", "bar", "runs",
+              *(f"{i} pulls" for i in INTERVALS),
+              *(f"{new} / {old}" for new in NEW for old in BASELINES),
+              "wrong runs (" + "/".join(INTERVALS) + ")"]  # fmt: skip
     return markdown_table(header, rows)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10 runs per instance")
+    parser.add_argument("--quick", action="store_true", help="5 runs per instance")
+    parser.add_argument("--runs", type=int, default=None, help="paired runs per instance")
+    parser.add_argument("--schedule", choices=("settle", "evidence"), default="settle")
+    parser.add_argument("--rewards", choices=("bernoulli", "beta"), default="bernoulli")
     parser.add_argument("--processes", type=int, default=2)
     args = parser.parse_args(argv)
-    runs = 10 if args.quick else 100
-    tasks = [(name, i, seed) for name in INSTANCES for i in INTERVALS for seed in range(runs)]
+    runs = args.runs if args.runs is not None else (5 if args.quick else 100)
+    tasks = [
+        (name, interval, args.schedule, args.rewards, seed)
+        for name in INSTANCES
+        for interval in INTERVALS
+        for seed in range(runs)
+    ]
     records, wall = run_in_processes("confident", run_one, tasks, args.processes)
     report = format_report(records)
     mode = "quick" if args.quick else "full"
     path = write_json(f"confident-{mode}", {"machine": machine_info(), "wall": wall,
                                             "records": records})  # fmt: skip
-    print(f"ConfidentThresholding, delta = {DELTA}, {runs} paired runs per instance\n")
+    print(
+        f"ConfidentThresholding, delta = {DELTA}, {runs} paired runs per instance, "
+        f"schedule {args.schedule}, {args.rewards} answers (ratios: median of paired runs)\n"
+    )
     print(report)
     print(f"\nwall {wall:.0f} s; results: {path}")
     return 0

@@ -176,7 +176,7 @@ def test_confident_index_by_hand() -> None:
 
     keys = [0.5 - r(1), 0.25 - r(4), 0.0 - r(2)]  # state A: -0.896, -0.663, -1.150
     assert int(np.argmin(keys)) == 2
-    alg = make(ConfidentThresholding, 3, delta=0.1, interval="hoeffding")
+    alg = make(ConfidentThresholding, 3, delta=0.1, interval="hoeffding", schedule="evidence")
     plant(alg, STATE_A)
     assert alg.ask(1).arms.tolist() == [2]
 
@@ -192,7 +192,7 @@ def test_confident_kl_index_by_hand() -> None:
     kl_quarter = 0.25 * math.log(0.5) + 0.75 * math.log(1.5)
     keys = [math.log(2) - allowed(1), kl_quarter - allowed(4), -allowed(2)]
     assert keys == pytest.approx([-3.206, -1.537, -2.643], abs=1e-3)
-    alg = make(ConfidentThresholding, 3, delta=0.1)
+    alg = make(ConfidentThresholding, 3, delta=0.1, interval="kl", schedule="evidence")
     plant(alg, STATE_A)
     assert alg.ask(1).arms.tolist() == [int(np.argmin(keys))] == [0]
 
@@ -268,7 +268,9 @@ def test_first_answers_in_flight_hold_an_arm_back() -> None:
     assert alg.ask(1).state is AskState.WAIT
 
 
-@pytest.mark.parametrize(("cls", "params"), [(OptKG, {}), (ConfidentThresholding, {})])
+@pytest.mark.parametrize(
+    ("cls", "params"), [(OptKG, {}), (ConfidentThresholding, {"schedule": "evidence"})]
+)
 def test_batches_spread_for_opt_kg_and_confident(
     cls: type[ThresholdingAlgorithm], params: dict[str, Any]
 ) -> None:
@@ -429,7 +431,9 @@ def test_result_shape_ranks_by_estimate_and_carries_the_threshold() -> None:
         np.random.default_rng(0),
     ).result
     assert result.threshold == Threshold(0.6, 0.6, 0.6)
-    assert result.extra == {"threshold": 0.6, "fixed_budget": False}
+    assert result.extra == {
+        "threshold": 0.6, "fixed_budget": False, "eps": 0.0, "max_questions_per_worker": None
+    }  # fmt: skip
     assert result.params["threshold"] == 0.6 and result.params["delta"] == 0.05
     estimates = [w.estimate for w in result.ranking]
     assert estimates == sorted(estimates, reverse=True)

@@ -103,7 +103,7 @@ def test_oracles_lists_the_builtin_ones() -> None:
         ),
         (
             ["run", "-a", "confident-thresholding", "--threshold", "0.7", "-p", "interval=x"],
-            "unknown interval 'x' (use 'kl' or 'hoeffding')",
+            "unknown interval 'x' (use 'betting' or 'mixture' or 'kl' or 'hoeffding')",
         ),
         (["run", "-p", "k"], "--param takes KEY=VALUE"),
     ],
