@@ -64,6 +64,7 @@ from benchmarks.common import (  # noqa: E402
     write_json,
 )
 from screener.algorithms import ALGORITHMS, Decision, create_algorithm  # noqa: E402
+from screener.config import parse_value  # noqa: E402
 from screener.oracles.dataset import RecordedAnswers, load_answers  # noqa: E402
 from screener.simulation import simulate  # noqa: E402
 from screener.simulation.recorded import RecordedRewards  # noqa: E402
@@ -117,19 +118,8 @@ def parse_method(text: str) -> Method:
         key, sep, value = item.partition("=")
         if not sep:
             raise SystemExit(f"method {text!r}: parameters are key=value")
-        params.append((key.strip(), _parse_value(value.strip())))
+        params.append((key.strip(), parse_value(value.strip())))
     return Method(text, name, tuple(params))
-
-
-def _parse_value(text: str) -> Any:
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def default_methods() -> list[str]:

@@ -26,6 +26,7 @@ Relative paths are relative to the file. Command-line options given explicitly w
 
 from __future__ import annotations
 
+import contextlib
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,6 +98,17 @@ def load_run_config(path: str | Path) -> RunConfig:
         oracle_options=oracle,
         run=run,
     )
+
+
+def parse_value(text: str) -> Any:
+    """A ``KEY=VALUE`` value as typed on a command line: true/false, int, float, else text."""
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        with contextlib.suppress(ValueError):
+            return kind(text)
+    return text
 
 
 def _no_unknown(data: dict[str, Any], known: set[str], where: str) -> None:

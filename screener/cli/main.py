@@ -7,7 +7,6 @@ exit code 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 import os
@@ -21,7 +20,7 @@ from click.core import ParameterSource
 from screener.algorithms import ALGORITHMS, accepted_parameters
 from screener.bank import load_bank
 from screener.cli.serve import serve
-from screener.config import RunConfig, load_run_config
+from screener.config import RunConfig, load_run_config, parse_value
 from screener.errors import ConfigError, ScreenerError
 from screener.journal import Journal
 from screener.logged import export_answers, export_crowdkit, invalidate_question, replay_logged_run
@@ -434,7 +433,7 @@ def _key_values(items: tuple[str, ...], flag: str) -> dict[str, Any]:
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
             raise click.UsageError(f"{flag} takes KEY=VALUE, got {item!r}")
-        values[key.strip().replace("-", "_")] = _parse_value(text.strip())
+        values[key.strip().replace("-", "_")] = parse_value(text.strip())
     return values
 
 
@@ -445,16 +444,6 @@ def _setting(name: str, flag_value: Any, config_value: Any) -> Any:
     if context.get_parameter_source(name) is not ParameterSource.DEFAULT:
         return flag_value
     return flag_value if config_value is None else config_value
-
-
-def _parse_value(text: str) -> Any:
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for kind in (int, float):
-        with contextlib.suppress(ValueError):
-            return kind(text)
-    return text
 
 
 def _choose_pool(

@@ -41,6 +41,17 @@ def _round(
     return True
 
 
+def _run_out(
+    algorithm: CrowdPrior, means: NDArray[np.float64], rng: np.random.Generator
+) -> list[tuple[int, float]]:
+    """Drive the run to its end, one round per ask; the answers in the order told."""
+    answers: list[tuple[int, float]] = []
+    for _ in range(10_000):
+        if not _round(algorithm, means, rng, answers):
+            return answers
+    raise AssertionError("crowd-prior did not stop")
+
+
 @pytest.mark.parametrize("costs", [None, (30.0, 20.0)])
 def test_decisions_match_an_answer_by_answer_reference(costs: tuple[float, float] | None) -> None:
     """A plain reference: refit after every n answers, judge each worker on its own answer."""
@@ -50,9 +61,7 @@ def test_decisions_match_an_answer_by_answer_reference(costs: tuple[float, float
         params |= {"false_ban": costs[0], "missed_bad": costs[1]}
     algorithm = CrowdPrior(means.size, **params)
     rng = np.random.default_rng(2)
-    answers: list[tuple[int, float]] = []
-    while _round(algorithm, means, rng, answers):
-        pass
+    answers = _run_out(algorithm, means, rng)
     successes = np.zeros(means.size)
     counts = np.zeros(means.size)
     state = np.zeros(means.size, dtype=np.int8)

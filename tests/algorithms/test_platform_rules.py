@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from service_helpers import reference_service
 
 from screener.algorithms import (
     ALGORITHMS,
@@ -456,23 +456,8 @@ TOKEN = "platform-rules-test-token"
 def service(tmp_path: Path) -> Iterator[str]:
     pool = synthetic_pool(8, 1, seed=3)
     _write_pool_and_bank(tmp_path, pool, 200)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "screener", "serve", "workers.csv", "--questions", "questions.csv",
-         "--latency", "constant:0.002", "--seed", "1"],
-        cwd=tmp_path, env={**os.environ, "SCREENER_SERVICE_TOKEN": TOKEN},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), process.stderr.read() if process.stderr else ""
+    with reference_service(tmp_path, TOKEN) as url:
         yield url
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def _write_pool_and_bank(folder: Path, pool: WorkerPool, n_questions: int) -> None:

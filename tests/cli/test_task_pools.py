@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from service_helpers import reference_service
 
 from screener.pool import synthetic_pool
 
@@ -158,23 +158,8 @@ def test_a_shared_dataset_replays_end_to_end(tmp_path: Path) -> None:
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[str]:
     write_files(tmp_path, 2000)  # rr needs about 1,200 questions per worker here
-    env = {**os.environ, "SCREENER_SERVICE_TOKEN": "s3cret-token-for-tests"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "screener", "serve", "workers.csv", "--questions", "questions.csv",
-         "--latency", "constant:0.002", "--seed", "1"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), process.stderr.read() if process.stderr else ""
+    with reference_service(tmp_path, "s3cret-token-for-tests") as url:
         yield url
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def test_a_live_run_against_the_reference_service(tmp_path: Path, service: str) -> None:
