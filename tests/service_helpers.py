@@ -1,14 +1,32 @@
-"""Start ``screener serve`` (the reference gold-question service) as a real subprocess."""
+"""Task-pool files and ``screener serve`` (the reference gold-question service) as a real
+subprocess, for the tests that run screener against it."""
 
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+
+from screener.pool import WorkerPool
+
+
+def write_pool_and_bank(folder: Path, pool: WorkerPool, n_questions: int) -> None:
+    """``workers.csv`` (worker, accuracy) and ``questions.csv``: numeric questions ``i + i``."""
+    with (folder / "workers.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["worker", "accuracy"])
+        writer.writerows(zip(pool.workers, pool.require_accuracies(), strict=True))
+    with (folder / "questions.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "payload", "key", "scoring"])
+        writer.writerows(
+            (f"q{i}", f"What is {i} + {i}?", 2 * i, "numeric") for i in range(n_questions)
+        )
 
 
 @contextlib.contextmanager

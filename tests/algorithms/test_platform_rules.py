@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from service_helpers import reference_service
+from service_helpers import reference_service, write_pool_and_bank
 
 from screener.algorithms import (
     ALGORITHMS,
@@ -31,7 +31,7 @@ from screener.algorithms import (
     WorkerResult,
 )
 from screener.errors import ConfigError
-from screener.pool import WorkerPool, synthetic_pool
+from screener.pool import synthetic_pool
 from screener.simulation import BernoulliRewards, simulate
 from screener.simulation.recorded import EXHAUSTED_RECORDS, RecordedRewards
 
@@ -455,22 +455,9 @@ TOKEN = "platform-rules-test-token"
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[str]:
     pool = synthetic_pool(8, 1, seed=3)
-    _write_pool_and_bank(tmp_path, pool, 200)
+    write_pool_and_bank(tmp_path, pool, 200)
     with reference_service(tmp_path, TOKEN) as url:
         yield url
-
-
-def _write_pool_and_bank(folder: Path, pool: WorkerPool, n_questions: int) -> None:
-    with (folder / "workers.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["worker", "accuracy"])
-        writer.writerows(zip(pool.workers, pool.require_accuracies(), strict=True))
-    with (folder / "questions.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["id", "payload", "key", "scoring"])
-        writer.writerows(
-            (f"q{i}", f"What is {i} + {i}?", 2 * i, "numeric") for i in range(n_questions)
-        )
 
 
 def test_cli_live_run_of_toloka_rule_against_the_reference_service(

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from service_helpers import reference_service
+from service_helpers import reference_service, write_pool_and_bank
 
 from screener.pool import synthetic_pool
 
@@ -30,16 +30,7 @@ def screener(
 
 
 def write_files(folder: Path, n_questions: int) -> None:
-    with (folder / "workers.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["worker", "accuracy"])
-        writer.writerows(zip(POOL.workers, POOL.require_accuracies(), strict=True))
-    with (folder / "questions.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["id", "payload", "key", "scoring"])
-        writer.writerows(
-            (f"q{i}", f"What is {i} + {i}?", 2 * i, "numeric") for i in range(n_questions)
-        )
+    write_pool_and_bank(folder, POOL, n_questions)
 
 
 def run_id(folder: Path) -> str:
