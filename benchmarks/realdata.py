@@ -35,6 +35,7 @@ per dataset (questions per worker against errors per worker) in ``benchmarks/res
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import math
 import os
@@ -189,13 +190,19 @@ def population(answers: RecordedAnswers, name: str) -> tuple[list[str], list[NDA
     return [answers.workers[i] for i in keep], [answers.rewards[i] for i in keep]
 
 
+@functools.cache
+def _answers(path: str) -> RecordedAnswers:
+    """A dataset read once per process: every unit of it shares the same answers."""
+    return load_answers(path)
+
+
 def bar_value(name: str, truth: NDArray[np.float64]) -> float:
     return 0.6 if name == "0.6" else float(np.quantile(truth, 0.2))
 
 
 def run_unit(unit: Unit) -> UnitResult:
     """Every method of ``unit`` on the same answer order (the rule first, for budget=rule)."""
-    workers, records = population(load_answers(unit.path), unit.population)
+    workers, records = population(_answers(unit.path), unit.population)
     truth = np.array([r.mean() for r in records])
     bar = bar_value(unit.bar_name, truth)
     result = UnitResult(unit, bar, truth < bar)
@@ -424,7 +431,7 @@ def plan(args: argparse.Namespace, root: Path) -> list[Unit]:
     methods = tuple(args.methods or default_methods())
     units = []
     for (name, path), pop, bar in itertools.product(datasets(root, names), populations, bars):
-        workers, _ = population(load_answers(path), pop)
+        workers, _ = population(_answers(str(path)), pop)
         if len(workers) < 2:
             continue  # e.g. no worker with 30 answers
         units += [Unit(name, str(path), pop, bar, seed, methods, args.cap)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -37,6 +38,9 @@ def render_table(result: Result, pool: WorkerPool, run_id: str | None = None) ->
         f"pulls: {result.total_pulls:,} answered, {result.pending_pulls:,} pending, "
         f"{result.released_pulls:,} released (timed out, failed, cancelled or not sent)"
     )
+    bound = result.extra.get("max_questions_per_worker")
+    if bound is not None:
+        lines.append(f"at most {bound:,} gold questions per worker, by construction")
     lines.extend(_highlights(result, pool))
     lines.append("")
     lines.extend(_rows(result, pool))
@@ -99,13 +103,23 @@ def _status(result: Result) -> str:
         return "status: still running (no stopping condition yet): decisions are provisional"
     if result.condition_met:
         promise = result.guarantee or "heuristic stopping rule, no statistical guarantee"
-        if result.guarantee and "delta" in result.params:
-            promise += f" (delta = {result.params['delta']})"
+        levels = [
+            f"{name} = {result.params[name]}"
+            for name in _LEVELS
+            if name in result.params and re.search(rf"\b{name}\b", promise)
+        ]
+        if result.guarantee and levels:
+            promise += f" ({', '.join(levels)})"
         return f"status: stopping condition met: {promise}"
     return (
         f"status: CONDITION NOT MET ({result.stop_reason.value}): undecided workers show "
         "the current best guess under 'leaning'; it carries no guarantee"
     )
+
+
+#: Parameters that set a promise's error level, named beside it in the status line when the
+#: promise's text uses them.
+_LEVELS = ("delta", "q", "eps")
 
 
 def _rows(result: Result, pool: WorkerPool) -> Sequence[str]:

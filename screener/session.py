@@ -7,7 +7,7 @@ first row is written, so a bad command leaves nothing half-written behind.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,10 +53,17 @@ class RunPlan:
 
 
 async def start_run(
-    plan: RunPlan, db: str, *, progress: Progress | None = None
+    plan: RunPlan,
+    db: str,
+    *,
+    progress: Progress | None = None,
+    on_start: Callable[[Algorithm], None] | None = None,
 ) -> tuple[str, Result]:
-    """Create a run in ``db`` and drive it to its end."""
+    """Create a run in ``db`` and drive it to its end; ``on_start`` sees the algorithm once
+    everything is validated, before the first question (to announce what the run may cost)."""
     algorithm, oracle = plan.build()
+    if on_start is not None:
+        on_start(algorithm)
     journal = AsyncJournal(Journal(db))
     try:
         spec = RunSpec(

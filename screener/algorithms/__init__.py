@@ -16,7 +16,12 @@ from screener.algorithms.gold import GOLD
 from screener.algorithms.iterated_best_arm import IteratedBestArm
 from screener.algorithms.ksigma import KSigmaAlgorithm
 from screener.algorithms.platform_rules import PlatformRule, Quiz, TolokaRule
-from screener.algorithms.registry import ALGORITHMS, accepted_parameters, create_algorithm
+from screener.algorithms.registry import (
+    ALGORITHMS,
+    accepted_parameters,
+    create_algorithm,
+    parameter_choices,
+)
 from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
 from screener.algorithms.thresholding import LSA, ConfidentThresholding, ThresholdingAlgorithm
@@ -63,4 +68,5 @@ __all__ = [
     "WorkerResult",
     "accepted_parameters",
     "create_algorithm",
+    "parameter_choices",
 ]

@@ -299,6 +299,12 @@ class Algorithm(abc.ABC):
         """The constructor's keyword arguments, enough to rebuild an identical algorithm."""
         return {"lower": self.lower, "upper": self.upper, "budget": self.budget, "seed": self.seed}
 
+    @property
+    def max_questions_per_worker(self) -> int | None:
+        """No worker is ever asked more gold questions than this (None: no such bound).
+        Known before the run, so a requester can be told the worst case up front."""
+        return None
+
     def n_decided(self) -> int:
         """How many workers are decided right now (cheap; for progress displays)."""
         return sum(1 for w in self.result().workers if w.decision.value != "undecided")
@@ -347,7 +353,7 @@ class Algorithm(abc.ABC):
             pending_pulls=self.n_pending,
             released_pulls=self._released,
             threshold=threshold,
-            extra=extra or {},
+            extra={**(extra or {}), "max_questions_per_worker": self.max_questions_per_worker},
         )
 
     def _ensure_fresh(self) -> None:

@@ -252,11 +252,14 @@ class CrowdPrior(ThresholdingAlgorithm):
             why += f"; {unavailable}"
         return Decision.UNDECIDED, why
 
+    @property
+    def max_questions_per_worker(self) -> int:
+        return self.max_answers
+
     def _describe(self) -> Result:
         result = super()._describe()
         extra = {
             **result.extra,
-            "max_questions_per_worker": self.max_answers,
             "prior_mean": self.lower + self.width * self.prior.mean(),
             "prior_share_below": float(self.prior.weights[self.prior.grid < self.bar].sum()),
             "expected_wrong_bans": float(np.nansum(1.0 - self.decided_at[self.state == _BANNED])),

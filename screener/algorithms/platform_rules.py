@@ -73,6 +73,10 @@ class PlatformRule(ThresholdingAlgorithm):
     def max_answers(self) -> int:
         """The most answers the rule can use for one worker."""
 
+    @property
+    def max_questions_per_worker(self) -> int:
+        return self.max_answers
+
     @abc.abstractmethod
     def _judge(self, arm: int, count: int, reward: float) -> None:
         """Apply the rule to the ``count``-th answer of undecided worker ``arm``."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +23,7 @@ from screener.algorithms.topk_baselines import CLUCBPAC, OptMAI
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 from screener.errors import ConfigError
 
-__all__ = ["ALGORITHMS", "accepted_parameters", "create_algorithm"]
+__all__ = ["ALGORITHMS", "accepted_parameters", "create_algorithm", "parameter_choices"]
 
 ALGORITHMS: Mapping[str, type[Algorithm]] = {
     cls.name: cls
@@ -67,6 +68,20 @@ def accepted_parameters(cls: type[Algorithm]) -> frozenset[str]:
         if not any(p.kind is p.VAR_KEYWORD for p in parameters):
             break
     return frozenset(names)
+
+
+def parameter_choices(name: str) -> tuple[str, ...]:
+    """Every value some algorithm accepts for its ``Literal``-typed parameter ``name``
+    (``interval``, ``direction``...), read from the constructors' annotations, so that the
+    command line offers exactly what the algorithms take; each algorithm checks its own."""
+    values: dict[str, None] = {}
+    for cls in ALGORITHMS.values():
+        for klass in cls.__mro__:
+            init = klass.__dict__.get("__init__")
+            hint = None if init is None else typing.get_type_hints(init).get(name)
+            if typing.get_origin(hint) is typing.Literal:
+                values.update(dict.fromkeys(str(v) for v in typing.get_args(hint)))
+    return tuple(values)
 
 
 def create_algorithm(name: str, n_workers: int, params: Mapping[str, Any]) -> Algorithm:

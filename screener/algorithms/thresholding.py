@@ -638,6 +638,5 @@ class ConfidentThresholding(ThresholdingAlgorithm):
 
     def _describe(self) -> Result:
         result = super()._describe()
-        extra = {**result.extra, "eps": self.eps,
-                 "max_questions_per_worker": self._max_questions}  # fmt: skip
+        extra = {**result.extra, "eps": self.eps}
         return replace(result, extra=extra)

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 import click
 from click.core import ParameterSource
 
-from screener.algorithms import ALGORITHMS, accepted_parameters
+from screener.algorithms import ALGORITHMS, Algorithm, accepted_parameters, parameter_choices
 from screener.bank import load_bank
 from screener.cli.serve import serve
 from screener.config import RunConfig, load_run_config, parse_value
@@ -34,6 +34,13 @@ from screener.session import RunPlan, load_result, load_results, resume_run, sta
 __all__ = ["cli", "main"]
 
 DEFAULT_DB = "screener.db"
+
+#: The bar question's algorithm for each kind of error control (``--error``).
+_BAR_ALGORITHMS = {
+    "fwer": "confident-thresholding",
+    "fdr": "fdr-thresholding",
+    "bayes": "crowd-prior",
+}
 _db_option = click.option(
     "--db", default=DEFAULT_DB, show_default=True, help="Run database: a path or SQLAlchemy URL."
 )
@@ -64,6 +71,20 @@ def cli(ctx: click.Context, debug: bool) -> None:
     "--delta", type=float, default=0.1, show_default=True, help="Allowed error probability."
 )
 @click.option(
+    "--error",
+    type=click.Choice(sorted(_BAR_ALGORITHMS)),
+    default=None,
+    help="Who is below the bar, with which promise: fwer (every decision right at once, "
+    "confident-thresholding), fdr (at most a share q of the bans wrong in expectation, "
+    "fdr-thresholding) or bayes (the same share, if the crowd prior fits: crowd-prior).",
+)
+@click.option(
+    "--q",
+    type=float,
+    default=None,
+    help="Allowed share of wrong decisions for --error fdr and bayes (default 0.1).",
+)
+@click.option(
     "--direction",
     type=click.Choice(["low", "high"]),
     default="low",
@@ -72,10 +93,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
 )
 @click.option(
     "--interval",
-    type=click.Choice(["agresti-coull", "hoeffding"]),
-    default="agresti-coull",
-    show_default=True,
-    help="Confidence intervals: agresti-coull (binary answers) or hoeffding (graded).",
+    type=click.Choice(parameter_choices("interval")),
+    default=None,
+    help="Confidence intervals (default: the algorithm's own; each algorithm's docstring "
+    "lists the ones it takes and which are heuristic).",
 )
 @click.option(
     "--quantile",
@@ -188,8 +209,10 @@ def run(
     algorithm: str,
     k: float,
     delta: float,
+    error: str | None,
+    q: float | None,
     direction: str,
-    interval: str,
+    interval: str | None,
     quantile: str,
     rho: float | None,
     threshold: float | None,
@@ -225,6 +248,8 @@ def run(
         return
     config = load_run_config(config_file) if config_file is not None else RunConfig(Path("."))
     algorithm = _setting("algorithm", algorithm, config.algorithm)
+    if error is not None:
+        algorithm = _algorithm_for_error(error, algorithm, config.algorithm)
     seed = _setting("seed", seed, config.seed)
     budget = _setting("budget", budget, config.budget)
     db = _setting("db", db, config.db)
@@ -237,7 +262,7 @@ def run(
     if algorithm not in ALGORITHMS:
         raise ConfigError(f"unknown algorithm {algorithm!r}", f"use one of {', '.join(ALGORITHMS)}")
     flags = {
-        "k": k, "delta": delta, "direction": direction, "interval": interval,
+        "k": k, "delta": delta, "q": q, "direction": direction, "interval": interval,
         "quantile": quantile, "rho": rho, "threshold": threshold,
     }  # fmt: skip
     params = {**config.params, **_algorithm_params(algorithm, flags, budget, extra)}
@@ -255,7 +280,8 @@ def run(
     if bank_file is not None:
         pool = dataclasses.replace(pool, bank=load_bank(bank_file))
     plan = RunPlan(pool, algorithm, params, oracle, oracle_options, seed, options)
-    run_id, result = asyncio.run(start_run(plan, db, progress=progress))
+    announce = None if quiet else _announce_bound
+    run_id, result = asyncio.run(start_run(plan, db, progress=progress, on_start=announce))
     if not as_json and not quiet:
         click.echo(f"run {run_id} saved in {db} (report again: screener report {run_id} --db {db})")
     _print_report(result, pool, run_id, as_json)
@@ -427,6 +453,19 @@ def _algorithm_params(
     return params
 
 
+def _algorithm_for_error(error: str, algorithm: str, configured: str | None) -> str:
+    """The bar algorithm that gives ``--error``'s promise; an algorithm chosen explicitly
+    (flag or run file) must be that one."""
+    wanted = _BAR_ALGORITHMS[error]
+    chosen = click.get_current_context().get_parameter_source("algorithm")
+    if algorithm != wanted and (chosen is not ParameterSource.DEFAULT or configured):
+        raise click.UsageError(
+            f"--error {error} screens against a bar with {wanted}, not {algorithm}: "
+            f"drop --algorithm or use --algorithm {wanted}"
+        )
+    return wanted
+
+
 def _key_values(items: tuple[str, ...], flag: str) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for item in items:
@@ -463,6 +502,18 @@ def _choose_pool(
         return synthetic_pool(n_workers, n_outliers, seed=seed)
     own = load_oracle_class(oracle).default_pool(oracle_options)
     return own if own is not None else demo_pool()
+
+
+def _announce_bound(algorithm: Algorithm) -> None:
+    """The worst case per worker, on stderr before the first question, when there is one."""
+    bound = algorithm.max_questions_per_worker
+    if bound is not None:
+        total = bound * algorithm.n_arms
+        click.echo(
+            f"at most {bound:,} gold questions per worker ({total:,} for all "
+            f"{algorithm.n_arms:,} workers)",
+            err=True,
+        )
 
 
 def _print_report(result: Any, pool: WorkerPool, run_id: str, as_json: bool) -> None:

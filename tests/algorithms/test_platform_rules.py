@@ -312,7 +312,7 @@ def test_replaying_the_same_answers_in_other_batches_gives_the_same_result(name:
 def test_the_result_carries_the_bar_and_says_there_is_no_guarantee() -> None:
     result = run_on(Quiz(2, threshold=0.8), [[1] * 10, [0] * 10])
     assert result.threshold is not None and result.threshold.estimate == 0.8
-    assert result.extra == {"threshold": 0.8, "fixed_budget": False}
+    assert result.extra == {"threshold": 0.8, "fixed_budget": False, "max_questions_per_worker": 10}
     for cls in (TolokaRule, Quiz):
         assert cls.guarantee is not None and "no statistical guarantee" in cls.guarantee
     assert result.guarantee == Quiz.guarantee

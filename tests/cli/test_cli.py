@@ -106,6 +106,9 @@ def test_oracles_lists_the_builtin_ones() -> None:
             "unknown interval 'x' (use 'betting' or 'mixture' or 'kl' or 'hoeffding')",
         ),
         (["run", "-p", "k"], "--param takes KEY=VALUE"),
+        (["run", "--error", "fdr", "-a", "wrr"], "drop --algorithm or use --algorithm fdr-thr"),
+        (["run", "--interval", "mixture"], "unknown interval 'mixture' (use 'agresti-coull'"),
+        (["run", "--q", "0.1"], "wrr has no parameter 'q'"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(
@@ -162,3 +165,63 @@ def test_a_reader_that_goes_away_is_not_an_error_message(tmp_path: Path) -> None
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=60) == 1
     assert stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("error", "algorithm", "promise", "levels"),
+    [
+        ("fdr", "fdr-thresholding", "false-discovery rates at most q", "(q = 0.2, eps = 0.1)"),
+        ("bayes", "crowd-prior", "Bayesian", "(q = 0.2)"),
+        ("fwer", "confident-thresholding", "jointly, with", "(delta = 0.05, eps = 0.1)"),
+    ],
+)
+def test_error_picks_the_bar_algorithm_and_the_report_names_its_level(
+    tmp_path: Path, error: str, algorithm: str, promise: str, levels: str
+) -> None:
+    level = [] if error == "fwer" else ["--q", "0.2"]
+    done = screener(
+        "run", "--error", error, *level, "--threshold", "0.6", "--workers", "12",
+        "-p", "eps=0.1" if error != "bayes" else "max_answers=30", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    headline, status = done.stdout.splitlines()[1:3]
+    assert f"· {algorithm} ·" in headline
+    assert promise in status
+    assert status.endswith(levels)
+
+
+@pytest.mark.parametrize(
+    ("args", "bound"),
+    [
+        (["-a", "toloka-rule", "-p", "accept_after=15"], 15),
+        (["-a", "quiz", "-p", "quiz_size=5", "-p", "hidden=3"], 8),
+        (["-a", "crowd-prior", "-p", "max_answers=25"], 25),
+    ],
+)
+def test_the_per_worker_bound_is_announced_before_the_run_and_reported(
+    tmp_path: Path, args: list[str], bound: int
+) -> None:
+    done = screener("run", *args, "--threshold", "0.6", "--workers", "10", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    announced = f"at most {bound} gold questions per worker ({10 * bound} for all 10 workers)"
+    assert announced in done.stderr.splitlines()
+    assert f"at most {bound} gold questions per worker, by construction" in done.stdout
+    pulls = json.loads(screener("report", "--json", cwd=tmp_path).stdout)["workers"]
+    assert max(line["pulls"] for line in pulls) <= bound
+
+
+def test_confident_thresholding_bound_with_eps_matches_its_runs(tmp_path: Path) -> None:
+    args = ["-a", "confident-thresholding", "--threshold", "0.7", "-p", "eps=0.15"]
+    done = screener("run", *args, "--workers", "10", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    bound = data["extra"]["max_questions_per_worker"]
+    assert isinstance(bound, int) and bound > 0
+    assert f"at most {bound:,} gold questions per worker" in done.stderr
+    assert max(line["pulls"] for line in data["workers"]) <= bound
+
+
+def test_no_bound_no_announcement(tmp_path: Path) -> None:
+    done = screener("run", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "gold questions per worker" not in done.stderr + done.stdout
