@@ -208,9 +208,9 @@ def run_unit(unit: Unit) -> UnitResult:
     result = UnitResult(unit, bar, truth < bar)
     rule_spend: int | None = None
     ordered = sorted(unit.methods, key=lambda m: m != BUDGET_RULE)
+    rewards = _capped_rewards(workers, records, unit.seed, unit.cap)  # stateless: shared
     for text in ordered:
         method = parse_method(text)
-        rewards = _capped_rewards(workers, records, unit.seed, unit.cap)
         params = {**method.build_params(bar, rule_spend), "seed": unit.seed}
         algorithm = create_algorithm(method.algorithm, len(workers), params)
         started = time.perf_counter()

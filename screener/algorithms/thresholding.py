@@ -52,6 +52,8 @@ __all__ = ["LSA", "ConfidentThresholding", "ThresholdingAlgorithm"]
 FloatArray = NDArray[np.float64]
 #: Per-side miss level of the informational interval shown by fixed-budget algorithms.
 INFO_LEVEL = 0.025
+#: Most keys (workers x pulls each) a batch is filled from in one pass; beyond, the heap.
+_FILL_GRID = 1 << 21
 
 
 class ThresholdingAlgorithm(Algorithm):
@@ -115,6 +117,10 @@ class ThresholdingAlgorithm(Algorithm):
     def _schedule(self, limit: int) -> IntArray:
         arms = np.flatnonzero(self.available).astype(np.int64)
         effective = (self.stats.count + self.pending).astype(np.float64)
+        if limit > 1:
+            filled = self._fill_at_once(arms, effective[arms], limit)
+            if filled is not None:
+                return filled
         keys = self._priority(arms, effective[arms])
         if limit == 1:  # the heap below, short-cut: argmin takes the first (lowest) arm on ties
             best = int(np.argmin(keys)) if keys.size else 0
@@ -135,6 +141,27 @@ class ThresholdingAlgorithm(Algorithm):
             if key < math.inf:
                 heapq.heappush(heap, (key, arm))
         return np.array(picks, dtype=np.int64)
+
+    def _fill_at_once(self, arms: IntArray, effective: FloatArray, limit: int) -> IntArray | None:
+        """The heap's picks in one pass, when each worker's keys never decrease as its
+        pulls in flight grow (true of every index here; checked, else None and the heap
+        runs): the heap then pops the ``limit`` smallest (key, worker) pairs among each
+        worker's keys up to its first hold (infinite key)."""
+        depth = min(limit, _FILL_GRID // max(arms.size, 1))
+        if arms.size == 0 or depth < limit:
+            return None
+        steps = np.arange(depth, dtype=np.float64)
+        grid_arms = np.repeat(arms, depth)
+        keys = self._priority(grid_arms, (effective[:, None] + steps).ravel())
+        keys = keys.reshape(arms.size, depth)
+        open_ = ~np.logical_or.accumulate(keys == math.inf, axis=1)
+        with np.errstate(invalid="ignore"):  # -inf to -inf: no decrease
+            falling = (np.diff(keys, axis=1) < 0.0) & open_[:, 1:]
+        if falling.any():
+            return None
+        candidates = grid_arms[open_.ravel()]
+        order = np.lexsort((candidates, keys[open_]))
+        return candidates[order[:limit]]
 
     def _priority(self, arms: IntArray, effective: FloatArray) -> FloatArray:
         with np.errstate(divide="ignore", invalid="ignore"):

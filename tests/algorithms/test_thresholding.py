@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 from driver import drive
 
-from screener.algorithms import Ask, AskState, Decision, StopReason, Threshold
+from screener.algorithms import (
+    Ask,
+    AskState,
+    Decision,
+    StopReason,
+    Threshold,
+    create_algorithm,
+    thresholding,
+)
 from screener.algorithms.thresholding import (
     LSA,
     ConfidentThresholding,
@@ -279,6 +287,48 @@ def test_batches_spread_for_opt_kg_and_confident(
     plant(alg, [[1.0, 0.0, 1.0]] * n)  # identical arms: the batch must cycle over them
     arms = alg.ask(2 * n).arms
     assert np.bincount(arms, minlength=n).tolist() == [2] * n
+
+
+ONE_PASS: list[tuple[str, dict[str, Any]]] = [
+    ("lsa", {"budget": 3_000}),
+    ("apt", {"budget": 3_000, "epsilon": 0.05}),
+    ("ucbe", {"budget": 3_000, "a": 2.0}),
+    ("opt-kg", {"budget": 3_000}),
+    ("confident-thresholding", {"budget": 3_000, "eps": 0.05}),
+    ("confident-thresholding", {"budget": 3_000, "schedule": "evidence"}),
+    ("crowd-prior", {"max_answers": 30}),
+    ("toloka-rule", {}),
+    ("quiz", {"hidden": 3}),
+]
+
+
+@pytest.mark.parametrize(("name", "params"), ONE_PASS)
+def test_one_pass_batches_make_the_heaps_picks(
+    name: str, params: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch filled in one pass equals the heap's, pull for pull, with answers in flight."""
+    rng = np.random.default_rng(len(name))
+    means = rng.uniform(0.3, 0.95, size=30)
+    alg = create_algorithm(name, 30, {"threshold": 0.6, **params})
+    assert isinstance(alg, ThresholdingAlgorithm)
+    outstanding: dict[int, float] = {}
+    compared = 0
+    while not alg.finished and compared < 60:
+        if rng.random() < 0.6 or not outstanding:
+            limit = int(rng.choice([2, 3, 17, 30, 90]))
+            alg._ensure_fresh()
+            fast = alg._schedule(limit)
+            with monkeypatch.context() as patch:
+                patch.setattr(thresholding, "_FILL_GRID", 0)  # forces the heap
+                np.testing.assert_array_equal(fast, alg._schedule(limit))
+            compared += int(fast.size > 1)
+            ask = alg.ask(limit)
+            draws = (rng.random(len(ask)) < means[ask.arms]).astype(float)
+            outstanding.update(zip(ask.ids.tolist(), draws.tolist(), strict=True))
+        else:
+            ids = list(outstanding)[: int(rng.integers(1, len(outstanding) + 1))]
+            alg.tell_many(ids, [outstanding.pop(i) for i in ids])
+    assert compared >= 5
 
 
 # ------------------------------------------------------------ ask(k) == k x ask(1)
