@@ -167,6 +167,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--datasets", nargs="*", help="file stems to run")
     parser.add_argument("--methods", nargs="*", default=list(DEFAULT_METHODS))
     parser.add_argument("--processes", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--name", default="calibration", help="results/NAME.json to write")
     args = parser.parse_args(argv)
     root = os.environ.get("SCREENER_DATA")
     if not root:
@@ -187,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     payload = {"machine": machine_info(), "wall_seconds": wall, "argv": list(argv or sys.argv[1:]),
                "rows": data, "summary": lines}  # fmt: skip
-    write_json("calibration", payload)
+    write_json(args.name, payload)
     return payload
 
 
