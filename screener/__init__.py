@@ -6,8 +6,7 @@ algorithms (``screener.algorithms``) are pure ask/tell objects; oracles
 (``screener.orchestrator``) journals every pull (``screener.journal``) and can resume.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
+from screener._version import DISTRIBUTION, __version__
 from screener.algorithms import (
     Algorithm,
     Decision,
@@ -22,12 +21,8 @@ from screener.errors import ScreenerError
 from screener.pool import WorkerPool, demo_pool, load_pool_csv, synthetic_pool
 from screener.simulation import BernoulliRewards, BetaRewards, simulate
 
-try:
-    __version__ = version("screener")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
-
 __all__ = [
+    "DISTRIBUTION",
     "Algorithm",
     "BernoulliRewards",
     "BetaRewards",

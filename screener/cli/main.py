@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 import click
 from click.core import ParameterSource
 
+from screener._version import DISTRIBUTION
 from screener.algorithms import ALGORITHMS, Algorithm, accepted_parameters, parameter_choices
 from screener.bank import load_bank
 from screener.cli.serve import serve
@@ -48,7 +49,7 @@ _db_option = click.option(
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
-@click.version_option(package_name="screener")
+@click.version_option(package_name=DISTRIBUTION)
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """Screen crowd workers with as few paid gold questions as possible."""

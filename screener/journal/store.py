@@ -13,7 +13,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -23,6 +22,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import SQLModel
 
+from screener._version import __version__
 from screener.errors import ConfigError, JournalError, RunNotFoundError, SchemaVersionError
 from screener.journal.events import Event, EventKind, RunRecord, RunSpec, RunSummary
 from screener.journal.schema import EVENTS_TABLE, RUNS_TABLE, SCHEMA_INFO_TABLE, SCHEMA_VERSION
@@ -507,7 +507,4 @@ def _reason(error: SQLAlchemyError) -> str:
 
 
 def _screener_version() -> str:
-    try:
-        return version("screener")
-    except PackageNotFoundError:  # a source tree that was never installed
-        return "0+unknown"
+    return __version__

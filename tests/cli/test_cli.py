@@ -225,3 +225,17 @@ def test_no_bound_no_announcement(tmp_path: Path) -> None:
     done = screener("run", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "gold questions per worker" not in done.stderr + done.stdout
+
+
+def test_version_names_the_distribution_crowd_screener() -> None:
+    from importlib.metadata import distribution
+
+    import screener as package
+
+    assert package.DISTRIBUTION == "crowd-screener"
+    installed = distribution("crowd-screener")
+    assert installed.metadata["Name"] == "crowd-screener"
+    done = screener("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"screener, version {installed.version}"
+    assert package.__version__ == installed.version
