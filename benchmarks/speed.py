@@ -19,9 +19,13 @@ for pull, like RR.
 Part 2 ("orchestrator"): the same algorithms through the journaled asyncio orchestrator with a
 zero-latency simulated oracle, at concurrency 16, 64 and 256, beside the bare loop.
 
+Part 3 ("thresholding"): the fixed-budget baselines Opt-KG and Uniform through ``simulate``
+beside LSA, measured in the same run (n = 20 and 200, batch 1 and batch n, bar 0.5): the
+ratio to LSA is the figure to watch (issue 19 asks Opt-KG for at least half of LSA's speed).
+
 Usage::
 
-    python benchmarks/speed.py [--quick] [--profile]
+    python benchmarks/speed.py [--quick] [--profile] [--section NAME ...]
 """
 
 from __future__ import annotations
@@ -51,11 +55,20 @@ from benchmarks.common import machine_info, markdown_table, write_json
 from benchmarks.instances import ksigma_instance
 from screener import BernoulliRewards, RoundRobin, WeightedRoundRobin, simulate
 from screener.algorithms.ksigma import KSigmaAlgorithm
+from screener.algorithms.registry import create_algorithm
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool
 from screener.session import RunPlan, start_run
 
-__all__ = ["SECTIONS", "Section", "SpeedConfig", "bare_loop", "format_report", "run"]
+__all__ = [
+    "SECTIONS",
+    "Section",
+    "SpeedConfig",
+    "bare_loop",
+    "format_report",
+    "measure_thresholding",
+    "run",
+]
 
 FloatArray = NDArray[np.float64]
 TARGET = 1_000_000  # pulls per second, simulated (issue "v0.1")
@@ -75,9 +88,11 @@ class SpeedConfig:
     #: Repetitions of the fast (batch = n) measurements; the median is reported.
     repeat: int = 5
     cap: int = 10_000_000
+    #: Pulls of each thresholding run with batch 1 (ten times as many with batch n).
+    threshold_pulls: int = 5_000
 
 
-QUICK = SpeedConfig(budget=20_000, repeat=3)
+QUICK = SpeedConfig(budget=20_000, repeat=3, threshold_pulls=2_000)
 
 
 @dataclass(slots=True)
@@ -377,10 +392,71 @@ def measure_orchestrator(config: SpeedConfig) -> Section:
     )
 
 
+#: Thresholding algorithms of part 3; the first is the yardstick of the ratios.
+THRESHOLDING = ("lsa", "opt-kg", "uniform-thresholding")
+
+
+def thresholding_instances() -> dict[int, FloatArray]:
+    """n = 20: Tao et al. 2019's setup 2 (0.405 + (i - 1) / 100); n = 200: 0.3 to 0.7."""
+    return {20: 0.405 + np.arange(20) / 100.0, 200: np.linspace(0.3, 0.7, 200)}
+
+
+def _thresholding_run(name: str, means: FloatArray, seed: int, budget: int, batch: int) -> Timed:
+    params = {"threshold": 0.5, "budget": budget}
+    algorithm = create_algorithm(name, means.size, params)
+    start = clock()
+    simulate(algorithm, BernoulliRewards(means, seed), batch=batch)
+    return since(algorithm.n_answered, start)
+
+
+def measure_thresholding(config: SpeedConfig) -> Section:
+    """Part 3: Opt-KG and Uniform beside LSA through ``simulate``, in the same run.
+
+    The algorithms take turns within each repetition (LSA, Opt-KG, Uniform, LSA, ...), so a
+    slow spell of the machine hits them alike; the median of ``repeat`` runs is reported.
+    """
+    rows: list[list[object]] = []
+    notes: list[str] = []
+    data: dict[str, Any] = {}
+    for n, means in thresholding_instances().items():
+        for batch in (1, n):
+            budget = config.threshold_pulls * (1 if batch == 1 else 10)
+            runs: dict[str, list[Timed]] = {name: [] for name in THRESHOLDING}
+            for _ in range(config.repeat):
+                for name in THRESHOLDING:
+                    runs[name].append(_thresholding_run(name, means, config.seed, budget, batch))
+            timed = {name: median_run(measured) for name, measured in runs.items()}
+            yardstick = timed[THRESHOLDING[0]].rate
+            for name, measured in timed.items():
+                ratio = measured.rate / yardstick
+                data[f"{name}_n{n}_batch{batch}"] = asdict(measured)
+                rows.append([n, batch, name, f"{measured.pulls:,}", f"{measured.cpu:.3f}",
+                             f"{measured.rate:,.0f}", f"{ratio:.2f}x"])  # fmt: skip
+            ratio = timed["opt-kg"].rate / yardstick
+            verdict = "meets" if ratio >= 0.5 else "misses"
+            notes.append(
+                f"n = {n}, batch {batch}: Opt-KG runs at {ratio:.2f}x LSA's speed, {verdict} "
+                "the 0.5x target."
+            )
+    return Section(
+        title=(
+            "fixed-budget thresholding through simulate, bar 0.5, reward seed "
+            f"{config.seed}: {config.threshold_pulls:,} pulls with batch 1, "
+            f"{10 * config.threshold_pulls:,} with batch n; pulls per CPU second, the median "
+            f"of {config.repeat}"
+        ),
+        header=["n", "batch", "alg", "pulls", "CPU s", "pulls/s", "alg / LSA"],
+        rows=rows,
+        notes=notes,
+        data=data,
+    )
+
+
 #: Sections of the speed report, run in this order.
 SECTIONS: dict[str, Callable[[SpeedConfig], Section]] = {
     "simulate": measure_simulate,
     "orchestrator": measure_orchestrator,
+    "thresholding": measure_thresholding,
 }
 
 
@@ -430,13 +506,21 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Pulls per second of RR and WRR at n = 200.")
+    parser = argparse.ArgumentParser(
+        description="Pulls per second: RR and WRR at n = 200; thresholding baselines beside LSA."
+    )
     parser.add_argument("--quick", action="store_true", help="smaller capped runs")
     parser.add_argument("--profile", action="store_true", help="also print a cProfile summary")
+    parser.add_argument(
+        "--section", action="append", choices=list(SECTIONS), help="run only this part (repeatable)"
+    )
     args = parser.parse_args(argv)
     config = QUICK if args.quick else SpeedConfig()
-    report = run(config)
-    path = write_json("speed-quick" if args.quick else "speed", report)
+    report = run(config, args.section)
+    name = "speed-quick" if args.quick else "speed"
+    if args.section:  # a partial report does not overwrite the full one
+        name += "-" + "-".join(args.section)
+    path = write_json(name, report)
     print(format_report(report), end="")
     if args.profile:
         print(profile(config))

@@ -6,6 +6,7 @@ lines and how pending pulls enter the effective count ``T_i = answered_i + pendi
 
 from __future__ import annotations
 
+import heapq
 import math
 from typing import Any, ClassVar
 
@@ -13,6 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from screener.algorithms.base import IntArray
+from screener.algorithms.result import Result
 from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm
 from screener.errors import ConfigError
 
@@ -28,6 +30,11 @@ class UniformThresholding(ThresholdingAlgorithm):
     lowest index): with answers coming back this is round robin 0, 1, ..., n-1, 0, ...; with
     pulls in flight or released it keeps the counts balanced. The mean is not used, so a
     worker whose answers are in flight is asked again when its turn comes.
+
+    Cost: a turn counter, no work per pull. The rule above is a cycle over the available
+    workers: a released pull is reissued first (``Algorithm.release``), so the effective
+    counts of the available workers differ only by whose turn has come, and a worker who
+    leaves drops out of the cycle. The means are computed for the result only.
     """
 
     name = "uniform-thresholding"
@@ -36,8 +43,41 @@ class UniformThresholding(ThresholdingAlgorithm):
         f"fixed budget: equal pulls per worker, each classified by its estimate; {_NO_CONFIDENCE}"
     )
 
+    def __init__(self, n_workers: int, **kwargs: Any) -> None:
+        super().__init__(n_workers, **kwargs)
+        self._cycle: IntArray = np.arange(self.n_arms, dtype=np.int64)  # available, in order
+        self._turn = 0  # position in the cycle of the worker whose turn is next
+        self._departed = 0  # workers unavailable when the cycle was built
+
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
+        """The rule as an index (fewest effective pulls first); ``_schedule`` keeps it by turns."""
         return effective.copy()
+
+    def _refresh(self) -> None:
+        """Nothing to do per answer: the schedule ignores the answers."""
+
+    def _schedule(self, limit: int) -> IntArray:
+        if len(self.unavailable_reason) != self._departed:
+            self._drop_departed()
+        turn, size = self._turn, self._cycle.size
+        if limit == 1:
+            picks = self._cycle[turn : turn + 1].copy()
+        else:
+            picks = self._cycle[(turn + np.arange(limit)) % size]
+        self._turn = (turn + limit) % size
+        return picks
+
+    def _drop_departed(self) -> None:
+        """Rebuild the cycle without the workers who left; the next turn stays with the first
+        available worker at or after the one whose turn it was."""
+        due = int(self._cycle[self._turn])
+        self._cycle = np.flatnonzero(self.available).astype(np.int64)
+        self._departed = len(self.unavailable_reason)
+        self._turn = int(np.searchsorted(self._cycle, due)) % max(self._cycle.size, 1)
+
+    def _describe(self) -> Result:
+        super()._refresh()  # the means, for the result lines only
+        return super()._describe()
 
 
 class APT(ThresholdingAlgorithm):
@@ -113,7 +153,8 @@ class UCBE(ThresholdingAlgorithm):
 
 
 class OptKG(ThresholdingAlgorithm):
-    """Optimistic knowledge gradient (Chen, Lin, Zhou 2015) with a Beta(prior_a, prior_b) prior.
+    """Optimistic knowledge gradient (Chen, Lin, Zhou 2015, "Statistical decision making for
+    optimal budget allocation in crowd labeling", JMLR) with a Beta(prior_a, prior_b) prior.
 
     Rewards are rescaled to [0, 1] and the bar to ``x = (threshold - lower) / (upper -
     lower)``, which must lie strictly inside (0, 1). Worker i has the posterior Beta(a_i, b_i)
@@ -122,12 +163,31 @@ class OptKG(ThresholdingAlgorithm):
     ``h = max(P(mu_i >= x), P(mu_i < x))``; Opt-KG pulls the worker whose value rises most
     under the better of the two outcomes (a success, a + 1, or a failure, b + 1), with no
     initial round (the prior stands in). A worker is classified ABOVE iff its posterior
-    P(mu_i >= x) >= 1/2.
+    P(mu_i >= x) >= 1/2. An exact tie, P(mu_i >= x) = 1/2 by symmetry (x = 1/2 and a_i =
+    b_i: as many correct as wrong answers under a symmetric prior), is therefore ABOVE,
+    decided from the counts, never from the rounding of a computed tail.
 
     Pending pulls (a constant liar): each pull in flight, or already chosen in the same
     batch, is counted as an answer equal to the posterior mean, ``a_i += p_i a_i / (a_i +
     b_i)`` and ``b_i += p_i b_i / (a_i + b_i)``; this keeps the mean and narrows the posterior,
     so a batch spreads over workers. Ties go to the lowest worker index.
+
+    Cost: O(1) per answer, no incomplete beta function on the common path. With ``L =
+    I_x(a, b)`` (the posterior mass below the bar) and ``w = x^a (1 - x)^b / B(a, b)``, one
+    answer moves L by the one-step identities ``I_x(a + 1, b) = L - w / a`` and ``I_x(a, b +
+    1) = L + w / b`` (DLMF 8.17.20-21). The gain is thus ``w / a`` (or ``w / b``) for the
+    outcome that keeps the worker on its side, or ``w / b - |1 - 2 L|`` (or ``w / a - ...``)
+    for the other outcome, if that one puts it across: the larger of the two. Each worker's
+    lean ``L - 1/2`` is kept up to date by the identities as its answers arrive (Bernoulli
+    rewards; a graded answer in (0, 1) recomputes it by the continued fraction); with pulls
+    in flight, the lied state's lean is bracketed by the lattice states around it, walked
+    the same way. The lean decides only the side and whether the crossing term can win;
+    where the tracked value (error below ``_LEAN_ERROR``) is too close to call, the continued
+    fraction decides. Every key is therefore, bit for bit, the function of (a, b) that the
+    general path computes: workers in the same state tie exactly, and at x = 1/2 so do
+    mirror images (a, b) and (b, a). Keys are ``-log(gain)``, which keeps far-off workers
+    ordered where the gain underflows. Other exact ties between different states (at x =
+    1/2, Beta(2, 1) and Beta(2, 3) both gain 1/8) are ordered by rounding.
     """
 
     name = "opt-kg"
@@ -153,6 +213,16 @@ class OptKG(ThresholdingAlgorithm):
                 f"Opt-KG needs the threshold strictly inside ({self.lower}, {self.upper}), "
                 f"got {self.threshold}"
             )
+        self._log_x = math.log(self.bar)
+        self._log_1mx = math.log1p(-self.bar)
+        self._symmetric = self.bar == 0.5
+        # Per worker: posterior (a, b), lean L - 1/2, log w, and the answers they reflect.
+        n, a, b = self.n_arms, self.prior_a, self.prior_b
+        lean, log_w = self._exact_lean(a, b), self._log_density(a, b)
+        self._a, self._b = [a] * n, [b] * n
+        self._lean, self._log_w = [lean] * n, [log_w] * n
+        self._seen = np.zeros(n, dtype=np.int64)
+        self._keys: FloatArray = np.full(n, -self._log_gain(a, b, lean, log_w))
 
     def params(self) -> dict[str, Any]:
         return {**super().params(), "prior_a": self.prior_a, "prior_b": self.prior_b}
@@ -163,28 +233,192 @@ class OptKG(ThresholdingAlgorithm):
         successes = (self.stats.total - self.lower * count) / self.width
         return self.prior_a + successes, self.prior_b + count - successes
 
+    def posterior_below(self) -> FloatArray:
+        """``P(mu_i < x) = I_x(a_i, b_i)`` of every worker, as the index tracks it."""
+        self._ensure_fresh()
+        return np.clip(np.asarray(self._lean) + 0.5, 0.0, 1.0)
+
+    # --------------------------------------------------------------------- the index
+    def _refresh(self) -> None:
+        """Move the workers with new answers (the means are computed for the result only)."""
+        changed = np.flatnonzero(self.stats.count != self._seen)
+        if changed.size == 0:
+            return
+        counts = self.stats.count[changed]
+        totals = self.stats.total[changed]
+        self._seen[changed] = counts
+        for arm, count, total in zip(
+            changed.tolist(), counts.tolist(), totals.tolist(), strict=True
+        ):
+            successes = (total - self.lower * count) / self.width
+            self._move(arm, self.prior_a + successes, self.prior_b + count - successes)
+
+    def _move(self, arm: int, a: float, b: float) -> None:
+        """Worker ``arm``'s posterior is now Beta(a, b): update its lean and key."""
+        old_a, old_b = self._a[arm], self._b[arm]
+        wins, losses = a - old_a, b - old_b
+        if self._is_tie(a, b):
+            lean = 0.0
+        elif _walkable(wins, losses):
+            start = (old_a, old_b, self._lean[arm], math.exp(self._log_w[arm]))
+            lean = self._walk(*start, int(wins), int(losses))[2]
+        else:  # graded answers: the general path
+            lean = self._exact_lean(a, b)
+        log_w = self._log_density(a, b)
+        log_gain = self._fast_log_gain(a, b, lean, log_w)
+        if log_gain is None:
+            lean = self._exact_lean(a, b)
+            log_gain = self._log_gain(a, b, lean, log_w)
+        self._a[arm], self._b[arm] = a, b
+        self._lean[arm], self._log_w[arm] = lean, log_w
+        self._keys[arm] = -log_gain
+
+    def _walk(
+        self, a: float, b: float, lean: float, w: float, wins: int, losses: int
+    ) -> tuple[float, float, float, float]:
+        """``(a, b, lean, w)`` after ``wins`` successes, then ``losses`` failures, by the
+        one-step identities; w by its own, ``w(a + 1, b) = w x (a + b) / a`` and ``w(a, b + 1)
+        = w (1 - x) (a + b) / b`` (where w underflows, the lean no longer moves anyway)."""
+        x = self.bar
+        for _ in range(wins):
+            lean -= w / a
+            w *= x * (a + b) / a
+            a += 1.0
+        for _ in range(losses):
+            lean += w / b
+            w *= (1.0 - x) * (a + b) / b
+            b += 1.0
+        return a, b, min(max(lean, -0.5), 0.5), w
+
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
-        a_all, b_all = self.posterior()
-        keys = np.empty(arms.size, dtype=np.float64)
-        count = self.stats.count
-        for j, (arm, eff) in enumerate(zip(arms.tolist(), effective.tolist(), strict=True)):
-            a, b = float(a_all[arm]), float(b_all[arm])
-            lies = eff - float(count[arm])
-            a, b = a + lies * a / (a + b), b + lies * b / (a + b)
-            keys[j] = -self._gain(a, b)
+        keys = self._keys[arms]
+        answered = self._seen[arms]
+        for j in np.flatnonzero(effective > answered).tolist():
+            keys[j] = self._key(int(arms[j]), float(effective[j]) - float(answered[j]))
         return keys
+
+    def _key(self, arm: int, lies: float) -> float:
+        """Worker ``arm``'s key with ``lies`` pulls in flight."""
+        return float(self._keys[arm]) if lies <= 0.0 else -self._lied_log_gain(arm, lies)
+
+    def _schedule(self, limit: int) -> IntArray:
+        """The shared scheduler's picks (``ThresholdingAlgorithm._schedule``: lowest key
+        first, ties to the lowest index, each pick counted as a pull in flight), with the
+        keys as plain floats: the picked worker's next key is one scalar evaluation, where
+        the shared scheduler's vectorised call per pick would cost more than the key."""
+        arms = np.flatnonzero(self.available)
+        keys = self._index(arms, (self.stats.count + self.pending)[arms].astype(np.float64))
+        if limit == 1:
+            best = int(np.argmin(keys))
+            return arms[best : best + 1]
+        heap = list(zip(keys.tolist(), arms.tolist(), strict=True))
+        heapq.heapify(heap)
+        in_flight = dict.fromkeys(arms.tolist(), 0)
+        picks: list[int] = []
+        while len(picks) < limit:
+            arm = heapq.heappop(heap)[1]
+            picks.append(arm)
+            in_flight[arm] += 1
+            heapq.heappush(heap, (self._key(arm, float(self.pending[arm] + in_flight[arm])), arm))
+        return np.array(picks, dtype=np.int64)
+
+    def _lied_log_gain(self, arm: int, lies: float) -> float:
+        """The log gain of ``arm`` with ``lies`` pulls in flight counted at its mean."""
+        a, b = self._a[arm], self._b[arm]
+        lied_a, lied_b = a + lies * a / (a + b), b + lies * b / (a + b)
+        log_w = self._log_density(lied_a, lied_b)
+        bounds = self._lean_bounds(arm, lied_a - a, lied_b - b)
+        if bounds is not None and (bounds[0] > 0.0 or bounds[1] < 0.0):
+            nearest = bounds[0] if bounds[0] > 0.0 else bounds[1]  # |lean| is at least this
+            fast = self._fast_log_gain(lied_a, lied_b, nearest, log_w)
+            if fast is not None:
+                return fast
+        return self._log_gain(lied_a, lied_b, self._exact_lean(lied_a, lied_b), log_w)
+
+    def _lean_bounds(self, arm: int, more_a: float, more_b: float) -> tuple[float, float] | None:
+        """Bounds on the lean of ``arm`` at Beta(a + more_a, b + more_b) (fractional steps):
+        I_x falls in a and rises in b, so the lattice points around that state, walked from
+        the worker's tracked lean, bracket it (None: too far to walk)."""
+        whole_a, whole_b = math.floor(more_a), math.floor(more_b)
+        if whole_a + whole_b + 1 > _MAX_STEPS:
+            return None
+        start = (self._a[arm], self._b[arm], self._lean[arm], math.exp(self._log_w[arm]))
+        a, b, lean, w = self._walk(*start, whole_a, whole_b)
+        low = lean - w / a if more_a > whole_a else lean  # one more success
+        high = lean + w / b if more_b > whole_b else lean  # one more failure
+        return low, high
 
     def _gain(self, a: float, b: float) -> float:
         """Optimistic KG: the larger rise of max(P(mu >= x), P(mu < x)) after one answer."""
-        now = min(_beta_tails(self.bar, a, b))
-        success = min(_beta_tails(self.bar, a + 1.0, b))
-        failure = min(_beta_tails(self.bar, a, b + 1.0))
-        return max(now - success, now - failure)
+        log_w = self._log_density(a, b)
+        return math.exp(self._log_gain(a, b, self._exact_lean(a, b), log_w))
 
+    def _log_gain(self, a: float, b: float, lean: float, log_w: float) -> float:
+        """``log`` of the gain at Beta(a, b) with ``I_x(a, b) = 1/2 + lean`` (exact lean)."""
+        log_success = log_w - math.log(a)  # log(I_x(a, b) - I_x(a + 1, b))
+        log_failure = log_w - math.log(b)  # log(I_x(a, b + 1) - I_x(a, b))
+        keep, flip = (log_success, log_failure) if lean <= 0.0 else (log_failure, log_success)
+        crossing = math.exp(flip) - 2.0 * abs(lean)  # the rise if that outcome flips the side
+        return max(keep, math.log(crossing)) if crossing > 0.0 else keep
+
+    def _fast_log_gain(self, a: float, b: float, lean: float, log_w: float) -> float | None:
+        """``_log_gain`` from a tracked lean when its error cannot change the result (the side
+        is clear and the crossing term cannot win), else None."""
+        if abs(lean) <= _LEAN_ERROR:
+            return None
+        log_success = log_w - math.log(a)
+        log_failure = log_w - math.log(b)
+        keep, flip = (log_success, log_failure) if lean < 0.0 else (log_failure, log_success)
+        crossing = math.exp(flip) - 2.0 * (abs(lean) - _LEAN_ERROR)
+        return keep if crossing <= math.exp(keep) * (1.0 - 1e-9) else None
+
+    def _is_tie(self, a: float, b: float) -> bool:
+        """P(mu >= x) = 1/2 exactly, by symmetry: x = 1/2 and a = b."""
+        return self._symmetric and a == b
+
+    def _exact_lean(self, a: float, b: float) -> float:
+        """``I_x(a, b) - 1/2`` by the continued fraction; at x = 1/2 from (min, max) so that
+        mirror-image states get opposite leans exactly, and 0 at a tie."""
+        if self._symmetric:
+            if a == b:
+                return 0.0
+            if a > b:
+                return -self._exact_lean(b, a)
+        below, above = _beta_tails(self.bar, a, b)
+        return below - 0.5 if below <= above else 0.5 - above
+
+    def _log_density(self, a: float, b: float) -> float:
+        """``log w = log(x^a (1 - x)^b / B(a, b))`` (symmetric in (a, b) at x = 1/2)."""
+        log_beta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+        return a * self._log_x + b * self._log_1mx - log_beta
+
+    # -------------------------------------------------------------------------- result
     def _above(self) -> NDArray[np.bool_]:
-        a_all, b_all = self.posterior()
-        pairs = zip(a_all.tolist(), b_all.tolist(), strict=True)
-        return np.array([_beta_tails(self.bar, a, b)[0] <= 0.5 for a, b in pairs], dtype=bool)
+        """ABOVE iff P(mu_i >= x) >= 1/2, i.e. I_x(a_i, b_i) <= 1/2; ties (lean 0) ABOVE."""
+        above = np.empty(self.n_arms, dtype=bool)
+        pairs = zip(self._a, self._b, self._lean, strict=True)
+        for arm, (a, b, lean) in enumerate(pairs):
+            if abs(lean) <= _LEAN_ERROR and not self._is_tie(a, b):
+                lean = self._exact_lean(a, b)
+            above[arm] = lean <= 0.0
+        return above
+
+    def _describe(self) -> Result:
+        super()._refresh()  # the means, for the result lines only
+        return super()._describe()
+
+
+#: Bound on the error of a worker's tracked lean ``I_x(a, b) - 1/2`` (the recursion adds about
+#: 1e-16 per answer; lgamma's error at 10^5 answers is ~1e-10 of a term far smaller than 1).
+_LEAN_ERROR = 1e-9
+#: Longest walk of one update (a worker given many answers at once takes the general path).
+_MAX_STEPS = 32
+
+
+def _walkable(wins: float, losses: float) -> bool:
+    """Whole numbers of new successes and failures (Bernoulli answers), few enough to walk."""
+    whole = wins.is_integer() and losses.is_integer()
+    return whole and wins >= 0 and losses >= 0 and wins + losses <= _MAX_STEPS
 
 
 # ------------------------------------------------------------ regularized incomplete beta
