@@ -73,8 +73,17 @@ class ADE(KSigmaAlgorithm):
     * ``r_i = R sqrt(log(1/delta_t) / (2 m_i))``, m_i the arm-round answers of worker i.
 
     Worker i is decided normal once ``y_i + r_i <= theta_hat - r_theta`` and an outlier once
-    ``y_i - r_i >= theta_hat + r_theta``; decisions are final (checked once per completed
-    round) and decided workers leave later arm rounds. The run stops when all are decided.
+    ``y_i - r_i >= theta_hat + r_theta``, and not before y_i rests on ``min_answers`` answers
+    (default 1, the paper's: any answer); decisions are final (checked once per completed
+    round) and decided workers leave later arm rounds, so a worker below ``min_answers`` stays
+    in them. The run stops when all are decided. ``min_answers`` changes no radius and no
+    level, so it leaves the guarantee as it is.
+
+    How delta is spent (the paper's Lemmas 1-5, unchanged here): at round t, each worker's
+    interval is charged ``2 delta_t`` (both ends, Lemma 5; a decision only ever needs one of
+    them), theta's ``8 delta_t`` (``2 delta_t`` for mu_hat, Lemma 1, and ``6 delta_t`` for
+    sigma_hat, Lemma 3 and Eq. (17)): ``2 (n + 4) delta_t`` in all, which sums to delta over
+    t >= 1 exactly.
 
     Pending pulls. Only completed rounds count: answers of a round are held until all of its
     pulls are back, then the round enters the estimates, t advances by one, U_sigma and the
@@ -137,12 +146,14 @@ class ADE(KSigmaAlgorithm):
         budget: int | None = None,
         seed: int = 0,
         share_samples: bool = False,
+        min_answers: int = 1,
     ) -> None:
         super().__init__(
             n_workers,
             k=k,
             delta=delta,
             direction=direction,
+            min_answers=min_answers,
             lower=lower,
             upper=upper,
             budget=budget,
@@ -189,6 +200,7 @@ class ADE(KSigmaAlgorithm):
             "delta": self.delta,
             "direction": self.direction,
             "share_samples": self.share_samples,
+            "min_answers": self.min_answers,
         }
 
     # --------------------------------------------------------------------- pull ids
@@ -310,7 +322,7 @@ class ADE(KSigmaAlgorithm):
             self.radii = np.where(counts > 0, self.big_r * np.sqrt(log1 / (2.0 * counts)), np.inf)
         if self.m_theta == 0:
             return
-        undecided = (self.decision == _UNDECIDED) & (counts > 0)
+        undecided = (self.decision == _UNDECIDED) & (counts >= self.min_answers)
         low, high = self.theta - self.theta_radius, self.theta + self.theta_radius
         normal = undecided & (self.means + self.radii <= low)
         outlier = undecided & ~normal & (self.means - self.radii >= high)
@@ -424,7 +436,7 @@ class ADE(KSigmaAlgorithm):
             decision = Decision.UNDECIDED
             above = math.isfinite(self.theta) and mean > self.theta
             leaning = Decision.OUTLIER if above else Decision.NORMAL
-            reason = self._availability_reason(arm) or "interval overlaps the threshold's"
+            reason = self._availability_reason(arm) or self._undecided_reason(arm)
         else:
             decision = Decision.OUTLIER if state == _OUTLIER else Decision.NORMAL
             leaning = decision
@@ -436,6 +448,11 @@ class ADE(KSigmaAlgorithm):
             arm, self._to_reward_scale(mean), max(low, self.lower), min(high, self.upper),
             pulls, pending, decision, leaning, reason, 0, self._score(arm),
         )  # fmt: skip
+
+    def _undecided_reason(self, arm: int) -> str:
+        if self.arm_count[arm] < self.min_answers:  # the answers y_i rests on
+            return f"{self._too_few_reason} behind its estimate"
+        return "interval overlaps the threshold's"
 
     def _describe(self) -> Result:
         result = super()._describe()

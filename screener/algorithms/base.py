@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from screener.algorithms import _ledger
+from screener.algorithms._checks import check_count
 from screener.algorithms.result import Result, StopReason, Threshold, WorkerResult
 from screener.errors import (
     ConfigError,
@@ -116,6 +117,9 @@ class Algorithm(abc.ABC):
     guarantee: ClassVar[str | None] = None
     #: Smallest pool the algorithm is defined for.
     min_workers: ClassVar[int] = 1
+    #: No worker is decided before it has this many answers. Fixed-confidence algorithms take
+    #: it as a parameter (``_set_min_answers``); 1 is the papers' behaviour.
+    min_answers: int = 1
 
     def __init__(
         self,
@@ -380,6 +384,21 @@ class Algorithm(abc.ABC):
                 f"(it has asked {self._ledger.size} pulls)",
                 "answers must name a pull id returned by ask()",
             )
+
+    def _set_min_answers(self, value: object) -> None:
+        """Check and keep a fixed-confidence algorithm's ``min_answers`` parameter."""
+        self.min_answers = check_count(
+            "min_answers", value, 1, "give the fewest answers a decision may rest on, e.g. 3"
+        )
+
+    def _too_few_answers(self) -> NDArray[np.bool_]:
+        """Workers that cannot be decided yet: fewer than ``min_answers`` answers. Each
+        fixed-confidence algorithm keeps them undecided, and asked, where it decides."""
+        return np.asarray(self.stats.count < self.min_answers)
+
+    @property
+    def _too_few_reason(self) -> str:
+        return f"fewer than min_answers = {self.min_answers} answers"
 
     def _availability_reason(self, arm: int) -> str | None:
         reason = self.unavailable_reason.get(arm)

@@ -39,6 +39,16 @@ of B answers between asks, the graph sees them all at the refresh, with ``T`` th
 answers so far. With ``ask(1)`` and immediate answers the run is the paper's loop (except that
 terminal arms are skipped at once instead of at the end of the sweep).
 
+``min_answers`` (default 1, the paper's behaviour). The graph, the terminal rounds and the
+ranking are GOLD's own, untouched: only the decisions wait. A terminal worker with fewer than
+``min_answers`` answers keeps being asked (round robin with the non-terminal ones; its terminal
+round, and so its rank, does not change), and the stopping rule also needs every available
+worker in the graph to have ``min_answers`` answers. A worker that left with fewer stays
+UNDECIDED. (Starting the graph only after ``min_answers`` answers each would not do: the
+first look at a late graph can cut normal workers off in the same round as the outliers,
+while the order of Theorem 5.1 rests on edges being examined from the first answers on.)
+Extra answers only add to T, which the levels already sum over, so the promise stands.
+
 Efficiency: between refreshes only the arms that received answers get new estimates; every
 other radius only widens (``delta'`` falls with ``T`` and both radii grow as the level falls),
 and widening never removes an edge, so only pairs at changed arms are re-checked (vectorised
@@ -219,7 +229,15 @@ class GOLD(Algorithm):
     than their level claims. ``inclusive`` (default False): terminal when the community has at
     most ``n (1 - rho)`` arms instead of fewer, for Section 6.1's groups of exactly
     ``n (1 - rho)`` arms; the guarantee then needs each non-empty normal side to have more than
-    ``n (1 - rho)`` arms (see the module docstring).
+    ``n (1 - rho)`` arms (see the module docstring). ``min_answers`` (default 1): no worker is
+    decided on fewer answers (see the module docstring).
+
+    How delta is spent (Lemma 5.2): after T answers every arm's interval is charged
+    ``delta' = 6 delta / (pi^2 n T^2)``, both ends, since the neighbour test
+    ``|y_i - y_j| <= b (beta_i + beta_j)`` leans on either end of either arm. With Hoeffding
+    and ``quantile="normal"`` that is ``delta' / 2`` per end, and summed over the n arms and
+    T >= 1 exactly delta. (``quantile="paper"`` puts ``delta'`` on each end: 2 delta in all;
+    Agresti-Coull is two-sided at ``delta'`` only under the normal approximation.)
 
     See the module docstring for the stopping rule, the decisions and pending pulls.
     """
@@ -241,12 +259,14 @@ class GOLD(Algorithm):
         interval: IntervalKind = "agresti-coull",
         quantile: QuantileRule = "normal",
         inclusive: bool = False,
+        min_answers: int = 1,
         lower: float = 0.0,
         upper: float = 1.0,
         budget: int | None = None,
         seed: int = 0,
     ) -> None:
         super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
+        self._set_min_answers(min_answers)
         self.b = gold_b(eps)
         if not 0.5 < rho < 1.0:
             raise ConfigError(f"rho must lie in (0.5, 1), got {rho}", "the paper uses rho=0.9")
@@ -280,6 +300,7 @@ class GOLD(Algorithm):
             "interval": self.interval,
             "quantile": self.quantile,
             "inclusive": self.inclusive,
+            "min_answers": self.min_answers,
         }
 
     def _check_room(self, minority: float, rho: float) -> None:
@@ -345,13 +366,20 @@ class GOLD(Algorithm):
         return self.width * agresti_coull_radius(scaled_successes, counts, z)
 
     def _condition_met(self) -> bool:
-        return self.graph is not None and int(self.terminal.sum()) >= self.minority
+        if self.graph is None or int(self.terminal.sum()) < self.minority:
+            return False
+        # Decisions wait for min_answers answers from every worker that can still give them.
+        return not bool((self.graph.members & self.available & self._too_few_answers()).any())
+
+    def _askable(self) -> BoolArray:
+        """Non-terminal workers, and terminal ones still below min_answers."""
+        return self.available & (~self.terminal | self._too_few_answers())
 
     def _can_progress(self) -> bool:
-        return bool((self.available & ~self.terminal).any())
+        return bool(self._askable().any())
 
     def _schedule(self, limit: int) -> IntArray:
-        candidates = np.flatnonzero(self.available & ~self.terminal)
+        candidates = np.flatnonzero(self._askable())
         if candidates.size == 0:
             return candidates.astype(np.int64)
         start = int(np.searchsorted(candidates, self._cursor)) % candidates.size
@@ -439,7 +467,12 @@ class GOLD(Algorithm):
                 f"{status}; {terminal_count} terminal workers, the stopping rule needs "
                 f"n (1 - rho) = {self.minority:g}"
             )
+            if 0 < self.stats.count[arm] < self.min_answers:
+                why = f"{why}; {self._too_few_reason}"
             return Decision.UNDECIDED, f"{away}; {why}" if away else why
+        if self.stats.count[arm] < self.min_answers:  # it left before min_answers answers
+            few = self._too_few_reason
+            return Decision.UNDECIDED, f"{away}; {few}" if away else few
         large = self._large_words
         if not terminal:
             return Decision.NORMAL, f"never left a community of {large} workers"

@@ -28,11 +28,14 @@ BoolArray = NDArray[np.bool_]
 class IteratedBestArm(KSigmaAlgorithm):
     """IB: LUCB1 best-arm identification applied stage after stage, removing the best arm.
 
-    Confidence: every arm interval and theta's interval are the RR/WRR ones, at the per-interval
-    level ``6 delta / (pi^2 (n+1) T^2)`` (Eq. (1)). Summed over T and the n + 1 intervals the
-    misses add up to delta, so with probability 1 - delta every interval holds at every T, and
-    every decision below is then right: IB has RR's guarantee (and RR's caveat that the
-    Agresti-Coull interval is a heuristic). LUCB1's own exploration rate is replaced by this level.
+    Confidence: every arm interval and theta's interval are the RR/WRR ones, at the levels of
+    ``KSigmaAlgorithm`` (with Hoeffding: ``6 delta / (pi^2 (n + 2) T^2)`` per end, summing to
+    delta). Every decision below leans on the same ends as RR's: a removal on h's lower end and
+    theta's upper end; the stop on the upper ends of h and of the arms below it, and theta's
+    lower end (``UCB_j < LCB_h + epsilon <= UCB_h + epsilon < theta_hat - beta_theta``). So
+    with probability 1 - delta every decision is right: IB has RR's guarantee (and RR's caveat
+    that the Agresti-Coull interval is a heuristic). LUCB1's own exploration rate is replaced
+    by this level.
 
     Stages, on the remaining set R (all arms at first; pulled once each before any decision):
     (1) LUCB1 on R: h = empirical best, l = argmax UCB over R - {h}; pull h and l; h is the
@@ -41,6 +44,9 @@ class IteratedBestArm(KSigmaAlgorithm):
     UCB_h < theta_hat - beta_theta: stop, the outliers are the removed arms (every arm of R is
     below mu_h < theta); otherwise pull h and the next arm of a round robin over all arms in turn
     (theta depends on every arm, removed ones included: theta is over all n arms).
+    ``min_answers`` (default 1, the paper's): every available arm is pulled that many times,
+    round robin, before the first stage, so no stage decides an arm on fewer answers (an arm
+    that left with fewer stays undecided, and a stage whose best arm is such an arm stalls).
     ``epsilon`` > 0 (not in the paper; default 0) makes LUCB1 epsilon-PAC: h is identified once
     UCB_l - LCB_h < epsilon (mu_j < mu_h + epsilon for j in R), and the stop then needs
     UCB_h + epsilon < theta_hat - beta_theta. With epsilon = 0, two remaining arms with equal
@@ -86,7 +92,7 @@ class IteratedBestArm(KSigmaAlgorithm):
 
     def _advance(self) -> None:
         """Take every stage decision the current intervals allow (a fixpoint: idempotent)."""
-        if self._stopped or not self._all_sampled or not math.isfinite(self.theta):
+        if self._stopped or not self._warmed_up or not math.isfinite(self.theta):
             return
         while True:
             if self.best < 0:
@@ -95,6 +101,8 @@ class IteratedBestArm(KSigmaAlgorithm):
                     return
                 self._owed, self._best_turn = -1, True
             h = self.best
+            if self.stats.count[h] < self.min_answers:
+                return  # h left before min_answers answers: it can never be decided
             if self.means[h] - self.radii[h] > self.theta + self.theta_radius:
                 self.remaining[h] = False
                 self.removed.append(h)
@@ -148,10 +156,12 @@ class IteratedBestArm(KSigmaAlgorithm):
         return np.array(picks, dtype=np.int64)
 
     def _next_arm(self, pending: IntArray) -> int:
-        if not self._all_sampled:
-            # First every arm once; then wait for those answers before any LUCB pair.
-            unsampled = np.flatnonzero(self.available & (self.stats.count + pending == 0))
-            return int(unsampled[0]) if unsampled.size else -1
+        if not self._warmed_up:
+            # First every arm min_answers times (once by default), round robin; then wait for
+            # those answers before any LUCB pair.
+            effective = self.stats.count + pending
+            short = np.flatnonzero(self.available & (effective < self.min_answers))
+            return int(short[np.argmin(effective[short])]) if short.size else -1
         if not math.isfinite(self.theta):
             return -1  # fewer than two workers ever answered: nothing to compare with
         if self.best >= 0:
@@ -200,8 +210,8 @@ class IteratedBestArm(KSigmaAlgorithm):
                 leaning=Decision.OUTLIER,
                 reason="best remaining worker, interval clear above the threshold's",
             )
-        if line.pulls == 0:
-            return line
+        if line.pulls < self.min_answers:
+            return line  # undecided: no answers, or too few (a worker that left)
         if condition_met:
             return replace(
                 line,

@@ -42,10 +42,44 @@ FloatArray = NDArray[np.float64]
 
 
 class KSigmaAlgorithm(Algorithm):
-    """Base of RR, WRR and NRR: estimates, confidence intervals and the active set.
+    """Base of RR, WRR, NRR and IB: estimates, confidence intervals and the active set.
 
     Pending pulls never enter estimates or stopping: only answers that arrived count, and
     ``T`` in the level schedule is the number of answers.
+
+    How delta is spent with ``interval="hoeffding"`` (the option whose intervals are bounds).
+    Declaring worker i an outlier wrongly needs its interval's lower end above its mean or
+    theta's upper end below theta; declaring it normal wrongly needs its upper end below its
+    mean or theta's lower end above theta. So each worker's interval is only ever needed on
+    one end, fixed by its true side (the lower end for a normal worker, the upper end for an
+    outlier), while theta's interval is needed on both ends (outliers lean on one, normal
+    workers on the other). After T answers that is n + 2 one-sided intervals, each at the
+    same level:
+
+    * worker i's interval, the one end its true side needs (Hoeffding radius ``beta_i``):
+      level ``l_T`` each, n of them;
+    * theta's interval, its lower end and its upper end (the McDiarmid radius
+      ``beta_theta``): level ``l_T`` each, two of them;
+
+    with ``l_T = 6 delta / (pi^2 (n + 2) T^2)`` (``interval_level``). Summed over T >= 1,
+    ``(n + 2) l_T`` adds up to delta exactly, so every interval holds on every end that
+    matters at every T with probability at least 1 - delta, and every decision taken at any
+    stopping time is then right. (Zhuang et al.'s Eq. (1) spreads delta over n + 1
+    intervals, counting theta's once: in the worst case that spends delta (n + 2) / (n + 1).)
+
+    ``interval="agresti-coull"`` (the default, the paper's heuristic for 0/1 answers; kept for
+    the reproductions): Eq. (1) as printed, ``l'_T = 6 delta / (pi^2 (n + 1) T^2)``, each
+    worker's interval two-sided at ``l'_T`` (``l'_T / 2`` nominal on the end that matters);
+    theta's interval is the delta-method linearisation of the workers' radii, with no level of
+    its own. Nominally that spends ``n delta / (2 (n + 1))`` < delta, but neither the normal
+    approximation nor the linearisation is a bound: delta is not guaranteed.
+    ``quantile="paper"`` narrows each worker's interval further (nominal miss per end about
+    14x ``l'_T / 2`` at ``l'_T = 1e-3``, 40x at 1e-4).
+
+    ``min_answers`` (default 1, the paper's behaviour): a worker with fewer answers stays
+    active, so it is neither decided nor out of the schedule; the stopping condition needs
+    every worker out of the active set, hence every worker at ``min_answers`` or more. The
+    intervals and their levels do not change, so neither does the promise.
     """
 
     min_workers: ClassVar[int] = 2
@@ -62,12 +96,14 @@ class KSigmaAlgorithm(Algorithm):
         interval: IntervalKind = "agresti-coull",
         quantile: QuantileRule = "normal",
         direction: Direction = "high",
+        min_answers: int = 1,
         lower: float = 0.0,
         upper: float = 1.0,
         budget: int | None = None,
         seed: int = 0,
     ) -> None:
         super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
+        self._set_min_answers(min_answers)
         if not (math.isfinite(k) and k >= 0):
             raise ConfigError(f"k must be a finite number >= 0, got {k}", "try k=2 or k=3")
         check_delta(delta)
@@ -86,7 +122,8 @@ class KSigmaAlgorithm(Algorithm):
         self.active = np.ones(n, dtype=bool)
         self.theta = math.nan
         self.theta_radius = math.inf
-        self._all_sampled = False
+        #: Every available worker has min_answers answers (one, by default) and some have any.
+        self._warmed_up = False
 
     def params(self) -> dict[str, Any]:
         return {
@@ -96,7 +133,16 @@ class KSigmaAlgorithm(Algorithm):
             "interval": self.interval,
             "quantile": self.quantile,
             "direction": self.direction,
+            "min_answers": self.min_answers,
         }
+
+    def interval_level(self, total_pulls: int) -> float:
+        """The level every interval is built at after ``total_pulls`` answers: one-sided
+        ``l_T`` for Hoeffding, two-sided ``l'_T`` for Agresti-Coull (the class docstring)."""
+        if self.interval == "hoeffding":
+            # n + 2 one-sided intervals: round_level spreads delta over n_arms + 1 of them.
+            return round_level(self.delta, self.n_arms + 1, total_pulls)
+        return round_level(self.delta, self.n_arms, total_pulls)
 
     # ---------------------------------------------------------------------- estimates
     def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:
@@ -108,9 +154,10 @@ class KSigmaAlgorithm(Algorithm):
         stats = self.stats
         counts = stats.count
         sampled = counts > 0
-        self._all_sampled = bool(sampled[self.available].all()) and bool(sampled.any())
+        held_back = self._too_few_answers()
+        self._warmed_up = not bool(held_back[self.available].any()) and bool(sampled.any())
         self.means = stats.means()
-        level = round_level(self.delta, self.n_arms, stats.n_samples)
+        level = self.interval_level(stats.n_samples)
         self.radii = self._arm_radii(level)
         if sampled.sum() < 2:
             self.theta, self.theta_radius = math.nan, math.inf
@@ -126,7 +173,7 @@ class KSigmaAlgorithm(Algorithm):
             self.means - self.radii < self.theta + self.theta_radius,
             self.means + self.radii > self.theta - self.theta_radius,
         )
-        self.active[~sampled] = True
+        self.active[held_back] = True  # unsampled workers, and any below min_answers
 
     def _arm_radii(self, level: float) -> FloatArray:
         counts = self.stats.count
@@ -144,7 +191,7 @@ class KSigmaAlgorithm(Algorithm):
         return delta_method_threshold_radius(self.means[sampled], self.radii[sampled], self.k)
 
     def _condition_met(self) -> bool:
-        return self._all_sampled and not bool(self.active.any())
+        return self._warmed_up and not bool(self.active.any())
 
     def _can_progress(self) -> bool:
         # Pulling can only help while some worker we may still ask is unsampled or active.
@@ -184,7 +231,7 @@ class KSigmaAlgorithm(Algorithm):
             reason = self._decided_reason(condition_met)
         else:
             decision = Decision.UNDECIDED
-            reason = self._availability_reason(arm) or "interval overlaps the threshold's"
+            reason = self._availability_reason(arm) or self._undecided_reason(arm)
         low = self._to_reward_scale(mean - radius)
         high = self._to_reward_scale(mean + radius)
         low, high = sorted((low, high))
@@ -195,6 +242,11 @@ class KSigmaAlgorithm(Algorithm):
 
     def _is_decided(self, arm: int, condition_met: bool) -> bool:
         return not self.active[arm]
+
+    def _undecided_reason(self, arm: int) -> str:
+        if self.stats.count[arm] < self.min_answers:
+            return self._too_few_reason
+        return "interval overlaps the threshold's"
 
     def _decided_reason(self, condition_met: bool) -> str:
         if condition_met:

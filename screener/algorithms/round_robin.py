@@ -17,13 +17,14 @@ class RoundRobin(KSigmaAlgorithm):
     """RR (Algorithm 1): pull every worker in turn until no worker is active.
 
     Each worker is pulled once first (the cursor starts at worker 0), then the cycle goes on
-    over every available worker, active or not, because every mean feeds the threshold.
+    over every available worker, active or not, because every mean feeds the threshold (so a
+    worker below ``min_answers`` keeps being asked like every other).
 
     Pending pulls: the schedule does not depend on answers, so asking again while pulls are in
     flight simply continues the cycle. The stopping condition is checked at each ``ask`` on the
     answers that arrived; with batches of B pulls the run may overshoot the sequential stopping
-    time by at most B - 1 pulls, and the guarantee holds at any stopping time (the levels of
-    Eq. (1) are a union bound over all T).
+    time by at most B - 1 pulls, and the guarantee holds at any stopping time (the levels are
+    a union bound over all T: see ``KSigmaAlgorithm``).
     """
 
     name = "rr"
@@ -73,7 +74,7 @@ class NaiveRoundRobin(RoundRobin):
 
     def _condition_met(self) -> bool:
         stable_for = self.stats.n_samples - self._stable_since
-        return self._all_sampled and self._last_set is not None and stable_for >= self.patience
+        return self._warmed_up and self._last_set is not None and stable_for >= self.patience
 
     def _can_progress(self) -> bool:
         return bool(self.available.any())

@@ -104,6 +104,18 @@ class AdaptiveTopK(Algorithm):
     a worker made unavailable before its round is complete stalls the round, and the run ends
     with WORKERS_EXHAUSTED once nothing else can be pulled.
 
+    Before round 1 (no answers) any selection is within R per place of the best k, so when the
+    outer condition fails before round 1 and ``eps >= R`` the selection needs no question:
+    the run stops at once, selecting the k lowest indices (the paper, R = 1: ``eps >= 1``).
+    When ``R > 1`` the outer condition alone would stop there for ``1 <= eps < R`` without a
+    question, and the promise would not hold; round 1 is then run.
+
+    ``min_answers`` (default 1, the paper's behaviour): every round tops each undecided worker
+    up to ``max(N_r, min_answers)`` answers, so no accept, reject or fill rests on fewer (more
+    answers than ``N_r`` only narrow the round's radius, a fixed count per round and worker as
+    Claim 1 needs). When no round is needed (above) and ``min_answers > 1``, the workers are
+    asked that many questions and the fill uses their means.
+
     Fixed budget (``fixed_budget=True``, the paper's experiments): the outer condition is
     dropped and the run stops when the budget is spent (a budget is required); the selection
     is the same fill, from the means of all answers at that moment.
@@ -129,12 +141,14 @@ class AdaptiveTopK(Algorithm):
         eps: float,
         delta: float = 0.05,
         fixed_budget: bool = False,
+        min_answers: int = 1,
         lower: float = 0.0,
         upper: float = 1.0,
         budget: int | None = None,
         seed: int = 0,
     ) -> None:
         super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
+        self._set_min_answers(min_answers)
         check_delta(delta, suggestion=0.05)
         if fixed_budget:
             check_budget_given(self.name, budget, "with fixed_budget=True")
@@ -149,8 +163,14 @@ class AdaptiveTopK(Algorithm):
         self.rejected_round = np.zeros(self.n_arms, dtype=np.int64)
         self.round = 1
         self.completed_rounds = 0
-        self.target = round_target(1, self.n_arms, self.delta, self.width)
-        self._done = not self.fixed_budget and not self._outer_holds(1)
+        self.target = self._target(1)
+        #: No round is needed, only min_answers answers (when > 1) before the fill.
+        self._fill_only = not self.fixed_budget and not (
+            self._outer_holds(1) or self.eps < self.width
+        )
+        self._done = self._fill_only and self.min_answers == 1
+        if self._fill_only:
+            self.target = self.min_answers
 
     def params(self) -> dict[str, Any]:
         return {
@@ -159,7 +179,12 @@ class AdaptiveTopK(Algorithm):
             "eps": self.eps,
             "delta": self.delta,
             "fixed_budget": self.fixed_budget,
+            "min_answers": self.min_answers,
         }
+
+    def _target(self, r: int) -> int:
+        """Answers per undecided worker at the end of round r: ``N_r``, at least min_answers."""
+        return max(round_target(r, self.n_arms, self.delta, self.width), self.min_answers)
 
     # ----------------------------------------------------------------------- state
     @property
@@ -187,6 +212,9 @@ class AdaptiveTopK(Algorithm):
     def _refresh(self) -> None:
         self.means = self.stats.means()
         while not self._done and self._round_complete():
+            if self._fill_only:
+                self._done = True  # the min_answers answers are in: fill on their means
+                break
             r = self.round
             s = np.flatnonzero(self.undecided).astype(np.int64)
             needed = self.k - self.n_accepted
@@ -202,7 +230,7 @@ class AdaptiveTopK(Algorithm):
                 self._done = True
                 break
             self.round = r + 1
-            self.target = round_target(r + 1, self.n_arms, self.delta, self.width)
+            self.target = self._target(r + 1)
 
     def _condition_met(self) -> bool:
         return self._done

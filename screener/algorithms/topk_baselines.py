@@ -289,7 +289,8 @@ _CLUCB_FIXED_BUDGET_GUARANTEE = (
 class CLUCBPAC(Algorithm):
     """CLUCB-PAC (Chen, Lin, King, Lyu, Chen, NIPS 2014) on the top-k matroid.
 
-    Each worker answers once; then at each step t (t = answers so far): M = the k largest
+    Each worker answers ``min_answers`` times (once by default, the paper's initialisation;
+    round robin); then at each step t (t = answers so far): M = the k largest
     means; ``rad_i = clucb_radius`` (sigma = R/2); ``w~_i = mean_i - rad_i`` on M, ``mean_i +
     rad_i`` off M; M~ = the k largest w~. Stop when ``w~(M~) - w~(M) <= eps * k`` and select
     M; else pull the worker of M xor M~ with the largest radius (ties: lowest index).
@@ -301,7 +302,10 @@ class CLUCBPAC(Algorithm):
     radius, skipping workers with a pull in flight (their answers are what the next step
     needs), so ``ask(k)`` equals k calls of ``ask(1)``; WAIT when every one of them is in
     flight. The first answers go out in index order; the steps begin when all are back.
-    Unavailable workers are skipped; one without any answer blocks the rule for good.
+    Unavailable workers are skipped; one without any answer blocks the rule for good (so
+    does one that left with fewer than ``min_answers``). Every decision comes with the stop,
+    after the initial answers, so none rests on fewer than ``min_answers``; the radii and
+    their levels are the paper's whatever the counts, so the promise is unchanged.
 
     Budget: optional. When it runs out first, the selection is M at that moment: a leaning
     (UNDECIDED) in fixed-confidence mode, final (SELECTED / REJECTED) with ``fixed_budget=True``,
@@ -321,12 +325,14 @@ class CLUCBPAC(Algorithm):
         eps: float,
         delta: float = 0.05,
         fixed_budget: bool = False,
+        min_answers: int = 1,
         lower: float = 0.0,
         upper: float = 1.0,
         budget: int | None = None,
         seed: int = 0,
     ) -> None:
         super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
+        self._set_min_answers(min_answers)
         self.k = check_k(k, n_workers)
         self.eps = check_eps(eps)
         self.delta = check_delta(delta, suggestion=0.05)
@@ -348,6 +354,7 @@ class CLUCBPAC(Algorithm):
             "eps": self.eps,
             "delta": self.delta,
             "fixed_budget": self.fixed_budget,
+            "min_answers": self.min_answers,
         }
 
     # ------------------------------------------------------------------ subclass steps
@@ -360,7 +367,7 @@ class CLUCBPAC(Algorithm):
         self.radius = clucb_radius(counts, self.n_answered, self.n_arms, self.delta, self.width)
         self.chosen = np.zeros(self.n_arms, dtype=bool)
         self.chosen[top_by_mean(self.means, every, self.k)] = True
-        if not counts.all():
+        if self._too_few_answers().any():  # the initial answers are not all in
             self.gap, self._order = math.nan, _EMPTY
             return
         adjusted = np.where(self.chosen, self.means - self.radius, self.means + self.radius)
@@ -378,16 +385,17 @@ class CLUCBPAC(Algorithm):
         return self._done
 
     def _schedule(self, limit: int) -> IntArray:
-        counts = self.stats.count
-        if not counts.all():
-            fresh = np.flatnonzero((counts + self.pending == 0) & self.available)
-            return fresh[:limit].astype(np.int64)
+        if self._too_few_answers().any():
+            candidates = np.flatnonzero(self.available).astype(np.int64)
+            effective = self.stats.count[candidates] + self.pending[candidates]
+            short = effective < self.min_answers
+            return water_fill(candidates[short], effective[short], self.min_answers, limit)
         order = self._order
         free = self.available[order] & (self.pending[order] == 0)
         return np.asarray(order[free][:limit], dtype=np.int64)
 
     def _can_progress(self) -> bool:
-        blocked = (self.stats.count == 0) & ~self.available & (self.pending == 0)
+        blocked = self._too_few_answers() & ~self.available & (self.pending == 0)
         return bool(self.available.any()) and not bool(blocked.any())
 
     # ------------------------------------------------------------------------- result

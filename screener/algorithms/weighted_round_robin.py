@@ -30,9 +30,10 @@ class WeightedRoundRobin(KSigmaAlgorithm):
     ordered twice), and "active" is the status at the last check, i.e. on the answers that had
     arrived when ``ask`` was called. The visit that ends a batch (cut short or not) continues
     at the next ``ask`` while the worker is active and m_i < c_i, re-checked on the answers
-    then. Unsampled workers count as active. With one pull per ask and immediate answers this
-    is exactly Algorithm 2; with batches of B, visits inside a batch use the activity known
-    when the batch was asked.
+    then. Unsampled workers count as active (so do workers below ``min_answers``, which get
+    their extra pulls until they have that many answers). With one pull per ask and immediate
+    answers this is exactly Algorithm 2; with batches of B, visits inside a batch use the
+    activity known when the batch was asked.
     """
 
     name = "wrr"

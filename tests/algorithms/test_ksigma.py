@@ -49,14 +49,18 @@ def hand_state(
     lower: float = 0.0,
     upper: float = 1.0,
 ) -> Hand:
-    """Zhuang et al. 2017, Section 4, written out (README "RR and WRR")."""
+    """Zhuang et al. 2017, Section 4, written out (README "RR and WRR"), with the Hoeffding
+    levels of KSigmaAlgorithm's docstring."""
     n = len(rewards)
     m = np.array([len(r) for r in rewards], dtype=np.float64)
     sums = np.array([math.fsum(r) for r in rewards])
     width = upper - lower
     total_pulls = float(m.sum())
     y = sums / m
-    level = 6.0 * delta / (math.pi**2 * (n + 1) * total_pulls**2)
+    # Hoeffding: n + 2 one-sided intervals (theta's counted on both ends); Agresti-Coull: the
+    # paper's Eq. (1), n + 1 intervals.
+    intervals = n + 2 if interval == "hoeffding" else n + 1
+    level = 6.0 * delta / (math.pi**2 * intervals * total_pulls**2)
     mu = float(np.mean(y))
     sigma = math.sqrt(float(np.mean((y - mu) ** 2)))
     theta = mu + k * sigma
