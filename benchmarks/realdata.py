@@ -25,8 +25,8 @@ order.
 
 Usage::
 
-    SCREENER_DATA=../shared/data python benchmarks/realdata.py            # ~10 min on 2 cores
-    SCREENER_DATA=../shared/data python benchmarks/realdata.py --quick    # < 1 min
+    SCREENER_DATA=../shared/data python benchmarks/realdata.py            # ~19 min on 2 cores
+    SCREENER_DATA=../shared/data python benchmarks/realdata.py --quick    # ~10 s
     python benchmarks/realdata.py --datasets EBCC_ACT_SP --methods toloka-rule crowd-prior:q=0.05
 
 Prints the tables and the headline lines, writes ``benchmarks/results/realdata.json`` and a PNG
