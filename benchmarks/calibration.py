@@ -43,7 +43,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json  # noqa: E402
-from benchmarks.realdata import _answers, _capped_rewards, parse_method, population  # noqa: E402
+from benchmarks.realdata import capped_rewards, dataset_answers, parse_method, population  # noqa: E402
 from screener.algorithms import Decision, create_algorithm  # noqa: E402
 from screener.simulation import BernoulliRewards, simulate  # noqa: E402
 from screener.simulation.rewards import RewardModel  # noqa: E402
@@ -82,7 +82,7 @@ class Tally:
 
 
 def run_task(task: Task) -> Tally:
-    workers, records = population(_answers(task.path), "30+")
+    workers, records = population(dataset_answers(task.path), "30+")
     truth = np.array([r.mean() for r in records])
     rewards: RewardModel
     if task.mode == "simulated":
@@ -90,7 +90,7 @@ def run_task(task: Task) -> Tally:
         truth = rng.choice(truth, size=truth.size, replace=True)
         rewards = BernoulliRewards(truth, seed=task.seed)
     else:
-        rewards = _capped_rewards(workers, records, task.seed, cap=10_000)
+        rewards = capped_rewards(workers, records, task.seed, cap=10_000)
     method = parse_method(task.method)
     params = {**method.build_params(BAR, None), "seed": task.seed}
     result = simulate(create_algorithm(method.algorithm, truth.size, params), rewards)
@@ -174,7 +174,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         raise SystemExit("set SCREENER_DATA to the folder of the real datasets (../shared/data)")
     files = sorted(Path(root).glob("gold_answers/*.csv"))
     chosen = [f for f in files if not args.datasets or f.stem in args.datasets]
-    usable = [f for f in chosen if len(population(_answers(str(f)), "30+")[0]) >= MIN_WORKERS]
+    usable = [
+        f for f in chosen if len(population(dataset_answers(str(f)), "30+")[0]) >= MIN_WORKERS
+    ]
     tasks = [
         Task(f.stem, str(f), mode, method, seed)
         for f, mode, method, seed

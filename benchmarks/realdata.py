@@ -178,7 +178,7 @@ def population(answers: RecordedAnswers, name: str) -> tuple[list[str], list[NDA
 
 
 @functools.cache
-def _answers(path: str) -> RecordedAnswers:
+def dataset_answers(path: str) -> RecordedAnswers:
     """A dataset read once per process: every unit of it shares the same answers."""
     return load_answers(path)
 
@@ -189,13 +189,13 @@ def bar_value(name: str, truth: NDArray[np.float64]) -> float:
 
 def run_unit(unit: Unit) -> UnitResult:
     """Every method of ``unit`` on the same answer order (the rule first, for budget=rule)."""
-    workers, records = population(_answers(unit.path), unit.population)
+    workers, records = population(dataset_answers(unit.path), unit.population)
     truth = np.array([r.mean() for r in records])
     bar = bar_value(unit.bar_name, truth)
     result = UnitResult(unit, bar, truth < bar)
     rule_spend: int | None = None
     ordered = sorted(unit.methods, key=lambda m: m != BUDGET_RULE)
-    rewards = _capped_rewards(workers, records, unit.seed, unit.cap)  # stateless: shared
+    rewards = capped_rewards(workers, records, unit.seed, unit.cap)  # stateless: shared
     for text in ordered:
         method = parse_method(text)
         params = {**method.build_params(bar, rule_spend), "seed": unit.seed}
@@ -214,7 +214,7 @@ def run_unit(unit: Unit) -> UnitResult:
     return result
 
 
-def _capped_rewards(
+def capped_rewards(
     workers: Sequence[str], records: Sequence[NDArray[Any]], seed: int, cap: int
 ) -> RecordedRewards:
     """Each worker's answers in a seeded order, at most ``cap`` of them (the first ``cap`` of
@@ -418,7 +418,7 @@ def plan(args: argparse.Namespace, root: Path) -> list[Unit]:
     methods = tuple(args.methods or default_methods())
     units = []
     for (name, path), pop, bar in itertools.product(datasets(root, names), populations, bars):
-        workers, _ = population(_answers(str(path)), pop)
+        workers, _ = population(dataset_answers(str(path)), pop)
         if len(workers) < 2:
             continue  # e.g. no worker with 30 answers
         units += [Unit(name, str(path), pop, bar, seed, methods, args.cap)

@@ -5,14 +5,18 @@ Independent of ``screener.simulation`` on purpose, so algorithm tests do not dep
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from screener.algorithms import Algorithm, Result
+from screener.algorithms import Algorithm, Ask, Result
 
-__all__ = ["Drive", "drive"]
+__all__ = ["Drive", "drive", "random_history"]
+
+A = TypeVar("A", bound=Algorithm)
 
 
 @dataclass
@@ -58,3 +62,40 @@ def drive(
         if keep_asks:
             asked.append(np.array(ask.arms))
     raise AssertionError(f"{algorithm.name} did not stop within {max_asks} asks")
+
+
+def random_history(
+    left: A,
+    right: A,
+    ask_both: Callable[[A, A, int], Ask],
+    means: NDArray[np.float64],
+    rng: np.random.Generator,
+    *,
+    steps: int,
+) -> bool:
+    """Drive two algorithms through the same random history: asks of 1 to 8 (``ask_both``
+    asks both and checks they agree), answers told out of order, releases and departures,
+    every tell checked to agree. True when the run finished within ``steps`` steps."""
+    outstanding: dict[int, float] = {}
+    for _ in range(steps):
+        roll = rng.random()
+        if roll < 0.45 or not outstanding:
+            ask = ask_both(left, right, int(rng.integers(1, 9)))
+            if ask.done:
+                return True
+            drawn = (rng.random(len(ask)) < means[ask.arms]).astype(float)
+            outstanding.update(zip(ask.ids.tolist(), drawn.tolist(), strict=True))
+        elif roll < 0.9:
+            chosen = rng.choice(list(outstanding), size=int(rng.integers(1, len(outstanding) + 1)))
+            ids = sorted({int(i) for i in chosen}, reverse=True)  # out of order
+            values = [outstanding.pop(i) for i in ids]
+            np.testing.assert_array_equal(left.tell_many(ids, values), right.tell_many(ids, values))
+        elif roll < 0.97:
+            pull_id = int(rng.choice(list(outstanding)))
+            del outstanding[pull_id]
+            assert left.release(pull_id) and right.release(pull_id)
+        else:
+            arm = int(rng.integers(left.n_arms))
+            left.set_unavailable(arm, "left")
+            right.set_unavailable(arm, "left")
+    return False

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from driver import drive
+from driver import drive, random_history
 
 from screener.algorithms import (
     Ask,
@@ -366,30 +366,8 @@ def test_batched_asks_equal_single_asks(
     means = np.array([0.2, 0.4, 0.45, 0.6, 0.9])
     left = make(cls, 5, budget=300, **params)
     right = make(cls, 5, budget=300, **params)
-    outstanding: dict[int, float] = {}
-    for _ in range(5000):
-        roll = rng.random()
-        if roll < 0.45 or not outstanding:
-            ask = _ask_both(left, right, int(rng.integers(1, 9)))
-            if ask.done:
-                break
-            drawn = (rng.random(len(ask)) < means[ask.arms]).astype(float)
-            outstanding.update(zip(ask.ids.tolist(), drawn.tolist(), strict=True))
-        elif roll < 0.9:
-            chosen = rng.choice(list(outstanding), size=int(rng.integers(1, len(outstanding) + 1)))
-            ids = sorted({int(i) for i in chosen}, reverse=True)  # out of order
-            values = [outstanding.pop(i) for i in ids]
-            np.testing.assert_array_equal(left.tell_many(ids, values), right.tell_many(ids, values))
-        elif roll < 0.97:
-            pull_id = int(rng.choice(list(outstanding)))
-            del outstanding[pull_id]
-            assert left.release(pull_id) and right.release(pull_id)
-        else:
-            arm = int(rng.integers(5))
-            left.set_unavailable(arm, "left")
-            right.set_unavailable(arm, "left")
-    else:
-        raise AssertionError("the random history did not finish")
+    finished = random_history(left, right, _ask_both, means, rng, steps=5000)
+    assert finished, "the random history did not finish"
     assert left.result().to_dict() == right.result().to_dict()
     assert left.stop_reason is not None
 

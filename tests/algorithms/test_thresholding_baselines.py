@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from driver import random_history
 from numpy.typing import NDArray
 
 from screener.algorithms import Ask, Decision
@@ -308,33 +309,12 @@ def _ask_both(left: ThresholdingAlgorithm, right: ThresholdingAlgorithm, limit: 
     return ask
 
 
-def random_history(left: ThresholdingAlgorithm, right: ThresholdingAlgorithm, seed: int) -> None:
+def same_history(left: ThresholdingAlgorithm, right: ThresholdingAlgorithm, seed: int) -> None:
     """Drive both with the same random asks, out-of-order answers (Bernoulli), releases and
     departures, checking that every ask agrees, then that the results agree."""
     rng = np.random.default_rng(seed)
     means = rng.random(left.n_arms)
-    outstanding: dict[int, float] = {}
-    for _ in range(4000):
-        roll = rng.random()
-        if roll < 0.45 or not outstanding:
-            ask = _ask_both(left, right, int(rng.integers(1, 9)))
-            if ask.done:
-                break
-            drawn = (rng.random(len(ask)) < means[ask.arms]).astype(float)
-            outstanding.update(zip(ask.ids.tolist(), drawn.tolist(), strict=True))
-        elif roll < 0.9:
-            chosen = rng.choice(list(outstanding), size=int(rng.integers(1, len(outstanding) + 1)))
-            ids = sorted({int(i) for i in chosen}, reverse=True)
-            values = [outstanding.pop(i) for i in ids]
-            np.testing.assert_array_equal(left.tell_many(ids, values), right.tell_many(ids, values))
-        elif roll < 0.97:
-            pull_id = int(rng.choice(list(outstanding)))
-            del outstanding[pull_id]
-            assert left.release(pull_id) and right.release(pull_id)
-        else:
-            arm = int(rng.integers(left.n_arms))
-            left.set_unavailable(arm, "left")
-            right.set_unavailable(arm, "left")
+    random_history(left, right, _ask_both, means, rng, steps=4000)
     assert left.result().to_dict() == right.result().to_dict()
 
 
@@ -342,7 +322,7 @@ def random_history(left: ThresholdingAlgorithm, right: ThresholdingAlgorithm, se
 def test_opt_kg_same_pulls_as_before_with_pulls_in_flight(seed: int) -> None:
     n = 3 + seed % 5
     params: dict[str, Any] = {"threshold": 0.64, "budget": 250, "prior_a": 1.0, "prior_b": 1.0}
-    random_history(OptKG(n, **params), _OptKGBefore(n, **params), seed)
+    same_history(OptKG(n, **params), _OptKGBefore(n, **params), seed)
 
 
 def test_opt_kg_pulls_at_the_tie_bar_differ_from_before_only_at_exact_ties() -> None:
@@ -401,4 +381,4 @@ def test_uniform_matches_the_fewest_pulls_rule(seed: int) -> None:
     # pulls of the index it replaced (fewest effective pulls, ties to the lowest index).
     n = 2 + seed % 6
     params: dict[str, Any] = {"threshold": 0.5, "budget": 300}
-    random_history(UniformThresholding(n, **params), _UniformBefore(n, **params), seed)
+    same_history(UniformThresholding(n, **params), _UniformBefore(n, **params), seed)
