@@ -45,6 +45,7 @@ from screener.stats.prior import (
     fit_grid_prior,
     stopping_table,
 )
+from screener.stats.running import ArmRuns
 
 __all__ = ["CrowdPrior"]
 
@@ -161,16 +162,41 @@ class CrowdPrior(ThresholdingAlgorithm):
         return np.asarray((self.stats.total - self.lower * counts) / self.width)
 
     def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:
-        # One answer at a time, in the order tell accepted them: the prior is refit after
-        # every n_workers answers and a worker is judged when its own answer arrives, so the
-        # decisions depend on the answer order only, never on when ask or result is called
-        # (a replay of the journal makes exactly the same decisions).
-        for arm, reward in zip(arms.tolist(), rewards.tolist(), strict=True):
-            self.stats.update(arm, reward)
-            self._answers += 1
-            if self._answers % self.n_arms == 0:
+        # As if one answer at a time, in the order tell accepted them: the prior is refit
+        # after every n_workers answers (the answer that completes them is judged under the
+        # new fit) and a worker is judged when its own answer arrives, so the decisions depend
+        # on the answer order only, never on when ask or result is called (a replay of the
+        # journal makes exactly the same decisions). Between two refits the prior is fixed,
+        # so a stretch of answers is judged in one pass.
+        start = 0
+        while start < arms.size:
+            refit_in = self.n_arms - self._answers % self.n_arms
+            stop = min(arms.size, start + refit_in)
+            runs = ArmRuns(arms[start:stop])
+            successes, counts = self._counts_after(runs, rewards[start:stop])
+            self.stats.update_many(arms[start:stop], rewards[start:stop])
+            self._answers += stop - start
+            if stop - start == refit_in:  # the stretch's last answer completes n_workers
+                last = stop - start - 1
+                self._judge(arms[start : stop - 1], successes[:last], counts[:last])
                 self._refit()
-            self._judge(arm)
+                self._judge(arms[stop - 1 : stop], successes[last:], counts[last:])
+            else:
+                self._judge(arms[start:stop], successes, counts)
+            start = stop
+
+    def _counts_after(
+        self, runs: ArmRuns, rewards: FloatArray
+    ) -> tuple[FloatArray, NDArray[np.int64]]:
+        """Each answer's worker's (scaled successes, count) just after it, in answer order."""
+        arms = runs.arms_of_rows
+        counts = self.stats.count[arms] + runs.rank + 1
+        totals = self.stats.total[arms] + runs.cumsum(rewards[runs.order])
+        successes = np.empty(counts.size)
+        successes[runs.order] = (totals - self.lower * counts) / self.width
+        answered = np.empty(counts.size, dtype=np.int64)
+        answered[runs.order] = counts
+        return successes, answered
 
     def _refit(self) -> None:
         successes, counts = self._scaled_successes(), self.stats.count
@@ -185,20 +211,23 @@ class CrowdPrior(ThresholdingAlgorithm):
                 min_answers=self.min_answers,
             )  # fmt: skip
 
-    def _judge(self, arm: int) -> None:
-        count = int(self.stats.count[arm])
-        if self.state[arm] != _UNDECIDED or count < self.min_answers:
+    def _judge(self, arms: IntArray, successes: FloatArray, counts: NDArray[np.int64]) -> None:
+        """Decide each undecided worker at the first of its answers here that allows it."""
+        open_ = (self.state[arms] == _UNDECIDED) & (counts >= self.min_answers)
+        if not open_.any():
             return
-        successes = (float(self.stats.total[arm]) - self.lower * count) / self.width
-        p_bad = float(self.prior.prob_below([successes], [count], self.bar)[0])
+        arms, successes, counts = arms[open_], successes[open_], counts[open_]
+        p_bad = self.prior.prob_below(successes, counts, self.bar)
         if self.table is None:
             ban, accept = p_bad >= 1.0 - self.q, p_bad <= self.q
         else:
-            action = int(self.table.lookup([successes], [count])[0][0])
+            action = self.table.lookup(successes, counts)[0]
             ban, accept = action == StoppingTable.BAN, action == StoppingTable.ACCEPT
-        if ban or accept:
-            self.state[arm] = _BANNED if ban else _ACCEPTED
-            self.decided_at[arm] = p_bad
+        decided = np.flatnonzero(ban | accept)
+        _, first = np.unique(arms[decided], return_index=True)
+        rows = decided[first]
+        self.state[arms[rows]] = np.where(ban[rows], _BANNED, _ACCEPTED)
+        self.decided_at[arms[rows]] = p_bad[rows]
 
     def _refresh(self) -> None:
         super()._refresh()

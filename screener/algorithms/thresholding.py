@@ -54,6 +54,7 @@ FloatArray = NDArray[np.float64]
 INFO_LEVEL = 0.025
 #: Most keys (workers x pulls each) a batch is filled from in one pass; beyond, the heap.
 _FILL_GRID = 1 << 21
+_FIRST_DEPTH = 4  # the key grid's first depth (pulls in flight per worker)
 
 
 class ThresholdingAlgorithm(Algorithm):
@@ -146,22 +147,30 @@ class ThresholdingAlgorithm(Algorithm):
         """The heap's picks in one pass, when each worker's keys never decrease as its
         pulls in flight grow (true of every index here; checked, else None and the heap
         runs): the heap then pops the ``limit`` smallest (key, worker) pairs among each
-        worker's keys up to its first hold (infinite key)."""
-        depth = min(limit, _FILL_GRID // max(arms.size, 1))
-        if arms.size == 0 or depth < limit:
+        worker's keys up to its first hold (infinite key).
+
+        The key grid starts a few pulls deep and deepens only while a worker still open at
+        its last column could hold a pair below the ``limit``-th smallest found: most
+        indexes hold a worker after one or two pulls in flight, so the grid stays narrow."""
+        if arms.size == 0:
             return None
-        steps = np.arange(depth, dtype=np.float64)
-        grid_arms = np.repeat(arms, depth)
-        keys = self._priority(grid_arms, (effective[:, None] + steps).ravel())
-        keys = keys.reshape(arms.size, depth)
-        open_ = ~np.logical_or.accumulate(keys == math.inf, axis=1)
-        with np.errstate(invalid="ignore"):  # -inf to -inf: no decrease
-            falling = (np.diff(keys, axis=1) < 0.0) & open_[:, 1:]
-        if falling.any():
-            return None
-        candidates = grid_arms[open_.ravel()]
-        order = np.lexsort((candidates, keys[open_]))
-        return candidates[order[:limit]]
+        depth = min(limit, _FIRST_DEPTH)
+        while arms.size * depth <= _FILL_GRID:
+            steps = np.arange(depth, dtype=np.float64)
+            grid_arms = np.repeat(arms, depth)
+            keys = self._priority(grid_arms, (effective[:, None] + steps).ravel())
+            keys = keys.reshape(arms.size, depth)
+            open_ = ~np.logical_or.accumulate(keys == math.inf, axis=1)
+            with np.errstate(invalid="ignore"):  # -inf to -inf: no decrease
+                falling = (np.diff(keys, axis=1) < 0.0) & open_[:, 1:]
+            if falling.any():
+                return None
+            candidates, found = grid_arms[open_.ravel()], keys[open_]
+            order = np.lexsort((candidates, found))
+            if depth == limit or _complete(keys, open_, arms, found, candidates, order, limit):
+                return candidates[order[:limit]]
+            depth = min(limit, 4 * depth)
+        return None
 
     def _priority(self, arms: IntArray, effective: FloatArray) -> FloatArray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -430,12 +439,19 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         self._low_bar = max((self.threshold - self.eps - self.lower) / self.width, 0.0)
         self._high_bar = min((self.threshold + self.eps - self.lower) / self.width, 1.0)
         self._betting: BettingCS | None = None
+        self._betting_at_bars: BettingCS | None = None
         # (Capped below 1/2 per end: only a single worker at delta > 0.55 meets the cap.)
         self._betting_level = min((1.0 - BACKSTOP_SHARE) * self.worker_level, 0.49)
         if interval == "betting":
-            grid = np.concatenate([np.linspace(0.0, 1.0, 201), [self._low_bar, self._high_bar]])
-            # BettingCS takes the two-sided level and spends half of it on each end.
-            self._betting = BettingCS(self.n_arms, 2.0 * self._betting_level, grid=grid)
+            # BettingCS takes the two-sided level and spends half of it on each end. The
+            # decisions need the capital at the two bars only (a rejected bar rejects every
+            # candidate beyond it): one CS there, read after every answer; the grid one draws
+            # the interval of the result and does its work only when read.
+            level = 2.0 * self._betting_level
+            bars = [self._low_bar, self._high_bar]
+            grid = np.concatenate([np.linspace(0.0, 1.0, 201), bars])
+            self._betting = BettingCS(self.n_arms, level, grid=grid)
+            self._betting_at_bars = BettingCS(self.n_arms, level, grid=bars)
         self.decided_above = np.zeros(self.n_arms, dtype=bool)
         self.decided_below = np.zeros(self.n_arms, dtype=bool)
         self._clear_plugin = np.full(self.n_arms, math.inf)
@@ -525,8 +541,8 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         means, sums, counts = self._scaled()
         above, below = self._side_evidence(means, counts, self._log_inverse(sums, counts))
         above_clear, below_clear = above >= 0.0, below > 0.0
-        if self._betting is not None:
-            lows, highs = self._betting.bounds()
+        if self._betting_at_bars is not None:
+            lows, highs = self._betting_at_bars.bounds()
             above_clear |= lows >= self._low_bar
             below_clear |= highs < self._high_bar
         return above_clear, below_clear
@@ -560,9 +576,10 @@ class ConfidentThresholding(ThresholdingAlgorithm):
 
     def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:
         super()._on_answers(pull_ids, arms, rewards)
-        if self._betting is not None:
+        if self._betting is not None and self._betting_at_bars is not None:
             scaled = np.clip((rewards - self.lower) / self.width, 0.0, 1.0)
             self._betting.update_many(arms, scaled)
+            self._betting_at_bars.update_many(arms, scaled)
 
     # ------------------------------------------------------------------------- schedule
     def _update_clearing_counts(self) -> None:
@@ -667,3 +684,26 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         result = super()._describe()
         extra = {**result.extra, "eps": self.eps}
         return replace(result, extra=extra)
+
+
+def _complete(
+    keys: FloatArray,
+    open_: NDArray[np.bool_],
+    arms: IntArray,
+    found: FloatArray,
+    candidates: IntArray,
+    order: IntArray,
+    limit: int,
+) -> bool:
+    """Whether the ``limit`` smallest (key, worker) pairs found are the heap's picks: every
+    pair not computed (a worker open at the grid's last column, keys non-decreasing) is at
+    least that worker's last key, so none can come before the ``limit``-th pair found."""
+    cut = open_[:, -1]
+    if not cut.any():
+        return True
+    if order.size < limit:
+        return False
+    kth = order[limit - 1]
+    last_keys, last_arms = keys[cut, -1], arms[cut]
+    first = np.lexsort((last_arms, last_keys))[0]
+    return bool((found[kth], candidates[kth]) <= (last_keys[first], last_arms[first]))

@@ -27,11 +27,12 @@ from screener.stats.confseq import (
     mixture_log_inverse_max,
 )
 from screener.stats.eprocess import BET_FRACTIONS, BettingEProcess, e_bh
-from screener.stats.running import ArmStats
+from screener.stats.running import ArmRuns, ArmStats
 
 __all__ = [
     "BET_FRACTIONS",
     "JEFFREYS",
+    "ArmRuns",
     "ArmStats",
     "BettingCS",
     "BettingEProcess",

@@ -37,7 +37,8 @@ may stop whenever it likes. The anytime intervals used so far (``kl_bounds`` at 
   ``K+ / 2 + K- / 2 >= 1 / alpha`` (which rejects whenever one of these does), so that a
   caller needing one end only can spend its level there.
   The bets depend on the data, so the CS needs each arm's answers in order: an incremental
-  object keeping the log capital on a grid of candidate means (O(grid) per answer).
+  object keeping the log capital on a grid of candidate means (O(grid) per answer, done in
+  one array pass for all the answers given since the capital was last read).
 
 Every function takes scalars or numpy arrays and never mutates its inputs.
 """
@@ -47,12 +48,13 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from screener.stats.bounds import bernoulli_kl, kl_bounds
+from screener.stats.running import ArmRuns
 
 __all__ = [
     "JEFFREYS",
@@ -77,6 +79,7 @@ JEFFREYS = (0.5, 0.5)
 _SHIFT = 10  # log_gamma shifts its argument to >= 10, where Stirling's series is exact enough
 _STIRLING = (1.0 / 12.0, -1.0 / 360.0, 1.0 / 1260.0, -1.0 / 1680.0, 1.0 / 1188.0)
 _HALF_LOG_TWO_PI = 0.5 * math.log(2.0 * math.pi)
+_FLUSH_CELLS = 1 << 20  # answers x grid points BettingCS brings up to date in one pass
 
 
 # ------------------------------------------------------------------------- special functions
@@ -233,26 +236,45 @@ class BettingCS:
             self._cap_plus = truncation / points  # c / m (inf at m = 0)
             self._cap_minus = truncation / (1.0 - points)  # c / (1 - m)
         shape = (self.n_arms, points.size)
-        self.log_plus = np.zeros(shape)
-        self.log_minus = np.zeros(shape)
+        self._log_plus = np.zeros(shape)
+        self._log_minus = np.zeros(shape)
         self._best_plus = np.zeros(shape)
         self._best_minus = np.zeros(shape)
+        #: Answers (arms, rewards, bets) whose grid work waits for the next read.
+        self._pending: list[tuple[NDArray[np.int64], FloatArray, FloatArray]] = []
         self.counts = np.zeros(self.n_arms, dtype=np.int64)
         self.sums = np.zeros(self.n_arms)
         self._squares = np.zeros(self.n_arms)  # sum_i (X_i - mu_i)^2
         self._variance = np.full(self.n_arms, 0.25)  # sigma2_{t-1}, the prior 1/4 at t = 1
 
+    @property
+    def log_plus(self) -> FloatArray:
+        """log K+ per arm (rows) and grid point (columns), after every answer given."""
+        self._flush()
+        return self._log_plus
+
+    @property
+    def log_minus(self) -> FloatArray:
+        """log K- per arm and grid point, after every answer given."""
+        self._flush()
+        return self._log_minus
+
     def bets(self, arms: ArrayLike) -> FloatArray:
         """The untruncated predictable bet ``lambda_t`` each arm makes on its next answer."""
         index = np.asarray(arms, dtype=np.int64)
-        t = self.counts[index] + 1.0
+        return self._bet(self._variance[index], self.counts[index] + 1.0)
+
+    def _bet(self, variance: FloatArray, t: NDArray[np.floating[Any]]) -> FloatArray:
         return np.asarray(
-            np.sqrt(2.0 * self.log_threshold / (self._variance[index] * t * np.log1p(t))),
-            dtype=np.float64,
+            np.sqrt(2.0 * self.log_threshold / (variance * t * np.log1p(t))), dtype=np.float64
         )
 
     def update_many(self, arms: ArrayLike, rewards: ArrayLike) -> None:
-        """Apply answers in the order given (answers of one arm are sequential bets)."""
+        """Apply answers in the order given (answers of one arm are sequential bets).
+
+        The running statistics and each answer's bet are updated at once (they are cheap);
+        the capital on the grid, O(grid) per answer, is brought up to date only when it is
+        read (``log_plus``, ``rejected``, ``bounds``), for every waiting answer in one pass."""
         index = np.asarray(arms, dtype=np.int64).reshape(-1)
         values = np.asarray(rewards, dtype=np.float64).reshape(-1)
         if index.size != values.size:
@@ -260,33 +282,60 @@ class BettingCS:
         if values.size and (np.any(values < 0.0) or np.any(values > 1.0) or
                             not np.all(np.isfinite(values))):  # fmt: skip
             raise ValueError("BettingCS rewards must lie in [0, 1]")
-        # Round r holds each arm's r-th answer of this batch: arms are distinct in a round.
-        order = np.argsort(index, kind="stable")
-        sorted_arms = index[order]
-        starts = np.flatnonzero(np.r_[True, sorted_arms[1:] != sorted_arms[:-1]])
-        first = np.repeat(starts, np.diff(np.r_[starts, sorted_arms.size]))
-        rounds = np.empty(index.size, dtype=np.int64)
-        rounds[order] = np.arange(index.size) - first
-        for r in range(int(rounds.max(initial=-1)) + 1):
-            chosen = rounds == r
-            self._step(index[chosen], values[chosen])
+        if index.size:
+            self._pending.append((index, values, self._advance(index, values)))
 
-    def _step(self, arms: NDArray[np.int64], x: FloatArray) -> None:
-        bet = self.bets(arms)[:, None]
-        centred = x[:, None] - self.grid[None, :]
-        self.log_plus[arms] += np.log1p(np.minimum(bet, self._cap_plus) * centred)
-        self.log_minus[arms] += np.log1p(-np.minimum(bet, self._cap_minus) * centred)
-        self._best_plus[arms] = np.maximum(self._best_plus[arms], self.log_plus[arms])
-        self._best_minus[arms] = np.maximum(self._best_minus[arms], self.log_minus[arms])
-        self.counts[arms] += 1
-        self.sums[arms] += x
-        t = self.counts[arms].astype(np.float64)
-        running_mean = (0.5 + self.sums[arms]) / (t + 1.0)
-        self._squares[arms] += (x - running_mean) ** 2
-        self._variance[arms] = (0.25 + self._squares[arms]) / (t + 1.0)
+    def _advance(self, index: NDArray[np.int64], values: FloatArray) -> FloatArray:
+        """Each answer's bet (from the variance before it), updating counts, sums and the
+        variance estimate as if the answers came one at a time."""
+        runs = ArmRuns(index)
+        x = values[runs.order]
+        before = runs.arms_of_rows
+        t = self.counts[before] + runs.rank + 1.0
+        sums = self.sums[before] + runs.cumsum(x)
+        running_mean = (0.5 + sums) / (t + 1.0)
+        squares = self._squares[before] + runs.cumsum((x - running_mean) ** 2)
+        variance = (0.25 + squares) / (t + 1.0)
+        previous = np.r_[0.0, variance[:-1]]
+        previous[runs.starts] = self._variance[runs.arms]  # each run's first: the stored one
+        bets = np.empty(index.size)
+        bets[runs.order] = self._bet(previous, t)
+        ends = runs.ends
+        self.counts[runs.arms] += runs.lengths
+        self.sums[runs.arms] = sums[ends]
+        self._squares[runs.arms] = squares[ends]
+        self._variance[runs.arms] = variance[ends]
+        return bets
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        arms = np.concatenate([p[0] for p in self._pending])
+        values = np.concatenate([p[1] for p in self._pending])
+        bets = np.concatenate([p[2] for p in self._pending])
+        self._pending.clear()
+        rows = max(1, _FLUSH_CELLS // self.grid.size)  # bounds the memory of one pass
+        for start in range(0, arms.size, rows):
+            chunk = slice(start, start + rows)
+            self._grow_capital(arms[chunk], values[chunk], bets[chunk])
+
+    def _grow_capital(self, arms: NDArray[np.int64], x: FloatArray, bets: FloatArray) -> None:
+        """Both capitals along each arm's answers, keeping their running maxima."""
+        runs = ArmRuns(arms)
+        centred = x[runs.order, None] - self.grid[None, :]
+        bet = bets[runs.order, None]
+        sides = (
+            (self._log_plus, self._best_plus, np.minimum(bet, self._cap_plus)),
+            (self._log_minus, self._best_minus, -np.minimum(bet, self._cap_minus)),
+        )
+        for log, best, signed_bet in sides:
+            path = runs.cumsum(np.log1p(signed_bet * centred)) + log[runs.arms_of_rows]
+            best[runs.arms] = np.maximum(best[runs.arms], np.maximum.reduceat(path, runs.starts))
+            log[runs.arms] = path[runs.ends]
 
     def rejected(self) -> tuple[BoolArray, BoolArray]:
         """Per arm and grid point: ever rejected as too small (K+) / too large (K-)."""
+        self._flush()
         return self._best_plus >= self.log_threshold, self._best_minus >= self.log_threshold
 
     def bounds(self) -> tuple[FloatArray, FloatArray]:

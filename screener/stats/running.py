@@ -7,7 +7,7 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["ArmStats"]
+__all__ = ["ArmRuns", "ArmStats"]
 
 _T = TypeVar("_T", bound=np.generic)
 
@@ -81,3 +81,29 @@ def _readonly(array: NDArray[_T]) -> NDArray[_T]:
     view = array.view()
     view.flags.writeable = False
     return view
+
+
+class ArmRuns:
+    """A batch of answers grouped by arm, each arm's answers kept in their order: the rows
+    sorted by arm (``order``), where each arm's run starts and ends, and sums along runs.
+    Lets a statistic that must see each arm's answers one at a time (a running variance, a
+    capital process, a decision taken at the first answer that allows it) be computed for a
+    whole batch in a few array operations."""
+
+    def __init__(self, arms: NDArray[np.int64]) -> None:
+        self.order = np.argsort(arms, kind="stable")
+        self.arms_of_rows = arms[self.order]
+        edge = np.r_[True, self.arms_of_rows[1:] != self.arms_of_rows[:-1]]
+        self.starts = np.flatnonzero(edge)
+        self.lengths = np.diff(np.r_[self.starts, arms.size])
+        self.ends = self.starts + self.lengths - 1
+        self.arms = self.arms_of_rows[self.starts]
+        self.rank = np.arange(arms.size) - np.repeat(self.starts, self.lengths)
+
+    def cumsum(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Running sums along each arm's run (rows in sorted order), restarting at each run."""
+        total = np.cumsum(values, axis=0)
+        before = np.zeros((self.starts.size, *values.shape[1:]))
+        inner = self.starts > 0
+        before[inner] = total[self.starts[inner] - 1]
+        return np.asarray(total - np.repeat(before, self.lengths, axis=0), dtype=np.float64)

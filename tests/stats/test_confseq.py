@@ -172,6 +172,30 @@ def test_betting_batches_equal_one_at_a_time() -> None:
     np.testing.assert_array_equal(whole.bounds()[1], single.bounds()[1])
 
 
+def test_betting_reads_between_answers_change_nothing() -> None:
+    # The grid work waits for a read and runs in chunks: reading after every 7 answers and
+    # reading once after 6,000 (three chunks of the default grid) give the same capital,
+    # which is the paper's, answer by answer, at the end.
+    rng = np.random.default_rng(5)
+    arms = rng.integers(0, 2, 6000)
+    values = np.where(arms == 0, rng.random(6000), (rng.random(6000) < 0.8).astype(float))
+    often, once = BettingCS(2, 0.05), BettingCS(2, 0.05)
+    for start in range(0, 6000, 7):
+        often.update_many(arms[start : start + 7], values[start : start + 7])
+        often.bounds()
+    once.update_many(arms, values)
+    np.testing.assert_allclose(once.log_plus, often.log_plus, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(once.log_minus, often.log_minus, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(once.bounds()[0], often.bounds()[0])
+    np.testing.assert_array_equal(once.bounds()[1], often.bounds()[1])
+    for arm in (0, 1):
+        plus, minus = _slow_betting(values[arms == arm].tolist(), 0.6, 0.05, 0.5)
+        column = int(np.argmin(np.abs(once.grid - 0.6)))
+        assert once.grid[column] == 0.6
+        assert once.log_plus[arm, column] == pytest.approx(plus, rel=1e-9)
+        assert once.log_minus[arm, column] == pytest.approx(minus, rel=1e-9)
+
+
 def test_betting_capital_is_monotone_in_the_candidate_and_bounds_nest() -> None:
     rng = np.random.default_rng(4)
     cs = BettingCS(6, 0.05)

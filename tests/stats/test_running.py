@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from screener.stats import ArmStats
+from screener.stats import ArmRuns, ArmStats
 
 FloatArray = NDArray[np.float64]
 RewardDraw = Callable[[np.random.Generator, int], FloatArray]
@@ -185,3 +185,21 @@ def test_variance_is_never_negative_after_cancellation() -> None:
 def test_rejects_empty_pool() -> None:
     with pytest.raises(ValueError, match="n_arms"):
         ArmStats(0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.floats(0.0, 1.0)), min_size=1, max_size=60))
+def test_arm_runs_follow_each_arm_in_order(answers: list[tuple[int, float]]) -> None:
+    arms = np.array([a for a, _ in answers], dtype=np.int64)
+    values = np.array([v for _, v in answers])
+    runs = ArmRuns(arms)
+    np.testing.assert_array_equal(runs.arms_of_rows, arms[runs.order])
+    sums = runs.cumsum(values[runs.order])
+    for arm in np.unique(arms):
+        mine = np.flatnonzero(runs.arms_of_rows == arm)
+        np.testing.assert_array_equal(runs.order[mine], np.flatnonzero(arms == arm))  # in order
+        np.testing.assert_array_equal(runs.rank[mine], np.arange(mine.size))
+        np.testing.assert_allclose(sums[mine], np.cumsum(values[arms == arm]), atol=1e-12)
+    np.testing.assert_array_equal(runs.arms, np.unique(arms))
+    np.testing.assert_array_equal(runs.arms_of_rows[runs.ends], runs.arms)
+    assert runs.lengths.sum() == arms.size
