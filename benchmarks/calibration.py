@@ -51,7 +51,8 @@ from screener.simulation.rewards import RewardModel  # noqa: E402
 BAR = 0.6
 MODES = ("simulated", "replay")
 DEFAULT_METHODS = (
-    "crowd-prior:q=0.1",
+    "crowd-prior:q=0.1",  # robust over the Beta hyperparameter region (the default)
+    "crowd-prior:q=0.1,robust=0",  # the fitted Beta alone
     "crowd-prior:q=0.1,contamination=0.2",
     "crowd-prior:q=0.1,prior=npmle",
 )

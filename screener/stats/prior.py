@@ -21,8 +21,10 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "GridPrior",
+    "PriorSet",
     "StoppingCosts",
     "StoppingTable",
+    "beta_prior_region",
     "fit_beta_prior",
     "fit_grid_prior",
     "stopping_table",
@@ -161,6 +163,71 @@ def fit_beta_prior(
         log_p, log_q,
     )  # fmt: skip
     return GridPrior(grid, weights[:, 0])
+
+
+@dataclass(frozen=True)
+class PriorSet:
+    """Several priors on one grid (``weights``: grid points x priors), for decisions that must
+    hold under each of them (robust Bayes, Berger 1985 section 4.7)."""
+
+    grid: FloatArray
+    weights: FloatArray
+
+    def contaminated(self, share: float) -> PriorSet:
+        """Each prior mixed with the uniform, as ``GridPrior.contaminated``."""
+        return PriorSet(self.grid, (1.0 - share) * self.weights + share / self.grid.size)
+
+    def prob_below_range(
+        self, successes: ArrayLike, counts: ArrayLike, bar: float
+    ) -> tuple[FloatArray, FloatArray]:
+        """Each worker's smallest and largest posterior probability of lying below ``bar``
+        over the priors of the set."""
+        log_lik = GridPrior(self.grid, self.weights[:, 0]).log_likelihood(successes, counts)
+        likelihood = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
+        below = self.grid < bar
+        share = (likelihood[:, below] @ self.weights[below]) / (likelihood @ self.weights)
+        return np.asarray(share.min(axis=1)), np.asarray(share.max(axis=1))
+
+
+def beta_prior_region(
+    successes: ArrayLike,
+    counts: ArrayLike,
+    *,
+    level: float = 0.95,
+    grid_size: int = DEFAULT_GRID_SIZE,
+) -> PriorSet:
+    """The Beta priors the answers cannot rule out: every (mean, concentration) of a
+    41 x 21 grid (mean logit in [-6, 6], concentration in [0.5, MAX_CONCENTRATION], log scale)
+    whose beta-binomial log marginal likelihood is within ``chi2_2(level) / 2`` of the
+    maximum (the likelihood-ratio confidence region for the two hyperparameters, Wilks'
+    approximation), plus the maximum-likelihood Beta of ``fit_beta_prior``.
+
+    Few answers per worker identify the crowd's dispersion poorly; a decision that holds under
+    every prior of the region does not rest on the fitted tail alone. Only the uniform prior
+    while no two workers have two answers (as ``fit_beta_prior``)."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    fitted = fit_beta_prior(successes, counts, grid_size=grid_size)
+    s = np.asarray(successes, dtype=np.float64).reshape(-1)
+    n = np.asarray(counts, dtype=np.float64).reshape(-1)
+    if (n >= 2).sum() < 2:
+        return PriorSet(fitted.grid, fitted.weights[:, None])
+    pairs, multiplicity = _distinct_pairs(s, n)
+    log_lik = fitted.log_likelihood(pairs[:, 0], pairs[:, 1])
+    likelihood = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
+    mean = 1.0 / (1.0 + np.exp(-np.linspace(-6.0, 6.0, 41)))
+    concentration = np.exp(np.linspace(math.log(0.5), math.log(MAX_CONCENTRATION), 21))
+    a = np.outer(mean, concentration).ravel()
+    b = np.outer(1.0 - mean, concentration).ravel()
+    grid = fitted.grid
+    candidates = np.column_stack(
+        [fitted.weights, _beta_weights(a, b, np.log(grid), np.log1p(-grid))]
+    )
+    fit = multiplicity @ np.log(likelihood @ candidates)
+    allowed = -math.log1p(-level)  # chi2_2(level) / 2: the chi2_2 quantile is -2 log(1 - level)
+    keep = fit >= fit.max() - allowed
+    keep[0] = True
+    return PriorSet(grid, candidates[:, keep])
 
 
 def _distinct_pairs(successes: FloatArray, counts: FloatArray) -> tuple[FloatArray, FloatArray]:

@@ -15,8 +15,10 @@ from screener.errors import ConfigError
 from screener.simulation import BernoulliRewards, simulate
 from screener.stats.prior import (
     GridPrior,
+    PriorSet,
     StoppingCosts,
     StoppingTable,
+    beta_prior_region,
     fit_beta_prior,
     stopping_table,
 )
@@ -52,11 +54,16 @@ def _run_out(
     raise AssertionError("crowd-prior did not stop")
 
 
-@pytest.mark.parametrize("costs", [None, (30.0, 20.0)])
-def test_decisions_match_an_answer_by_answer_reference(costs: tuple[float, float] | None) -> None:
-    """A plain reference: refit after every n answers, judge each worker on its own answer."""
+@pytest.mark.parametrize(
+    ("costs", "robust"), [(None, 0.0), (None, 0.95), ((30.0, 20.0), 0.0)], ids=str
+)
+def test_decisions_match_an_answer_by_answer_reference(
+    costs: tuple[float, float] | None, robust: float
+) -> None:
+    """A plain reference: refit after every n answers, judge each worker on its own answer
+    (robust: under every prior of the region)."""
     means = _crowd(60, 1)
-    params: dict[str, Any] = {"threshold": 0.6, "q": 0.1, "max_answers": 12}
+    params: dict[str, Any] = {"threshold": 0.6, "q": 0.1, "max_answers": 12, "robust": robust}
     if costs is not None:
         params |= {"false_ban": costs[0], "missed_bad": costs[1]}
     algorithm = CrowdPrior(means.size, **params)
@@ -66,6 +73,7 @@ def test_decisions_match_an_answer_by_answer_reference(costs: tuple[float, float
     counts = np.zeros(means.size)
     state = np.zeros(means.size, dtype=np.int8)
     prior = GridPrior.uniform()
+    region = PriorSet(prior.grid, prior.weights[:, None])
     cost = None if costs is None else StoppingCosts(1.0, *costs)
     table = None if cost is None else stopping_table(prior, 0.6, cost, horizon=12, min_answers=3)
     for index, (arm, reward) in enumerate(answers, start=1):
@@ -73,12 +81,16 @@ def test_decisions_match_an_answer_by_answer_reference(costs: tuple[float, float
         counts[arm] += 1
         if index % means.size == 0:
             prior = fit_beta_prior(successes, counts)
+            region = beta_prior_region(successes, counts, level=robust or 0.5)
             if cost is not None:
                 table = stopping_table(prior, 0.6, cost, horizon=12, min_answers=3)
         if state[arm] or counts[arm] < 3:
             continue
         p_bad = prior.prob_below([successes[arm]], [counts[arm]], 0.6)[0]
-        if table is None:
+        if robust:
+            low, high = region.prob_below_range([successes[arm]], [counts[arm]], 0.6)
+            ban, accept = low[0] >= 0.9, high[0] <= 0.1
+        elif table is None:
             ban, accept = p_bad >= 0.9, p_bad <= 0.1
         else:
             action = table.lookup([successes[arm]], [counts[arm]])[0][0]
@@ -88,17 +100,21 @@ def test_decisions_match_an_answer_by_answer_reference(costs: tuple[float, float
     assert (state > 0).sum() > 10
 
 
-def test_min_and_max_answers_bound_every_worker() -> None:
+@pytest.mark.parametrize(("robust", "bound"), [(0.0, 9), (None, 20)])
+def test_min_and_max_answers_bound_every_worker(robust: float | None, bound: int) -> None:
+    # (Robust decisions need more answers: at 9 they decide none of these 40 workers.)
     means = _crowd(40, 3)
-    algorithm = CrowdPrior(means.size, threshold=0.75, min_answers=4, max_answers=9, q=0.1)
+    algorithm = CrowdPrior(
+        means.size, threshold=0.75, min_answers=4, max_answers=bound, q=0.1, robust=robust
+    )
     result = simulate(algorithm, BernoulliRewards(means, seed=4))
     pulls = np.array([w.pulls for w in result.workers])
-    assert pulls.max() <= 9
+    assert pulls.max() <= bound
     decided = [w for w in result.workers if w.decision is not Decision.UNDECIDED]
     assert decided and all(w.pulls >= 4 for w in decided)
-    assert result.extra["max_questions_per_worker"] == 9
+    assert result.extra["max_questions_per_worker"] == bound
     undecided = [w for w in result.workers if w.decision is Decision.UNDECIDED]
-    assert all(w.pulls == 9 and "bound of 9" in w.reason for w in undecided)
+    assert all(w.pulls == bound and f"bound of {bound}" in w.reason for w in undecided)
     assert result.stop_reason is StopReason.WORKERS_EXHAUSTED or not undecided
 
 
@@ -156,6 +172,9 @@ def test_rebuilt_from_params_makes_the_same_run() -> None:
         ({"min_answers": 5, "max_answers": 3}, "max_answers"),
         ({"prior": "gauss"}, "prior"),
         ({"threshold": 1.0}, "strictly inside"),
+        ({"robust": 1.0}, "robust must lie"),
+        ({"robust": 0.9, "prior": "npmle"}, "need the Beta prior"),
+        ({"robust": 0.9, "false_ban": 1, "missed_bad": 1}, "posterior mode"),
     ],
 )
 def test_bad_parameters_are_one_clear_error(params: dict[str, Any], message: str) -> None:
@@ -164,7 +183,8 @@ def test_bad_parameters_are_one_clear_error(params: dict[str, Any], message: str
 
 
 @pytest.mark.slow
-def test_bayesian_promise_when_the_prior_fits() -> None:
+@pytest.mark.parametrize("robust", [None, 0.0])
+def test_bayesian_promise_when_the_prior_fits(robust: float | None) -> None:
     """Accuracies drawn from a Beta, so the fitted family is right: over many crowds, the
     share of wrong bans (and of wrong acceptances) must stay at most q. One-sided test on the
     pooled share: each decision is wrong with posterior probability <= q given the data."""
@@ -172,7 +192,7 @@ def test_bayesian_promise_when_the_prior_fits() -> None:
     wrong_bans = bans = wrong_accepts = accepts = 0
     for seed in range(25):
         means = _crowd(150, 100 + seed)
-        algorithm = CrowdPrior(means.size, threshold=0.7, q=q, seed=seed)
+        algorithm = CrowdPrior(means.size, threshold=0.7, q=q, seed=seed, robust=robust)
         result = simulate(algorithm, BernoulliRewards(means, seed=seed))
         for line in result.workers:
             bad = means[line.arm] < 0.7

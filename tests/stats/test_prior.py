@@ -7,11 +7,13 @@ import math
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 from screener.stats.prior import (
     GridPrior,
     StoppingCosts,
     StoppingTable,
+    beta_prior_region,
     fit_beta_prior,
     fit_grid_prior,
     stopping_table,
@@ -136,3 +138,56 @@ def test_stopping_table_matches_a_brute_force_recursion() -> None:
     assert actions[0] == table.action[2, 1]
     assert costs_to_come[1] == table.cost[0, 6]  # counts past the horizon read the horizon
     assert math.isfinite(float(costs_to_come[0]))
+
+
+# ------------------------------------------------------------------ the hyperparameter region
+FloatArray = NDArray[np.float64]
+
+
+def _beta_crowd(size: int, answers: int, seed: int) -> tuple[FloatArray, FloatArray]:
+    rng = np.random.default_rng(seed)
+    accuracy = rng.beta(8.0, 3.0, size)
+    counts = np.full(size, float(answers))
+    return rng.binomial(answers, accuracy).astype(np.float64), counts
+
+
+def test_region_holds_the_fit_and_every_prior_within_the_likelihood_ratio() -> None:
+    successes, counts = _beta_crowd(200, 3, 1)
+    region = beta_prior_region(successes, counts, level=0.95)
+    fitted = fit_beta_prior(successes, counts)
+    np.testing.assert_allclose(region.weights[:, 0], fitted.weights)
+    np.testing.assert_allclose(region.weights.sum(axis=0), 1.0)
+    # Each member's log marginal likelihood is within chi2_2(0.95) / 2 = 3.0 of the best.
+    lik = np.exp(fitted.log_likelihood(successes, counts))
+    fit = np.log(lik @ region.weights).sum(axis=0)
+    assert fit.max() - fit.min() <= -math.log(0.05) + 1e-9
+    assert region.weights.shape[1] > 5  # three answers each leave the dispersion open
+
+
+def test_region_narrows_as_answers_grow() -> None:
+    widths = []
+    for answers in (3, 10, 40):
+        successes, counts = _beta_crowd(200, answers, 2)
+        region = beta_prior_region(successes, counts, level=0.95)
+        low, high = region.prob_below_range([0.0], [3.0], 0.6)
+        widths.append(float(high[0] - low[0]))
+    assert widths[0] > widths[1] > widths[2] >= 0.0, widths
+
+
+def test_prob_below_range_brackets_each_member() -> None:
+    successes, counts = _beta_crowd(100, 5, 3)
+    region = beta_prior_region(successes, counts, level=0.9)
+    s, n = np.array([0.0, 2.0, 5.0]), np.array([3.0, 5.0, 5.0])
+    low, high = region.prob_below_range(s, n, 0.6)
+    for column in range(region.weights.shape[1]):
+        member = GridPrior(region.grid, region.weights[:, column])
+        p = member.prob_below(s, n, 0.6)
+        assert np.all(low <= p + 1e-12) and np.all(p <= high + 1e-12)
+
+
+def test_region_is_the_uniform_before_two_workers_have_two_answers() -> None:
+    region = beta_prior_region([1.0, 0.0, 1.0], [1.0, 1.0, 2.0])
+    assert region.weights.shape[1] == 1
+    np.testing.assert_allclose(region.weights[:, 0], GridPrior.uniform().weights)
+    with pytest.raises(ValueError, match="level"):
+        beta_prior_region([1.0], [2.0], level=1.0)
