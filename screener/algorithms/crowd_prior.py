@@ -5,7 +5,7 @@ Real workers answer a few dozen gold questions at most, far too few for a family
 frequentist guarantee. What a requester can use is how the crowd itself is distributed: most
 crowds are mostly good workers plus a tail of spammers, and that is visible after a few
 answers from everyone. ``CrowdPrior`` fits the distribution of worker accuracy from all the
-answers so far (a Beta by default, ``screener.stats.fit_beta_prior``), gives each worker the
+answers so far (a Beta by default, ``screener.stats.prior.fit_beta_prior``), gives each worker the
 posterior probability of being below the bar, and decides:
 
 * posterior mode (default): BAN when ``P(accuracy < bar) >= 1 - q``, ACCEPT when it is at most
