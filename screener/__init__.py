@@ -17,6 +17,7 @@ from screener.algorithms import (
     WeightedRoundRobin,
     create_algorithm,
 )
+from screener.api import arun, run
 from screener.errors import ScreenerError
 from screener.pool import WorkerPool, demo_pool, load_pool_csv, synthetic_pool
 from screener.simulation import BernoulliRewards, BetaRewards, simulate
@@ -35,9 +36,11 @@ __all__ = [
     "WeightedRoundRobin",
     "WorkerPool",
     "__version__",
+    "arun",
     "create_algorithm",
     "demo_pool",
     "load_pool_csv",
+    "run",
     "simulate",
     "synthetic_pool",
 ]

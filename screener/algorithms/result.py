@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from screener.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas
 
 __all__ = ["Decision", "Result", "StopReason", "Threshold", "WorkerResult"]
 
@@ -87,6 +92,22 @@ class Result:
     released_pulls: int
     threshold: Threshold | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: The workers' names by arm, once the result is tied to a pool (``named``); else empty.
+    names: tuple[str, ...] = ()
+    #: The journaled run this result belongs to, where there is one.
+    run_id: str | None = None
+
+    def named(self, names: Sequence[str], run_id: str | None = None) -> Result:
+        """This result with the workers' names (one per arm) and the run id attached."""
+        if len(names) != len(self.workers):
+            raise ConfigError(
+                f"{len(names)} names for {len(self.workers)} workers",
+                "give one name per worker, in arm order (e.g. pool.workers)",
+            )
+        return replace(self, names=tuple(names), run_id=run_id)
+
+    def name(self, arm: int) -> str | None:
+        return self.names[arm] if self.names else None
 
     @property
     def finished(self) -> bool:
@@ -128,8 +149,30 @@ class Result:
                 "upper": _json_float(threshold.upper),
             },
             "extra": dict(self.extra),
-            "workers": [w.to_dict() for w in self.ranking],
+            "run_id": self.run_id,
+            "workers": [{"worker": self.name(w.arm), **w.to_dict()} for w in self.ranking],
         }
+
+    def to_dataframe(self) -> pandas.DataFrame:
+        """One row per worker, ranked (pandas, the optional ``crowd-screener[pandas]`` extra):
+        worker name (when named), arm, decision, leaning, estimate, interval, questions
+        answered and pending, rank, score and the reason."""
+        try:
+            import pandas
+        except ImportError:
+            raise ConfigError(
+                "Result.to_dataframe needs pandas, which is not installed",
+                "pip install 'crowd-screener[pandas]'",
+            ) from None
+        rows = self.to_dict()["workers"]
+        frame = pandas.DataFrame.from_records(rows, columns=_FRAME_COLUMNS)
+        return frame.set_index("rank")
+
+
+_FRAME_COLUMNS = (
+    "worker", "arm", "decision", "leaning", "estimate", "lower", "upper", "pulls", "pending",
+    "rank", "score", "reason",
+)  # fmt: skip
 
 
 def _json_float(value: float) -> float | None:

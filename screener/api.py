@@ -1,0 +1,97 @@
+"""Screening from Python: one call from a script or a notebook, journaled like the CLI's runs.
+
+``run`` blocks until the run stops and works both where no event loop runs (a script) and
+inside one (Jupyter, where the cell's loop is already running: the run then gets its own loop
+in a worker thread, so nothing needs patching); ``arun`` is the same as a coroutine. Both
+validate everything before the first question, journal every answer, and return the result
+with the workers' names and the run id attached (``Result.to_dataframe``, ``Result.to_dict``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import tempfile
+from collections.abc import Mapping
+from typing import Any
+
+from screener.algorithms import Result
+from screener.orchestrator import Progress, RunOptions
+from screener.pool import WorkerPool, demo_pool
+from screener.session import RunPlan, default_pool, start_run
+
+__all__ = ["arun", "run"]
+
+
+def run(
+    pool: WorkerPool | None = None,
+    *,
+    algorithm: str = "wrr",
+    params: Mapping[str, Any] | None = None,
+    oracle: str = "simulated",
+    oracle_options: Mapping[str, Any] | None = None,
+    db: str | os.PathLike[str] | None = None,
+    seed: int = 0,
+    options: RunOptions | None = None,
+    progress: Progress | None = None,
+) -> Result:
+    """Screen ``pool`` with ``algorithm`` against ``oracle`` and return the named result.
+
+    ``pool``: the workers (default: the oracle's own, e.g. a dataset's, else the 30-worker
+    demo). ``params``: the algorithm's parameters (``screener algorithms NAME`` lists them).
+    ``db``: the SQLite file (or database URL) the run is journaled in, so that
+    ``screener report RUN_ID --db FILE`` shows it again and ``screener run --resume`` continues
+    it; default: a temporary file, removed afterwards (``result.run_id`` then names nothing).
+
+    Examples:
+        >>> import screener
+        >>> pool = screener.synthetic_pool(12, 2, seed=1)
+        >>> result = screener.run(pool, algorithm="toloka-rule", params={"threshold": 0.6})
+        >>> result.condition_met, result.names[:2]
+        (True, ('w01', 'w02'))
+        >>> banned = [result.name(w.arm) for w in result.workers if w.decision == "below"]
+    """
+    coroutine = arun(
+        pool, algorithm=algorithm, params=params, oracle=oracle, oracle_options=oracle_options,
+        db=db, seed=seed, options=options, progress=progress,
+    )  # fmt: skip
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop here (a script): run one
+        return asyncio.run(coroutine)
+    # Called from inside a running loop (a notebook cell): that loop cannot be re-entered,
+    # so the run gets a loop of its own in a worker thread, and this call waits for it.
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="screener-run") as pool_:
+        return pool_.submit(asyncio.run, coroutine).result()
+
+
+async def arun(
+    pool: WorkerPool | None = None,
+    *,
+    algorithm: str = "wrr",
+    params: Mapping[str, Any] | None = None,
+    oracle: str = "simulated",
+    oracle_options: Mapping[str, Any] | None = None,
+    db: str | os.PathLike[str] | None = None,
+    seed: int = 0,
+    options: RunOptions | None = None,
+    progress: Progress | None = None,
+) -> Result:
+    """``run`` as a coroutine, for code that already runs an event loop."""
+    chosen = pool if pool is not None else _default_pool(oracle, oracle_options or {})
+    plan = RunPlan(
+        pool=chosen, algorithm=algorithm, params=dict(params or {}), oracle=oracle,
+        oracle_options=dict(oracle_options or {}), seed=seed, options=options or RunOptions(),
+    )  # fmt: skip
+    if db is not None:
+        run_id, result = await start_run(plan, os.fspath(db), progress=progress)
+        return result.named(chosen.workers, run_id)
+    with tempfile.TemporaryDirectory(prefix="screener-") as folder:
+        run_id, result = await start_run(plan, os.path.join(folder, "run.db"), progress=progress)
+    return result.named(chosen.workers, run_id)
+
+
+def _default_pool(oracle: str, options: Mapping[str, Any]) -> WorkerPool:
+    own = default_pool(oracle, options)
+    return own if own is not None else demo_pool()

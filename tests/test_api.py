@@ -1,0 +1,83 @@
+"""The Python API: ``screener.run`` from a script and from inside a running event loop (as in
+a notebook), ``arun``, named results, ``to_dataframe``, and the docstring examples."""
+
+from __future__ import annotations
+
+import asyncio
+import doctest
+from pathlib import Path
+
+import pytest
+
+import screener
+import screener.api
+from screener import Decision, Result
+from screener.errors import ConfigError
+from screener.session import load_result
+
+POOL = screener.synthetic_pool(12, 2, seed=1)
+ALGORITHM = "confident-thresholding"
+PARAMS = {"threshold": 0.65, "eps": 0.1}
+
+
+def _check(result: Result) -> None:
+    assert result.condition_met
+    assert result.names == POOL.workers
+    banned = {result.name(w.arm) for w in result.workers if w.decision is Decision.BELOW}
+    assert banned == {"w10", "w11"}  # the two synthetic outliers, accuracies 0.504 and 0.525
+
+
+def test_run_from_a_script_is_journaled_in_the_given_file(tmp_path: Path) -> None:
+    db = tmp_path / "api.db"
+    result = screener.run(POOL, algorithm=ALGORITHM, params=PARAMS, db=db, seed=3)
+    _check(result)
+    assert result.run_id is not None
+    record, stored = load_result(str(db), result.run_id)
+    assert record.algorithm == ALGORITHM
+    assert stored.to_dict() == {**result.to_dict(), "run_id": None, "workers": [
+        {**line, "worker": None} for line in result.to_dict()["workers"]
+    ]}  # fmt: skip
+
+
+def test_run_inside_a_running_event_loop_as_in_a_notebook() -> None:
+    async def cell() -> tuple[Result, bool]:
+        result = screener.run(POOL, algorithm=ALGORITHM, params=PARAMS, seed=3)
+        return result, asyncio.get_running_loop().is_running()
+
+    result, loop_still_running = asyncio.run(cell())
+    _check(result)
+    assert loop_still_running
+
+
+def test_arun_equals_run_on_the_same_seed() -> None:
+    awaited = asyncio.run(screener.arun(POOL, algorithm=ALGORITHM, params=PARAMS, seed=5))
+    called = screener.run(POOL, algorithm=ALGORITHM, params=PARAMS, seed=5)
+    _check(awaited)
+    assert [w.to_dict() for w in awaited.workers] == [w.to_dict() for w in called.workers]
+
+
+def test_named_results_carry_names_into_dict_and_dataframe() -> None:
+    pandas = pytest.importorskip("pandas", reason="pandas is the optional [pandas] extra")
+    result = screener.run(POOL, algorithm=ALGORITHM, params=PARAMS, seed=3)
+    data = result.to_dict()
+    assert data["run_id"] == result.run_id
+    assert [line["worker"] for line in data["workers"]] == [
+        POOL.workers[w.arm] for w in result.ranking
+    ]
+    frame = result.to_dataframe()
+    assert isinstance(frame, pandas.DataFrame)
+    assert list(frame.index) == [w.rank for w in result.ranking]
+    assert list(frame["worker"]) == [POOL.workers[w.arm] for w in result.ranking]
+    assert set(frame.loc[frame["decision"] == "below", "worker"]) == {"w10", "w11"}
+    assert frame["pulls"].sum() == result.total_pulls
+
+
+def test_names_must_match_the_workers() -> None:
+    result = screener.run(POOL, algorithm=ALGORITHM, params=PARAMS, seed=3)
+    with pytest.raises(ConfigError, match="12 workers"):
+        result.named(("a", "b"))
+
+
+def test_docstring_examples_run() -> None:
+    failures, tried = doctest.testmod(screener.api, verbose=False)
+    assert tried >= 3 and failures == 0
