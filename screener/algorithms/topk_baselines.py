@@ -300,8 +300,19 @@ class CLUCBPAC(Algorithm):
 
     Pending: the step uses answers only. A batch hands out distinct workers of M xor M~ by
     radius, skipping workers with a pull in flight (their answers are what the next step
-    needs), so ``ask(k)`` equals k calls of ``ask(1)``; WAIT when every one of them is in
-    flight. The first answers go out in index order; the steps begin when all are back.
+    needs). The first answers go out in index order; the steps begin when all are back.
+
+    Under concurrency: once every worker of M xor M~ has a pull in flight, the rest of the
+    window is filled with the steps that would follow if the pulls in flight came back at
+    the current means (a constant liar, as Optuna counts running trials): counts and t
+    include the pending pulls, M stays (the means do not move), the radii shrink, and each
+    further slot goes to the worker of the liar's M xor M~ with the largest liar radius,
+    one slot at a time. For top-1 that is the pair's next pulls, then the next most
+    ambiguous workers by the same index. Filling stops (WAIT) when the liar's stopping rule
+    holds: the pulls in flight are then likely to end the run. ``ask(k)`` equals k calls of
+    ``ask(1)``; with one pull at a time nothing is ever pending at ``ask``, so the pulls are
+    exactly the paper's. Decisions use answers only, and the radii hold for any sampling
+    rule (the union is over t and the counts), so the promise is unchanged.
     Unavailable workers are skipped; one without any answer blocks the rule for good (so
     does one that left with fewer than ``min_answers``). Every decision comes with the stop,
     after the initial answers, so none rests on fewer than ``min_answers``; the radii and
@@ -370,16 +381,19 @@ class CLUCBPAC(Algorithm):
         if self._too_few_answers().any():  # the initial answers are not all in
             self.gap, self._order = math.nan, _EMPTY
             return
-        adjusted = np.where(self.chosen, self.means - self.radius, self.means + self.radius)
-        rival = np.zeros(self.n_arms, dtype=bool)
-        rival[top_by_mean(adjusted, every, self.k)] = True
-        # Summed over the symmetric difference only: exactly 0 when M~ = M.
-        self.gap = float(
-            adjusted[rival & ~self.chosen].sum() - adjusted[self.chosen & ~rival].sum()
-        )
-        differ = np.flatnonzero(rival ^ self.chosen)
-        self._order = top_by_mean(self.radius, differ, differ.size)
+        self.gap, self._order = self._step_at(self.radius)
         self._done = self.gap <= self.eps * self.k
+
+    def _step_at(self, radius: FloatArray) -> tuple[float, IntArray]:
+        """CLUCB's step at these radii: the gap w~(M~) - w~(M) and M xor M~ by radius,
+        largest first."""
+        adjusted = np.where(self.chosen, self.means - radius, self.means + radius)
+        rival = np.zeros(self.n_arms, dtype=bool)
+        rival[top_by_mean(adjusted, np.arange(self.n_arms, dtype=np.int64), self.k)] = True
+        # Summed over the symmetric difference only: exactly 0 when M~ = M.
+        gap = float(adjusted[rival & ~self.chosen].sum() - adjusted[self.chosen & ~rival].sum())
+        differ = np.flatnonzero(rival ^ self.chosen)
+        return gap, top_by_mean(radius, differ, differ.size)
 
     def _condition_met(self) -> bool:
         return self._done
@@ -392,7 +406,30 @@ class CLUCBPAC(Algorithm):
             return water_fill(candidates[short], effective[short], self.min_answers, limit)
         order = self._order
         free = self.available[order] & (self.pending[order] == 0)
-        return np.asarray(order[free][:limit], dtype=np.int64)
+        picks = np.asarray(order[free][:limit], dtype=np.int64)
+        if picks.size == limit:
+            return picks
+        return np.concatenate([picks, self._liar_fill(limit - picks.size, picks)])
+
+    def _liar_fill(self, room: int, picks: IntArray) -> IntArray:
+        """Up to ``room`` further pulls: the constant liar's steps (see the docstring)."""
+        pending = self.pending + np.bincount(picks, minlength=self.n_arms)
+        counts = self.stats.count + pending
+        t = self.n_answered + int(pending.sum())
+        filled: list[int] = []
+        for _ in range(room):
+            radius = clucb_radius(counts, t, self.n_arms, self.delta, self.width)
+            gap, order = self._step_at(radius)
+            if gap <= self.eps * self.k:
+                break  # the answers in flight would likely end the run
+            order = order[self.available[order]]
+            if order.size == 0:
+                break
+            arm = int(order[0])
+            filled.append(arm)
+            counts[arm] += 1
+            t += 1
+        return np.array(filled, dtype=np.int64)
 
     def _can_progress(self) -> bool:
         blocked = self._too_few_answers() & ~self.available & (self.pending == 0)
