@@ -3,16 +3,15 @@
 CLUCB-PAC used to keep at most two pulls in flight for top-1 (the two workers of M xor M~,
 one each) whatever the window; it now fills the window with the constant liar's next steps
 (see ``CLUCBPAC``'s docstring, "Under concurrency"). These tests pin the in-flight count, the
-rule's stop, and ``ask(k)`` = k x ``ask(1)`` once the fill is in play.
+rule's stop; ``ask(k)`` = k x ``ask(1)`` with the fill in play is in test_topk_baselines.py.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from numpy.typing import NDArray
 
-from screener.algorithms import CLUCBPAC, Ask, AskState
+from screener.algorithms import CLUCBPAC, AskState
 from screener.algorithms.topk_baselines import clucb_radius
 
 
@@ -71,23 +70,3 @@ def test_clucb_fill_stops_where_the_liar_would_stop() -> None:
         t += 1
     assert min(gaps) > alg.eps  # every pull handed out was still needed by the liar
     assert _liar_gap(alg, counts, t) <= alg.eps  # and not one more
-
-
-@pytest.mark.parametrize("size", [5, 17, 64])
-def test_clucb_ask_k_equals_k_asks_of_one_while_filling(size: int) -> None:
-    def fresh() -> CLUCBPAC:
-        alg = CLUCBPAC(12, k=3, eps=0.05, delta=0.1)
-        rng = np.random.default_rng(8)
-        for _ in range(60):  # past the first answers, uneven counts
-            ask = alg.ask(1)
-            alg.tell_many(ask.ids, rng.random(1))
-        return alg
-
-    batched, single = fresh(), fresh()
-    big = batched.ask(size)
-    ones: list[Ask] = []
-    while len(ones) < size and (one := single.ask(1)).state is AskState.PULL:
-        ones.append(one)
-    assert len(big) == len(ones) == size  # the fill reaches the full window here
-    np.testing.assert_array_equal(big.arms, np.concatenate([a.arms for a in ones]))
-    np.testing.assert_array_equal(big.ids, np.concatenate([a.ids for a in ones]))
