@@ -1,49 +1,158 @@
-"""Reports: a ranked table for people, JSON for programs."""
+"""Reports: a ranked table for people (fitted to the terminal), JSON and CSV for programs."""
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import re
+import shutil
+import sys
+import textwrap
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from screener.algorithms import Decision, Result, StopReason, WorkerResult
+from screener.algorithms._checks import check_choice, check_count
 from screener.pool import WorkerPool
 
-__all__ = ["render_comparison", "render_json", "render_table"]
+__all__ = [
+    "FORMATS",
+    "ONLY",
+    "Only",
+    "decision_counts",
+    "describe_status",
+    "render_comparison",
+    "render_csv",
+    "render_json",
+    "render_table",
+    "shown_workers",
+    "terminal_width",
+]
+
+#: What ``--format`` prints.
+FORMATS = ("table", "json", "csv")
+Only = Literal["decided", "undecided"]
+#: The choices of ``--only``.
+ONLY: tuple[Only, ...] = ("decided", "undecided")
+
+#: Columns of the CSV report, one row per worker.
+_CSV_COLUMNS = (
+    "rank", "worker", "decision", "leaning", "estimate", "lower", "upper", "pulls", "pending",
+    "score", "reason",
+)  # fmt: skip
 
 
-def render_json(result: Result, pool: WorkerPool, run_id: str | None = None) -> dict[str, Any]:
-    """The result as plain data, workers named, ranked."""
+def shown_workers(
+    result: Result, *, only: Only | None = None, limit: int | None = None
+) -> tuple[WorkerResult, ...]:
+    """The workers a report lists, in rank order: only the decided or only the undecided ones
+    when ``only`` says so, then the first ``limit`` of them."""
+    ranked = result.ranking
+    if only is not None:
+        check_choice("only", only, ONLY)
+        want_undecided = only == "undecided"
+        ranked = tuple(w for w in ranked if (w.decision is Decision.UNDECIDED) == want_undecided)
+    if limit is not None:
+        ranked = ranked[: check_count("limit", limit, 1, "show at least one worker, e.g. 10")]
+    return ranked
+
+
+def terminal_width() -> int | None:
+    """Columns of the terminal on stdout (COLUMNS, when set, wins); None when stdout is a pipe
+    or a file, whose lines are then never cut or wrapped.
+
+    Only a terminal counts, not COLUMNS alone: a process that loaded GNU readline exports
+    COLUMNS to its children (pytest does), which would otherwise wrap what they pipe.
+    """
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns or None
+
+
+def render_json(
+    result: Result,
+    pool: WorkerPool,
+    run_id: str | None = None,
+    *,
+    only: Only | None = None,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """The result as plain data, workers named, ranked (``only`` and ``limit`` as in
+    ``shown_workers``)."""
     data = result.to_dict()
+    shown = {w.arm for w in shown_workers(result, only=only, limit=limit)}
+    data["workers"] = [line for line in data["workers"] if line["arm"] in shown]
     for line in data["workers"]:
         line["worker"] = pool.workers[line["arm"]]
     data["run_id"] = run_id
     return data
 
 
-def render_table(result: Result, pool: WorkerPool, run_id: str | None = None) -> str:
-    """A ranked report: headline, stopping status, threshold, then one row per worker."""
-    lines = [_headline(result, pool, run_id), _status(result)]
+def render_csv(
+    result: Result, pool: WorkerPool, *, only: Only | None = None, limit: int | None = None
+) -> str:
+    """One row per worker, ranked, under a header (``only`` and ``limit`` as in
+    ``shown_workers``); undefined numbers (no answers yet) are empty cells."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(_CSV_COLUMNS)
+    for w in shown_workers(result, only=only, limit=limit):
+        numbers = (w.estimate, w.lower, w.upper)
+        writer.writerow(
+            [w.rank, pool.workers[w.arm], w.decision.value, w.leaning.value,
+             *(_csv_float(x) for x in numbers), w.pulls, w.pending,
+             "" if w.score is None else _csv_float(w.score), w.reason]
+        )  # fmt: skip
+    return out.getvalue()
+
+
+def render_table(
+    result: Result,
+    pool: WorkerPool,
+    run_id: str | None = None,
+    *,
+    width: int | None = None,
+    only: Only | None = None,
+    limit: int | None = None,
+) -> str:
+    """A ranked report: headline, stopping status, workers per decision, threshold, then one
+    row per worker (``only`` and ``limit`` as in ``shown_workers``).
+
+    A reason that several listed workers share is printed once, as a numbered note under the
+    table. ``width`` (terminal columns; None: no limit) wraps the lines above the table,
+    shortens long worker names in the middle and turns reasons that would not fit in their
+    row into notes too.
+    """
+    head = [
+        _headline(result, pool, run_id),
+        f"status: {describe_status(result)}",
+        _counts_line(result),
+    ]
     if result.threshold is not None:
         t = result.threshold
         if t.lower == t.upper == t.estimate:  # a bar the requester gave, not an estimate
-            lines.append(f"threshold: {_num(t.estimate)} (given)")
+            head.append(f"threshold: {_num(t.estimate)} (given)")
         else:
-            lines.append(
+            head.append(
                 f"threshold: {_num(t.estimate)}  interval [{_num(t.lower)}, {_num(t.upper)}]"
             )
-    lines.append(
+    head.append(
         f"pulls: {result.total_pulls:,} answered, {result.pending_pulls:,} pending, "
         f"{result.released_pulls:,} released (timed out, failed, cancelled or not sent)"
     )
     bound = result.extra.get("max_questions_per_worker")
     if bound is not None:
-        lines.append(f"at most {bound:,} gold questions per worker, by construction")
-    lines.extend(_highlights(result, pool))
+        head.append(f"at most {bound:,} gold questions per worker, by construction")
+    head.extend(_highlights(result, pool))
+    shown = shown_workers(result, only=only, limit=limit)
+    if len(shown) < len(result.workers):
+        head.append(_listed(len(shown), len(result.workers), only, limit))
+    lines = [wrapped for line in head for wrapped in _wrap(line, width)]
     lines.append("")
-    lines.extend(_rows(result, pool))
+    lines.extend(_rows(shown, pool, width, only))
     return "\n".join(lines)
 
 
@@ -55,7 +164,7 @@ def render_comparison(
     lines = []
     for label, result in zip(labels, (first, second), strict=True):
         lines.append(f"{label}: {_headline(result, pool, None)}")
-        lines.append(f"  {_status(result)}")
+        lines.append(f"  status: {describe_status(result)}")
         lines.append(f"  pulls: {result.total_pulls:,}")
         lines.extend(f"  {line}" for line in _highlights(result, pool))
     width = max(6, *(len(w) for w in pool.workers))
@@ -65,6 +174,72 @@ def render_comparison(
     for w in second.ranking:
         lines.append(f"{pool.workers[w.arm]:<{width}}  {_cell(before[w.arm])}  {_cell(w)}")
     return "\n".join(lines)
+
+
+def describe_status(result: Result) -> str:
+    """Whether the run stopped, and if so whether its promise holds, in one sentence."""
+    if result.stop_reason is StopReason.BUDGET_SPENT and result.extra.get("fixed_budget"):
+        return f"budget spent (fixed-budget algorithm): {result.guarantee}"
+    if result.stop_reason is None:
+        return "still running (no stopping condition yet): decisions are provisional"
+    if result.condition_met:
+        promise = result.guarantee or "heuristic stopping rule, no statistical guarantee"
+        levels = [
+            f"{name} = {result.params[name]}"
+            for name in _LEVELS
+            if name in result.params and re.search(rf"\b{name}\b", promise)
+        ]
+        if result.guarantee and levels:
+            promise += f" ({', '.join(levels)})"
+        return f"stopping condition met: {promise}"
+    return (
+        f"CONDITION NOT MET ({result.stop_reason.value}): undecided workers show "
+        "the current best guess under 'leaning'; it carries no guarantee"
+    )
+
+
+def decision_counts(result: Result) -> dict[str, int]:
+    """Workers per decision (each decision the result gives, and undecided always), then, when
+    any, how many ran out of gold questions ("exhausted") or left otherwise ("unavailable").
+
+    The last two are read off the reasons, which the algorithms start with "unavailable: ..."
+    where leaving is what the worker's line rests on: a worker decided before it left counts
+    under its decision only.
+    """
+    decisions = Counter(w.decision for w in result.workers)
+    counts = {d.value: decisions[d] for d in Decision if decisions[d] or d is Decision.UNDECIDED}
+    away = Counter(_away(w.reason) for w in result.workers)
+    counts.update((kind, away[kind]) for kind in ("exhausted", "unavailable") if away[kind])
+    return counts
+
+
+#: Parameters that set a promise's error level, named beside it in the status line when the
+#: promise's text uses them.
+_LEVELS = ("delta", "q", "eps")
+
+
+def _listed(shown: int, total: int, only: Only | None, limit: int | None) -> str:
+    which = [f"{only} only"] if only else []
+    if limit is not None:
+        which.append(f"the first {limit:,} by rank")
+    return f"listed: {shown:,} of {total:,} workers ({'; '.join(which)})"
+
+
+def _counts_line(result: Result) -> str:
+    counts = decision_counts(result)
+    decided = [f"{n:,} {name}" for name, n in counts.items() if name not in _AWAY]
+    away = [f"{n:,} {name}" for name, n in counts.items() if name in _AWAY]
+    return f"workers: {', '.join(decided)}" + (f" ({', '.join(away)})" if away else "")
+
+
+_AWAY = ("exhausted", "unavailable")
+
+
+def _away(reason: str) -> str | None:
+    """'exhausted', 'unavailable' or None, read off a worker's reason."""
+    if not reason.startswith("unavailable: "):
+        return None
+    return "exhausted" if reason.startswith("unavailable: exhausted") else "unavailable"
 
 
 def _cell(line: WorkerResult) -> str:
@@ -96,63 +271,124 @@ def _highlights(result: Result, pool: WorkerPool) -> list[str]:
     return lines
 
 
-def _status(result: Result) -> str:
-    if result.stop_reason is StopReason.BUDGET_SPENT and result.extra.get("fixed_budget"):
-        return f"status: budget spent (fixed-budget algorithm): {result.guarantee}"
-    if result.stop_reason is None:
-        return "status: still running (no stopping condition yet): decisions are provisional"
-    if result.condition_met:
-        promise = result.guarantee or "heuristic stopping rule, no statistical guarantee"
-        levels = [
-            f"{name} = {result.params[name]}"
-            for name in _LEVELS
-            if name in result.params and re.search(rf"\b{name}\b", promise)
+#: Narrowest worker column a terminal width may squeeze names to, and the room a reason
+#: column needs at least (its header; a note number such as "[12]" is shorter).
+_MIN_NAME = 8
+_MIN_REASON = len("reason")
+#: Columns given up, in this order, when a terminal is too narrow for every column.
+_DROPPABLE = ("interval",)
+
+
+@dataclass(frozen=True)
+class _Column:
+    header: str
+    cells: list[str]
+    right: bool = False  # numbers are right-aligned
+
+    @property
+    def width(self) -> int:
+        return max(len(self.header), *map(len, self.cells))
+
+
+def _rows(
+    shown: Sequence[WorkerResult], pool: WorkerPool, width: int | None, only: Only | None
+) -> list[str]:
+    """The table of ``shown`` with its notes; fitted to ``width`` columns when given (see
+    ``render_table``), the interval column dropped if even short names do not fit."""
+    if not shown:
+        return [f"no {only} workers" if only else "no workers"]
+    columns = _columns(shown, pool)
+    widths = {key: column.width for key, column in columns.items()}
+    widths["worker"] = max(widths["worker"], 6)
+    room = None if width is None else _fit(widths, width)
+    columns = {key: columns[key] for key in widths}
+    notes = _notes([w.reason for w in shown], room)
+    reasons = [f"[{notes[w.reason]}]" if w.reason in notes else w.reason for w in shown]
+
+    def line(cells: Sequence[str], reason: str) -> str:
+        parts = [
+            f"{_shorten(cell, widths[key]):{'>' if column.right else '<'}{widths[key]}}"
+            for (key, column), cell in zip(columns.items(), cells, strict=True)
         ]
-        if result.guarantee and levels:
-            promise += f" ({', '.join(levels)})"
-        return f"status: stopping condition met: {promise}"
-    return (
-        f"status: CONDITION NOT MET ({result.stop_reason.value}): undecided workers show "
-        "the current best guess under 'leaning'; it carries no guarantee"
-    )
+        return "  ".join([*parts, reason])
 
-
-#: Parameters that set a promise's error level, named beside it in the status line when the
-#: promise's text uses them.
-_LEVELS = ("delta", "q", "eps")
-
-
-def _rows(result: Result, pool: WorkerPool) -> Sequence[str]:
-    width = max(6, *(len(w) for w in pool.workers))
-    header = (
-        f"{'rank':>4}  {'worker':<{width}}  {'decision':<9}  {'leaning':<8}  "
-        f"{'estimate':>8}  {'interval':<15}  {'pulls':>7}  reason"
-    )
-    rows = [header]
-    notes = _shared_reasons([w.reason for w in result.ranking])
-    for w in result.ranking:
-        leaning = "" if w.decision is not Decision.UNDECIDED else w.leaning.value
-        interval = f"[{_num(w.lower)}, {_num(w.upper)}]"
-        reason = f"[{notes[w.reason]}]" if w.reason in notes else w.reason
-        rows.append(
-            f"{w.rank:>4}  {pool.workers[w.arm]:<{width}}  {w.decision.value:<9}  "
-            f"{leaning:<8}  {_num(w.estimate):>8}  {interval:<15}  {w.pulls:>7,}  {reason}"
-        )
+    rows = [line([column.header for column in columns.values()], "reason")]
+    for index, reason in enumerate(reasons):
+        rows.append(line([column.cells[index] for column in columns.values()], reason))
     if notes:
         rows.append("")
-        rows.extend(f"[{number}] {reason}" for reason, number in notes.items())
+        for reason, number in notes.items():
+            rows.extend(_wrap(f"[{number}] {reason}", width))
     return rows
 
 
-#: Reasons longer than this that several workers share are printed once, under the table.
-_NOTE_LENGTH = 60
+def _fit(widths: dict[str, int], width: int) -> int:
+    """Make rows fit in ``width``: drop columns (``_DROPPABLE``) until short names would fit,
+    then shorten the worker column as needed; return the room left for the reason."""
+    names = widths["worker"]
+    shortest = min(_MIN_NAME, names)
+    for key in _DROPPABLE:
+        if _spare(widths, width) + names - shortest >= _MIN_REASON:
+            break
+        del widths[key]
+    widths["worker"] = max(shortest, names + min(0, _spare(widths, width) - _MIN_REASON))
+    return max(_MIN_REASON, _spare(widths, width))
 
 
-def _shared_reasons(reasons: Sequence[str]) -> dict[str, int]:
-    """Long reasons given to more than one worker, numbered in order of first appearance."""
+def _spare(widths: dict[str, int], width: int) -> int:
+    """Columns left for the reason: every other column is followed by two spaces."""
+    return width - sum(widths.values()) - 2 * len(widths)
+
+
+def _columns(shown: Sequence[WorkerResult], pool: WorkerPool) -> dict[str, _Column]:
+    """Every column but the reason; "leaning" only when a listed worker is undecided."""
+    undecided = [w.decision is Decision.UNDECIDED for w in shown]
+    columns = {
+        "rank": _Column("rank", [str(w.rank) for w in shown], right=True),
+        "worker": _Column("worker", [pool.workers[w.arm] for w in shown]),
+        "decision": _Column("decision", [w.decision.value for w in shown]),
+        "leaning": _Column(
+            "leaning", [w.leaning.value if u else "" for w, u in zip(shown, undecided, strict=True)]
+        ),
+        "estimate": _Column("estimate", [_num(w.estimate) for w in shown], right=True),
+        "interval": _Column("interval", [f"[{_num(w.lower)}, {_num(w.upper)}]" for w in shown]),
+        "pulls": _Column("pulls", [f"{w.pulls:,}" for w in shown], right=True),
+    }
+    if not any(undecided):
+        del columns["leaning"]
+    return columns
+
+
+def _notes(reasons: Sequence[str], room: int | None) -> dict[str, int]:
+    """Reasons printed once under the table, numbered in order of first appearance: those
+    several workers share, and those longer than ``room`` (the reason column's width)."""
     counts = Counter(reasons)
-    shared = [r for r in dict.fromkeys(reasons) if counts[r] > 1 and len(r) > _NOTE_LENGTH]
-    return {reason: number for number, reason in enumerate(shared, start=1)}
+    noted = [
+        r for r in dict.fromkeys(reasons) if counts[r] > 1 or (room is not None and len(r) > room)
+    ]
+    return {reason: number for number, reason in enumerate(noted, start=1)}
+
+
+def _shorten(name: str, width: int) -> str:
+    """``name`` cut to ``width`` characters in the middle, keeping its start and its end,
+    where worker ids (numbered names, emails, platform hashes) differ: 'A1B2C3D4E5F6G7' at
+    width 9 -> 'A1B2…F6G7'."""
+    if len(name) <= width:
+        return name
+    tail = (width - 1) // 2
+    return f"{name[: width - 1 - tail]}…{name[len(name) - tail :]}"
+
+
+def _wrap(line: str, width: int | None) -> list[str]:
+    if width is None or len(line) <= width or not line:
+        return [line]
+    return textwrap.wrap(
+        line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    )
+
+
+def _csv_float(value: float) -> str:
+    return repr(float(value)) if math.isfinite(value) else ""
 
 
 def _num(value: float) -> str:

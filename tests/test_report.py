@@ -1,13 +1,20 @@
-"""The ranked table: threshold line, shared long reasons as notes, every worker once."""
+"""The reports: the ranked table (counts, notes, fitted to a width), JSON and CSV."""
 
 from __future__ import annotations
 
+import csv
+import io
+import math
+from collections.abc import Sequence
+
 import numpy as np
 
-from screener import BernoulliRewards, WeightedRoundRobin, simulate
-from screener.algorithms.thresholding import LSA, ConfidentThresholding
-from screener.pool import synthetic_pool
-from screener.report import render_table
+from screener import BernoulliRewards, RoundRobin, WeightedRoundRobin, simulate
+from screener.algorithms import Decision, Result, StopReason, WorkerResult
+from screener.algorithms.thresholding import LSA
+from screener.pool import WorkerPool, synthetic_pool
+from screener.report import decision_counts, render_csv, render_json, render_table
+from screener.simulation.recorded import RecordedRewards
 
 POOL = synthetic_pool(8, 1, seed=5)
 
@@ -29,19 +36,126 @@ def test_a_given_bar_is_shown_as_given_and_long_shared_reasons_become_notes() ->
     assert text.count(reason) == 1 and text.splitlines()[-1] == f"[1] {reason}"
 
 
-def test_short_or_unique_reasons_stay_in_their_row() -> None:
-    algorithm = ConfidentThresholding(len(POOL), threshold=0.8, delta=0.1, budget=60)
-    result = simulate(algorithm, BernoulliRewards(_means(), 1))
-    text = render_table(result, POOL).splitlines()
-    reasons = [w.reason for w in result.ranking]
-    shared_long = [r for r in dict.fromkeys(reasons) if reasons.count(r) > 1 and len(r) > 60]
-    assert any(len(r) <= 60 for r in reasons)  # the case under test is present
-    rows = text[text.index(next(t for t in text if t.startswith("rank"))) + 1 :]
-    for row, reason in zip(rows, reasons, strict=False):
-        expected = f"[{shared_long.index(reason) + 1}]" if reason in shared_long else reason
-        assert row.endswith(expected), (row, expected)
-    notes = [line for line in text if line.startswith("[")]
-    assert notes == [f"[{i}] {r}" for i, r in enumerate(shared_long, start=1)]
+def _line(arm: int, decision: Decision, reason: str, pulls: int = 10) -> WorkerResult:
+    estimate = math.nan if pulls == 0 else 0.3 + 0.05 * arm
+    return WorkerResult(
+        arm, estimate, max(0.0, estimate - 0.1) if pulls else 0.0, 1.0, pulls, 0, decision,
+        Decision.NORMAL if decision is Decision.UNDECIDED else decision, reason, arm + 1,
+    )  # fmt: skip
+
+
+def _result(lines: Sequence[WorkerResult], stop: StopReason | None = None) -> Result:
+    """A result as the report sees it, with the reasons and decisions a test needs."""
+    return Result(
+        "wrr", {"k": 2.0, "delta": 0.1}, tuple(lines), stop, RoundRobin.guarantee,
+        sum(w.pulls for w in lines), 0, 0,
+    )  # fmt: skip
+
+
+def _pool(names: list[str]) -> WorkerPool:
+    return WorkerPool(tuple(names), None, "test")
+
+
+SHORT_SHARED = "no answers yet"
+LONG_UNIQUE = "a reason only this worker has, and long: " + "x" * 40
+MIXED = _result(
+    [
+        _line(0, Decision.OUTLIER, "interval clear of the threshold's"),
+        _line(1, Decision.OUTLIER, "interval clear of the threshold's"),
+        _line(2, Decision.NORMAL, "unique and short"),
+        _line(3, Decision.NORMAL, LONG_UNIQUE),
+        _line(4, Decision.UNDECIDED, SHORT_SHARED, pulls=0),
+        _line(5, Decision.UNDECIDED, SHORT_SHARED, pulls=0),
+        _line(6, Decision.UNDECIDED, "unavailable: exhausted: no unseen gold question left"),
+        _line(7, Decision.UNDECIDED, "unavailable: no answer to 5 questions in a row"),
+    ],
+    StopReason.WORKERS_EXHAUSTED,
+)
+
+
+def test_every_repeated_reason_is_a_note_and_unique_ones_stay_in_their_row() -> None:
+    # Layout change (issue 14): a repeated reason is a note whatever its length (it was one
+    # only past 60 characters), so that every algorithm's table stays narrow.
+    text = render_table(MIXED, _pool([f"w{i}" for i in range(8)])).splitlines()
+    rows = text[text.index(next(t for t in text if t.startswith("rank"))) + 1 :][:8]
+    assert [row.rsplit("  ", 1)[1] for row in rows] == [
+        "[1]", "[1]", "unique and short", LONG_UNIQUE, "[2]", "[2]",
+        MIXED.workers[6].reason, MIXED.workers[7].reason,
+    ]  # fmt: skip
+    assert text[-2:] == ["[1] interval clear of the threshold's", f"[2] {SHORT_SHARED}"]
+
+
+def test_counts_per_class_come_first_with_the_exhausted_and_unavailable() -> None:
+    text = render_table(MIXED, _pool([f"w{i}" for i in range(8)])).splitlines()
+    assert text[2] == "workers: 2 outlier, 2 normal, 4 undecided (1 exhausted, 1 unavailable)"
+    assert decision_counts(MIXED) == {
+        "outlier": 2, "normal": 2, "undecided": 4, "exhausted": 1, "unavailable": 1,
+    }  # fmt: skip
+
+
+def test_workers_that_ran_out_of_recorded_answers_are_counted_as_exhausted() -> None:
+    rng = np.random.default_rng(0)
+    records = [
+        np.array([1.0, 0.0, 1.0]) if arm < 2 else (rng.random(400) < 0.8).astype(float)
+        for arm in range(len(POOL))
+    ]  # the first two workers run out after three answers, undecided
+    model = RecordedRewards(POOL.workers, records, 0, replacement=False, shuffle=False)
+    result = simulate(RoundRobin(len(POOL), interval="hoeffding", budget=600), model)
+    out_of_answers = [w for w in result.workers if w.reason.startswith("unavailable: exhausted")]
+    assert len(out_of_answers) == 2  # the case under test is present
+    assert decision_counts(result).get("exhausted") == 2
+    assert "(2 exhausted)" in render_table(result, POOL).splitlines()[2]
+
+
+def test_a_narrow_terminal_gets_short_names_notes_and_no_interval_column() -> None:
+    names = [f"worker-{i}-with-a-long-platform-id-{i:04d}" for i in range(8)]
+    pool = _pool(names)
+    wide = render_table(MIXED, pool)
+    assert all(name in wide for name in names)
+    for width in (80, 64):
+        lines = render_table(MIXED, pool, width=width).splitlines()
+        assert max(map(len, lines)) <= width, width
+        header = next(line for line in lines if line.startswith("rank"))
+        assert ("interval" in header) == (width == 80)
+        rows = lines[lines.index(header) + 1 : lines.index(header) + 9]
+        shown = [row.split()[1] for row in rows]
+        assert all("…" in name for name in shown) and len(set(shown)) == len(names)
+        assert all(name.endswith(f"{i:04d}") for i, name in enumerate(shown))
+        assert rows[3].endswith("[3]")  # too long for its row: a note, wrapped to the width
+        note = lines.index(next(line for line in lines if line.startswith("[3] ")))
+        assert " ".join(part.strip() for part in lines[note : note + 2]) == f"[3] {LONG_UNIQUE}"
+
+
+def test_only_and_limit_choose_the_rows_of_every_format() -> None:
+    pool = _pool([f"w{i}" for i in range(8)])
+    table = render_table(MIXED, pool, only="undecided", limit=3).splitlines()
+    assert "listed: 3 of 8 workers (undecided only; the first 3 by rank)" in table
+    header = table.index(next(t for t in table if t.startswith("rank")))
+    assert [row.split()[1] for row in table[header + 1 : header + 4]] == ["w4", "w5", "w6"]
+    assert table[header + 4] == ""
+    data = render_json(MIXED, pool, only="decided", limit=3)
+    assert [w["worker"] for w in data["workers"]] == ["w0", "w1", "w2"]
+    rows = list(csv.DictReader(io.StringIO(render_csv(MIXED, pool, only="undecided"))))
+    assert [row["worker"] for row in rows] == ["w4", "w5", "w6", "w7"]
+    assert "no decided workers" in render_table(_result(MIXED.workers[4:]), pool, only="decided")
+
+
+def test_csv_has_one_row_per_worker_under_a_header() -> None:
+    algorithm = WeightedRoundRobin(len(POOL), k=1.5, delta=0.1, direction="low", budget=150)
+    result = simulate(algorithm, BernoulliRewards(_means(), 2))
+    text = render_csv(result, POOL)
+    assert text.splitlines()[0] == (
+        "rank,worker,decision,leaning,estimate,lower,upper,pulls,pending,score,reason"
+    )
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == len(POOL)
+    for row, w in zip(rows, result.ranking, strict=True):
+        assert row["worker"] == POOL.workers[w.arm] and int(row["rank"]) == w.rank
+        assert row["decision"] == w.decision.value and row["reason"] == w.reason
+        assert float(row["estimate"]) == w.estimate and int(row["pulls"]) == w.pulls
+        assert (float(row["lower"]), float(row["upper"])) == (w.lower, w.upper)
+    unanswered = list(csv.DictReader(io.StringIO(render_csv(MIXED, _pool(list("abcdefgh"))))))
+    assert unanswered[4]["estimate"] == "" and unanswered[4]["pulls"] == "0"
 
 
 def test_an_estimated_threshold_is_shown_with_its_interval() -> None:
