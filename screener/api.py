@@ -17,10 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from screener.algorithms import Result
-from screener.oracles import load_oracle_class
 from screener.orchestrator import Progress, RunOptions
 from screener.pool import WorkerPool, demo_pool
-from screener.session import RunPlan, start_run
+from screener.session import RunPlan, default_pool, start_run
 
 __all__ = ["arun", "run"]
 
@@ -94,5 +93,5 @@ async def arun(
 
 
 def _default_pool(oracle: str, options: Mapping[str, Any]) -> WorkerPool:
-    own = load_oracle_class(oracle).default_pool(options)
+    own = default_pool(oracle, options)
     return own if own is not None else demo_pool()

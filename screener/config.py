@@ -27,12 +27,16 @@ Relative paths are relative to the file. Command-line options given explicitly w
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import tomllib
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import NoneType
 from typing import Any, TypeVar
 
 from screener.errors import ConfigError
+from screener.orchestrator import RunOptions
 
 __all__ = ["RunConfig", "load_run_config"]
 
@@ -47,7 +51,28 @@ _TOP_LEVEL = {
     "oracle",
     "run",
 }
-_RUN_KEYS = {"concurrency", "timeout", "drain", "max_failures"}
+
+
+def _field_types(options: type) -> dict[str, type]:
+    """A dataclass's fields and their types, ``X | None`` read as X."""
+    hints = typing.get_type_hints(options)
+    return {
+        f.name: next(
+            t for t in typing.get_args(hints[f.name]) or (hints[f.name],) if t is not NoneType
+        )
+        for f in dataclasses.fields(options)
+    }
+
+
+#: The [run] table's keys and their types: RunOptions' fields, so that none is left out.
+_RUN_KEYS = _field_types(RunOptions)
+#: Run settings that belong at the top of the file, not among the algorithm's [params].
+_TOP_LEVEL_ONLY = ("budget", "seed")
+_KINDS = {
+    str: ("a string", 'quote it: {key} = "..."'),
+    int: ("a whole number", "write it without quotes or a decimal point, e.g. {key} = 8"),
+    float: ("a number", "write it without quotes, e.g. {key} = 2.5"),
+}
 T = TypeVar("T")
 
 
@@ -83,7 +108,15 @@ def load_run_config(path: str | Path) -> RunConfig:
     base = file.parent
     oracle = _table(data, "oracle", file)
     run = _table(data, "run", file)
-    _no_unknown(run, _RUN_KEYS, f"{file} [run]")
+    _no_unknown(run, set(_RUN_KEYS), f"{file} [run]")
+    run = {key: _typed(run, key, _RUN_KEYS[key], file) for key in run}
+    params = _table(data, "params", file)
+    for key in _TOP_LEVEL_ONLY:
+        if key in params:
+            raise ConfigError(
+                f"{file} [params]: {key} is a setting of the run, not an algorithm parameter",
+                "move it to the top of the file, above the first [table]",
+            )
     oracle_name = oracle.pop("name", None)
     return RunConfig(
         source=file,
@@ -93,7 +126,7 @@ def load_run_config(path: str | Path) -> RunConfig:
         seed=_typed(data, "seed", int, file),
         budget=_typed(data, "budget", int, file),
         db=_typed(data, "db", str, file),
-        params=_table(data, "params", file),
+        params=params,
         oracle=None if oracle_name is None else _typed({"name": oracle_name}, "name", str, file),
         oracle_options=oracle,
         run=run,
@@ -123,8 +156,13 @@ def _typed(data: dict[str, Any], key: str, kind: type[T], file: Path) -> T | Non
     value = data.get(key)
     if value is None:
         return None
+    if isinstance(value, str) and "\0" in value:
+        raise ConfigError(f"{file}: {key} holds a NUL character", "remove it")
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ConfigError(f"{file}: {key} must be a {kind.__name__}, got {value!r}")
+        what, fix = _KINDS[kind]
+        raise ConfigError(f"{file}: {key} must be {what}, got {value!r}", fix.format(key=key))
     return value
 
 

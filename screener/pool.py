@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from screener.algorithms._checks import MAX_WORKERS, check_seed
 from screener.bank import GoldBank, GoldQuestion
 from screener.errors import PoolError
 
@@ -34,6 +35,7 @@ class WorkerPool:
                 f"a pool needs at least 2 workers, {self.source} has {len(self.workers)}",
                 "list one worker per row",
             )
+        _check_size(len(self.workers), self.source)
         seen: set[str] = set()
         for worker in self.workers:
             if not worker:
@@ -90,13 +92,14 @@ def load_pool_csv(path: str | Path) -> WorkerPool:
     """Read ``worker[,accuracy]`` rows (a header line is required)."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8-sig")
+        reader = csv.DictReader(text.splitlines())
+        header = [name.strip().lower() for name in reader.fieldnames or []]
+        rows = list(reader)
     except FileNotFoundError:
         raise PoolError(f"no pool file at {file}", "check the path") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise PoolError(f"cannot read pool file {file}: {error}") from None
-    rows = list(csv.DictReader(text.splitlines()))
-    header = [name.strip().lower() for name in (rows[0].keys() if rows else [])]
     if "worker" not in header:
         raise PoolError(
             f"{file}: no 'worker' column (found {', '.join(header) or 'nothing'})",
@@ -106,6 +109,11 @@ def load_pool_csv(path: str | Path) -> WorkerPool:
     workers: list[str] = []
     accuracies: list[float] = []
     for line, row in enumerate(rows, start=2):
+        if None in row:  # csv.DictReader's key for the fields beyond the header's
+            raise PoolError(
+                f"{file}, line {line}: more fields than the {len(header)} columns of the header",
+                "quote values that contain a comma, or name every column in the header",
+            )
         clean = {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()}
         workers.append(clean["worker"])
         if accuracy_column is not None:
@@ -129,7 +137,8 @@ def synthetic_pool(n_workers: int, n_outliers: int, *, seed: int = 0) -> WorkerP
             f"cannot build {n_workers} workers with {n_outliers} outliers",
             "use at least 2 workers and fewer outliers than workers",
         )
-    rng = np.random.default_rng(seed)
+    _check_size(n_workers, "a synthetic pool")
+    rng = np.random.default_rng(check_seed(seed))
     normal = rng.uniform(0.78, 0.92, n_workers - n_outliers)
     spammers = rng.uniform(0.45, 0.55, n_outliers)
     accuracies = np.round(np.concatenate([normal, spammers]), 3)
@@ -143,3 +152,12 @@ def demo_pool() -> WorkerPool:
     """The embedded default: 30 simulated workers, 2 of them spammers."""
     pool = synthetic_pool(30, 2, seed=2017)
     return WorkerPool(pool.workers, pool.accuracies, "demo")
+
+
+def _check_size(n_workers: int, source: str) -> None:
+    """Refuse a pool beyond MAX_WORKERS before anything is allocated for it."""
+    if n_workers > MAX_WORKERS:
+        raise PoolError(
+            f"{source} has {n_workers:,} workers, more than the {MAX_WORKERS:,} a pool may hold",
+            "split the workers into several pools and screen each in its own run",
+        )

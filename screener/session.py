@@ -6,13 +6,15 @@ first row is written, so a bad command leaves nothing half-written behind.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from screener.algorithms import Algorithm, Result, create_algorithm
-from screener.errors import JournalError
+from screener.algorithms._checks import MAX_BUDGET, MAX_CONCURRENCY, check_count, check_seed
+from screener.errors import ConfigError, JournalError, ScreenerError
 from screener.journal import (
     AsyncJournal,
     Event,
@@ -27,7 +29,7 @@ from screener.orchestrator import Orchestrator, Progress, RunOptions, pending_pu
 from screener.pool import WorkerPool
 from screener.rescoring import refuse_resume_after_invalidation, rescored_result
 
-__all__ = ["RunPlan", "load_result", "load_results", "resume_run", "start_run"]
+__all__ = ["RunPlan", "default_pool", "load_result", "load_results", "resume_run", "start_run"]
 
 
 @dataclass(frozen=True)
@@ -42,14 +44,30 @@ class RunPlan:
     seed: int = 0
     options: RunOptions = field(default_factory=RunOptions)
 
+    def __post_init__(self) -> None:
+        """The limits a run must stay within (screener.algorithms._checks names them)."""
+        check_seed(self.seed)
+        if self.params.get("budget") is not None:
+            fix = "give the number of answered gold questions to stop after"
+            check_count("budget", self.params["budget"], 1, fix, maximum=MAX_BUDGET)
+        fix = "questions in flight at once, e.g. 16"
+        check_count("concurrency", self.options.concurrency, 1, fix, maximum=MAX_CONCURRENCY)
+
     def build(self) -> tuple[Algorithm, Oracle]:
         algorithm = create_algorithm(
             self.algorithm, len(self.pool), {**self.params, "seed": self.seed}
         )
-        oracle = load_oracle_class(self.oracle).from_options(
-            self.pool, self.oracle_options, self.seed
-        )
+        oracle_class = load_oracle_class(self.oracle)
+        with _oracle_options(self.oracle):
+            oracle = oracle_class.from_options(self.pool, self.oracle_options, self.seed)
         return algorithm, oracle
+
+
+def default_pool(oracle: str, options: Mapping[str, Any]) -> WorkerPool | None:
+    """The oracle's own workers (a dataset's), or None when it has none."""
+    oracle_class = load_oracle_class(oracle)
+    with _oracle_options(oracle):
+        return oracle_class.default_pool(options)
 
 
 async def start_run(
@@ -60,30 +78,33 @@ async def start_run(
     on_start: Callable[[Algorithm], None] | None = None,
 ) -> tuple[str, Result]:
     """Create a run in ``db`` and drive it to its end; ``on_start`` sees the algorithm once
-    everything is validated, before the first question (to announce what the run may cost)."""
+    everything is validated, before the first question (to announce what the run may cost).
+
+    The run is written only once its inputs are checked and the oracle is open: a start that
+    fails (an unreachable service) leaves no run behind.
+    """
     algorithm, oracle = plan.build()
-    if on_start is not None:
-        on_start(algorithm)
-    journal = AsyncJournal(Journal(db))
-    try:
-        spec = RunSpec(
-            algorithm=plan.algorithm,
-            params=algorithm.params(),
-            seed=plan.seed,
-            oracle={"name": plan.oracle, "options": oracle.describe()},
-            pool=plan.pool.to_dict(),
-            config=_options_dict(plan.options),
-        )
-        run_id = await journal.create_run(spec)
-        async with oracle:
+    spec = RunSpec(
+        algorithm=plan.algorithm,
+        params=algorithm.params(),
+        seed=plan.seed,
+        oracle={"name": plan.oracle, "options": oracle.describe()},
+        pool=plan.pool.to_dict(),
+        config=_options_dict(plan.options),
+    )
+    async with oracle:
+        journal = AsyncJournal(Journal(db))
+        try:
+            run_id = await journal.create_run(spec)
+            if on_start is not None:
+                on_start(algorithm)
             orchestrator = Orchestrator(
                 algorithm, oracle, journal, run_id, plan.pool, plan.options, progress,
                 seed=plan.seed,
             )  # fmt: skip
-            result = await orchestrator.run()
-        return run_id, result
-    finally:
-        await journal.aclose()
+            return run_id, await orchestrator.run()
+        finally:
+            await journal.aclose()
 
 
 async def resume_run(
@@ -96,30 +117,34 @@ async def resume_run(
     """Rebuild run ``run_id`` from its journal and continue it until it stops.
 
     Pulls that were in flight when the previous process ended are logged as cancelled and
-    released; the algorithm asks for them again (same worker, same question number).
+    released; the algorithm asks for them again (same worker, same question number). A
+    finished run is refused, and nothing is written before the oracle is open.
     """
     journal = AsyncJournal(Journal(db, create=False))
     try:
         record = await journal.get_run(run_id)
         events = await journal.events(run_id)
         refuse_resume_after_invalidation(run_id, events)
+        if any(event.kind is EventKind.FINISHED for event in events):
+            raise JournalError(
+                f"run {run_id} has already finished: there is nothing to resume",
+                f"see its report with `screener report {run_id}`, or start a new run",
+            )
         algorithm, oracle, pool = _rebuild(record)
         replay(algorithm, events)
-        if any(event.kind is EventKind.FINISHED for event in events):
-            return _finished_result(algorithm)
-        now = time.time()
-        interrupted = pending_pulls(algorithm)
-        marks = [
-            Event(EventKind.CANCELLED, now, pull_id, info.arm, pool.workers[info.arm], info.seq,
-                  None, "interrupted: the previous process ended before the answer")
-            for pull_id in interrupted
-            if (info := algorithm.pull_info(pull_id)) is not None
-        ]  # fmt: skip
-        await journal.append(run_id, [*marks, Event(EventKind.RESUMED, now)])
-        for pull_id in interrupted:
-            algorithm.release(pull_id)
         run_options = options or RunOptions(**record.config)
         async with oracle:
+            now = time.time()
+            interrupted = pending_pulls(algorithm)
+            marks = [
+                Event(EventKind.CANCELLED, now, pull_id, info.arm, pool.workers[info.arm],
+                      info.seq, None, "interrupted: the previous process ended before the answer")
+                for pull_id in interrupted
+                if (info := algorithm.pull_info(pull_id)) is not None
+            ]  # fmt: skip
+            await journal.append(run_id, [*marks, Event(EventKind.RESUMED, now)])
+            for pull_id in interrupted:
+                algorithm.release(pull_id)
             orchestrator = Orchestrator(
                 algorithm, oracle, journal, run_id, pool, run_options, progress,
                 seed=record.seed,
@@ -174,9 +199,21 @@ def _finished_result(algorithm: Algorithm) -> Result:
     return algorithm.result()
 
 
+@contextlib.contextmanager
+def _oracle_options(name: str) -> Iterator[None]:
+    """Oracle options are user input, which an oracle (a plugin's too) may reject with a plain
+    ValueError or TypeError: that is bad input, one line, not a crash."""
+    try:
+        yield
+    except ScreenerError:
+        raise
+    except (TypeError, ValueError) as error:
+        raise ConfigError(
+            f"bad option for the {name} oracle: {error}",
+            "check its -o KEY=VALUE options or [oracle] table; `screener oracles` lists them",
+        ) from None
+
+
 def _options_dict(options: RunOptions) -> dict[str, Any]:
-    return {
-        "concurrency": options.concurrency,
-        "timeout": options.timeout,
-        "drain": options.drain,
-    }
+    """Every RunOptions field, so that ``--resume`` continues with all of them."""
+    return asdict(options)

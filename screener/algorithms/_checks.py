@@ -8,6 +8,19 @@ import numpy as np
 
 from screener.errors import ConfigError
 
+#: Seeds are kept as SQLite integers (signed 64-bit) and numpy takes no negative seed.
+MAX_SEED = 2**63 - 1
+#: Workers in one pool: screener is run and tested up to here (a pool is one journal row).
+MAX_WORKERS = 100_000
+#: Questions in flight at once: a log replay has one per worker of the largest pool in
+#: flight; more only piles questions up in memory.
+MAX_CONCURRENCY = MAX_WORKERS
+#: Answers one run may pay for: more rows than a journal (one per answer) can hold.
+MAX_BUDGET = 10**12
+#: The k of the k-sigma rule: no worker's z-score among n exceeds sqrt(n - 1) (< 317 for
+#: MAX_WORKERS), so a larger k flags nobody, and its radii overflow long before 1e200.
+MAX_K = 1000.0
+
 
 def check_delta(delta: float, suggestion: float = 0.1) -> float:
     """delta must be a probability strictly between 0 and 1."""
@@ -38,12 +51,22 @@ def check_budget_given(name: str, budget: int | None, why: str) -> None:
         )
 
 
-def check_count(label: str, value: object, minimum: int, fix: str = "") -> int:
-    """A whole number (of answers, questions...), at least ``minimum``; bools and floats are
-    refused rather than truncated."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ConfigError(f"{label} must be a whole number >= {minimum}, got {value!r}", fix)
-    return int(value)
+def check_count(
+    label: str, value: object, minimum: int, fix: str = "", *, maximum: int | None = None
+) -> int:
+    """A whole number (of answers, questions...), at least ``minimum`` and at most
+    ``maximum`` when one is given; bools and floats are refused rather than truncated."""
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        number = int(value)
+        if number >= minimum and (maximum is None or number <= maximum):
+            return number
+    limits = f">= {minimum}" if maximum is None else f"from {minimum:,} to {maximum:,}"
+    raise ConfigError(f"{label} must be a whole number {limits}, got {value!r}", fix)
+
+
+def check_seed(seed: object) -> int:
+    """A seed a run can keep in its journal and hand to numpy."""
+    return check_count("seed", seed, 0, "e.g. --seed 0", maximum=MAX_SEED)
 
 
 def check_flag(label: str, value: object) -> bool:

@@ -19,7 +19,12 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_choice, check_delta, check_interval_options
+from screener.algorithms._checks import (
+    MAX_K,
+    check_choice,
+    check_delta,
+    check_interval_options,
+)
 from screener.algorithms.base import Algorithm, IntArray
 from screener.algorithms.result import Decision, Result, Threshold, WorkerResult
 from screener.errors import ConfigError
@@ -104,8 +109,11 @@ class KSigmaAlgorithm(Algorithm):
     ) -> None:
         super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
         self._set_min_answers(min_answers)
-        if not (math.isfinite(k) and k >= 0):
-            raise ConfigError(f"k must be a finite number >= 0, got {k}", "try k=2 or k=3")
+        if not 0 <= k <= MAX_K:  # NaN fails too
+            raise ConfigError(
+                f"k must be a number from 0 to {MAX_K:,.0f} (no z-score gets near that), got {k}",
+                "try k=2 or k=3",
+            )
         check_delta(delta)
         check_interval_options(interval, quantile)
         check_choice("direction", direction, ("high", "low"))

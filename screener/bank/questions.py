@@ -9,6 +9,7 @@ question numbers run past the bank is exhausted.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,6 +43,12 @@ class GoldQuestion:
 
     def score(self, answer: object) -> float:
         return score_answer(self.scoring, self.key, self.tolerance, answer)
+
+    def with_key(self, key: str) -> GoldQuestion:
+        """This question with a corrected key, which its scoring must be able to use."""
+        question = dataclasses.replace(self, key=key)
+        _check_question(question, "the corrected key")
+        return question
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -116,7 +123,7 @@ def load_bank(path: str | Path) -> GoldBank:
     with those fields, or ``{"questions": [...]}``). ``answer`` or ``gold`` may name the key."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise PoolError(f"no question bank at {file}", "check the path") from None
     except (OSError, UnicodeDecodeError) as error:
@@ -124,7 +131,7 @@ def load_bank(path: str | Path) -> GoldBank:
     if file.suffix.lower() == ".json":
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as error:
+        except (ValueError, RecursionError) as error:  # too deep, or an integer too long
             raise PoolError(f"{file} is not valid JSON: {error}") from None
         rows = (
             data
@@ -138,7 +145,10 @@ def load_bank(path: str | Path) -> GoldBank:
         return GoldBank(
             tuple(_question(row, str(file), i) for i, row in enumerate(rows, 1)), str(file)
         )
-    return GoldBank(tuple(_csv_questions(text.splitlines(), str(file))), str(file))
+    try:
+        return GoldBank(tuple(_csv_questions(text.splitlines(), str(file))), str(file))
+    except csv.Error as error:
+        raise PoolError(f"cannot read question bank {file}: {error}") from None
 
 
 def _csv_questions(lines: Sequence[str], source: str) -> Iterable[GoldQuestion]:
@@ -151,6 +161,11 @@ def _csv_questions(lines: Sequence[str], source: str) -> Iterable[GoldQuestion]:
             "start the file with a header line such as 'id,payload,key,scoring,tolerance'",
         )
     for line, row in enumerate(reader, start=2):
+        if None in row:  # csv.DictReader's key for the fields beyond the header's
+            raise PoolError(
+                f"{source}, line {line}: more fields than the {len(header)} columns of the header",
+                "quote values that contain a comma, or name every column in the header",
+            )
         clean = {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()}
         yield _question(clean, f"{source}, line {line}", None)
 
@@ -186,7 +201,8 @@ def _check_question(question: GoldQuestion, source: str) -> None:
     numeric = question.scoring in (Scoring.NUMERIC, Scoring.GRADED)
     if numeric and parse_number(question.key) is None:
         raise PoolError(
-            f"{where}: {question.scoring} scoring needs a numeric key, got {question.key!r}"
+            f"{where}: {question.scoring} scoring needs a numeric key, got {question.key!r}",
+            "give a number as the key",
         )
     if not math.isfinite(question.tolerance) or question.tolerance < 0:
         raise PoolError(f"{where}: tolerance must be a finite number >= 0")

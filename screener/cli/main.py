@@ -11,8 +11,10 @@ import dataclasses
 import json
 import os
 import sys
+import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 import click
 from click.core import ParameterSource
@@ -25,12 +27,34 @@ from screener.config import RunConfig, load_run_config, parse_value
 from screener.errors import ConfigError, ScreenerError
 from screener.journal import Journal
 from screener.logged import export_answers, export_crowdkit, invalidate_question, replay_logged_run
-from screener.oracles import available_oracles, load_oracle_class
+from screener.oracles import available_oracles
 from screener.orchestrator import Progress, RunOptions
 from screener.pool import WorkerPool, demo_pool, load_pool_csv, synthetic_pool
-from screener.report import render_comparison, render_json, render_table
-from screener.rescoring import changes_as_json, changes_as_text, decision_changes
-from screener.session import RunPlan, load_result, load_results, resume_run, start_run
+from screener.report import (
+    FORMATS,
+    ONLY,
+    Only,
+    render_comparison,
+    render_csv,
+    render_json,
+    render_table,
+    terminal_width,
+)
+from screener.report_html import html_report, require_html_support
+from screener.rescoring import (
+    DecisionChange,
+    changes_as_json,
+    changes_as_text,
+    decision_changes,
+)
+from screener.session import (
+    RunPlan,
+    default_pool,
+    load_result,
+    load_results,
+    resume_run,
+    start_run,
+)
 
 __all__ = ["cli", "main"]
 
@@ -42,9 +66,43 @@ _BAR_ALGORITHMS = {
     "fdr": "fdr-thresholding",
     "bayes": "crowd-prior",
 }
+#: What may be given beside --resume: where the run is and how to print it.
+_RESUME_OPTIONS = frozenset(
+    {"resume_id", "db", "as_json", "output_format", "only", "limit", "html", "quiet"}
+)
 _db_option = click.option(
     "--db", default=DEFAULT_DB, show_default=True, help="Run database: a path or SQLAlchemy URL."
 )
+
+
+def _output_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The report's options, shared by ``run`` and ``report``."""
+    options = (
+        click.option(
+            "--format", "output_format", type=click.Choice(FORMATS), default="table",
+            show_default=True,
+            help="table (fitted to the terminal; COLUMNS overrides its width), json, or csv "
+            "(one row per worker).",
+        ),
+        click.option("--json", "as_json", is_flag=True, help="The same as --format json."),
+        click.option(
+            "--only", type=click.Choice(ONLY), default=None,
+            help="List only the decided or only the undecided workers.",
+        ),
+        click.option(
+            "--limit", type=click.IntRange(min=1), default=None, metavar="N",
+            help="List only the first N workers by rank.",
+        ),
+        click.option(
+            "--html", type=click.Path(dir_okay=False, path_type=Path), default=None,
+            metavar="FILE",
+            help="Also write the report as one self-contained HTML page with plots (opens "
+            "offline; needs crowd-screener[html]).",
+        ),
+    )  # fmt: skip
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -200,10 +258,11 @@ def cli(ctx: click.Context, debug: bool) -> None:
     "--resume",
     "resume_id",
     default=None,
-    help="Continue the interrupted run with this id (other options are ignored).",
+    help="Continue the interrupted run with this id, with the settings it started with "
+    "(only --db, the report's options and --quiet may be given beside it).",
 )
 @_db_option
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@_output_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 def run(
     pool_file: Path | None,
@@ -234,18 +293,25 @@ def run(
     timeout: float,
     resume_id: str | None,
     db: str,
+    output_format: str,
     as_json: bool,
+    only: Only | None,
+    limit: int | None,
+    html: Path | None,
     quiet: bool,
 ) -> None:
     """Screen POOL_FILE (CSV: worker[,accuracy]) or, without it, an embedded demo pool.
 
     The demo pool has 30 simulated workers, two of whom answer at chance: the run finds them.
     """
-    progress = None if quiet or as_json or not sys.stderr.isatty() else Progress(sys.stderr)
+    out = _output_settings(output_format, as_json, only, limit, html)
+    quiet_progress = quiet or out.format != "table"
+    progress = None if quiet_progress or not sys.stderr.isatty() else Progress(sys.stderr)
     if resume_id is not None:
+        _refuse_settings_on_resume(resume_id)
         result = asyncio.run(resume_run(resume_id, db, progress=progress))
         record, _ = load_result(db, resume_id)
-        _print_report(result, WorkerPool.from_dict(dict(record.pool)), resume_id, as_json)
+        _print_report(result, WorkerPool.from_dict(dict(record.pool)), resume_id, out, db)
         return
     config = load_run_config(config_file) if config_file is not None else RunConfig(Path("."))
     algorithm = _setting("algorithm", algorithm, config.algorithm)
@@ -266,7 +332,7 @@ def run(
         "k": k, "delta": delta, "q": q, "direction": direction, "interval": interval,
         "quantile": quantile, "rho": rho, "threshold": threshold,
     }  # fmt: skip
-    params = {**config.params, **_algorithm_params(algorithm, flags, budget, extra)}
+    params = {**config.params, **_algorithm_params(algorithm, flags, budget, extra, config.params)}
     if top is not None:
         params["k"] = top
     oracle_options: dict[str, Any] = dict(config.oracle_options)
@@ -283,34 +349,37 @@ def run(
     plan = RunPlan(pool, algorithm, params, oracle, oracle_options, seed, options)
     announce = None if quiet else _announce_bound
     run_id, result = asyncio.run(start_run(plan, db, progress=progress, on_start=announce))
-    if not as_json and not quiet:
+    if out.format == "table" and not quiet:
         click.echo(f"run {run_id} saved in {db} (report again: screener report {run_id} --db {db})")
-    _print_report(result, pool, run_id, as_json)
+    _print_report(result, pool, run_id, out, db)
 
 
 @cli.command()
 @click.argument("run_id", required=False)
 @_db_option
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def report(run_id: str | None, db: str, as_json: bool) -> None:
+@_output_options
+def report(
+    run_id: str | None,
+    db: str,
+    output_format: str,
+    as_json: bool,
+    only: Only | None,
+    limit: int | None,
+    html: Path | None,
+) -> None:
     """Report a run (default: the latest) by replaying its journal.
 
     When gold questions of the run were invalidated, the report is rebuilt from the
     remaining (or rescored) answers and says which decisions changed.
     """
+    out = _output_settings(output_format, as_json, only, limit, html)
     record, original, rescored = load_results(db, run_id)
     pool = WorkerPool.from_dict(dict(record.pool))
     if rescored is None:
-        _print_report(original, pool, record.id, as_json)
+        _print_report(original, pool, record.id, out, db)
         return
     changes = decision_changes(original, rescored, pool)
-    if as_json:
-        data = render_json(rescored, pool, record.id)
-        data["invalidation_changes"] = changes_as_json(changes)
-        click.echo(json.dumps(data, indent=2))
-        return
-    click.echo(render_table(rescored, pool, record.id))
-    click.echo(changes_as_text(changes))
+    _print_report(rescored, pool, record.id, out, db, changes)
 
 
 @cli.command()
@@ -389,7 +458,10 @@ def export(run_id: str, output: Path, layout: str, db: str) -> None:
 @_db_option
 def invalidate(run_id: str, question: str, key: str | None, reason: str, db: str) -> None:
     """Mark gold QUESTION of run RUN_ID as wrong; its answers are rescored or dropped."""
-    _, before = load_result(db, run_id)
+    record, before = load_result(db, run_id)
+    bank = WorkerPool.from_dict(dict(record.pool)).bank
+    if key is not None and bank is not None and question in bank:
+        bank.get(question).with_key(key)  # a key its scoring cannot use is refused here
     answers = invalidate_question(db, run_id, question, key=key, reason=reason)
     record, _, after = load_results(db, run_id)
     assert after is not None
@@ -436,22 +508,46 @@ def oracles() -> None:
 
 
 def _algorithm_params(
-    algorithm: str, flags: dict[str, Any], budget: int | None, extra: tuple[str, ...]
+    algorithm: str,
+    flags: dict[str, Any],
+    budget: int | None,
+    extra: tuple[str, ...],
+    configured: dict[str, Any],
 ) -> dict[str, Any]:
     """Flags the user set, the CLI's direction default where it applies, then -p KEY=VALUE.
 
     Unset flags are left to each algorithm's own defaults, except the direction: the CLI
-    screens for spammers ("low") by default, the Python API for the paper's high side.
+    screens for spammers ("low") by default, the Python API for the paper's high side. A
+    direction in the run file's ``[params]`` (``configured``) wins over that default.
     """
     context = click.get_current_context()
     accepted = accepted_parameters(ALGORITHMS[algorithm])
     params: dict[str, Any] = {"budget": budget}
     for name, value in flags.items():
         explicit = context.get_parameter_source(name) is not ParameterSource.DEFAULT
-        if explicit or (name == "direction" and name in accepted):
+        if explicit or (name == "direction" and name in accepted and name not in configured):
             params[name] = value
     params.update(_key_values(extra, "--param"))
     return params
+
+
+def _refuse_settings_on_resume(run_id: str) -> None:
+    """A resumed run keeps the settings it started with: a setting given beside --resume is
+    refused by name rather than silently ignored."""
+    context = click.get_current_context()
+    given = [
+        param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
+        for param in context.command.params
+        if param.name not in _RESUME_OPTIONS
+        and context.get_parameter_source(param.name or "") is ParameterSource.COMMANDLINE
+    ]
+    if given:
+        names = ", ".join(given)
+        raise ConfigError(
+            f"--resume continues run {run_id} with the settings it started with, so {names} "
+            "cannot be given",
+            f"drop {names}, or start a new run",
+        )
 
 
 def _algorithm_for_error(error: str, algorithm: str, configured: str | None) -> str:
@@ -501,7 +597,7 @@ def _choose_pool(
         return load_pool_csv(pool_file)
     if n_workers is not None:
         return synthetic_pool(n_workers, n_outliers, seed=seed)
-    own = load_oracle_class(oracle).default_pool(oracle_options)
+    own = default_pool(oracle, oracle_options)
     return own if own is not None else demo_pool()
 
 
@@ -517,11 +613,67 @@ def _announce_bound(algorithm: Algorithm) -> None:
         )
 
 
-def _print_report(result: Any, pool: WorkerPool, run_id: str, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(render_json(result, pool, run_id), indent=2))
+@dataclasses.dataclass(frozen=True)
+class _Output:
+    """How ``run`` and ``report`` print a result (--format or --json, --only, --limit, --html)."""
+
+    format: str
+    only: Only | None
+    limit: int | None
+    html: Path | None
+
+
+def _output_settings(
+    output_format: str, as_json: bool, only: Only | None, limit: int | None, html: Path | None
+) -> _Output:
+    chosen = click.get_current_context().get_parameter_source("output_format")
+    if as_json and chosen is ParameterSource.COMMANDLINE and output_format != "json":
+        raise click.UsageError(
+            f"--json means --format json: drop --json or --format {output_format}"
+        )
+    if html is not None:  # checked before a run starts, not after it ends
+        require_html_support()
+        if not html.parent.is_dir():
+            raise ConfigError(
+                f"cannot write the HTML report to {html}: no directory {html.parent}",
+                "create it or pass another --html path",
+            )
+    return _Output("json" if as_json else output_format, only, limit, html)
+
+
+def _print_report(
+    result: Any,
+    pool: WorkerPool,
+    run_id: str,
+    out: _Output,
+    db: str,
+    changes: list[DecisionChange] | None = None,
+) -> None:
+    """The report on stdout in the chosen format (with the decisions an invalidation changed,
+    when given); with --html, the page too."""
+    only, limit = out.only, out.limit
+    if out.format == "json":
+        data = render_json(result, pool, run_id, only=only, limit=limit)
+        if changes is not None:
+            data["invalidation_changes"] = changes_as_json(changes)
+        click.echo(json.dumps(data, indent=2))
+    elif out.format == "csv":
+        click.echo(render_csv(result, pool, only=only, limit=limit), nl=False)
     else:
-        click.echo(render_table(result, pool, run_id))
+        width = terminal_width()
+        click.echo(render_table(result, pool, run_id, width=width, only=only, limit=limit))
+        if changes is not None:
+            click.echo(changes_as_text(changes))
+    if out.html is not None:
+        page = html_report(db, run_id, result).encode("utf-8")
+        try:
+            out.html.write_bytes(page)
+        except OSError as error:
+            raise ConfigError(
+                f"cannot write the HTML report to {out.html}: {error.strerror}",
+                "pass another --html path",
+            ) from None
+        click.echo(f"report page written to {out.html} ({len(page):,} bytes)", err=True)
 
 
 cli.add_command(serve)
@@ -531,6 +683,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point: run the CLI, turning user errors into one line and exit code 2."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
+    _route_warnings()
     try:
         cli.main(args=args, prog_name="screener", standalone_mode=False)
     except click.exceptions.Exit as done:
@@ -538,17 +691,15 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except click.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
-    except click.ClickException as error:
-        if debug:
-            raise
+    except click.ClickException as error:  # a usage error: one line even with --debug
         context = getattr(error, "ctx", None)
         command = context.command_path if isinstance(context, click.Context) else "screener"
-        click.echo(f"error: {error.format_message()} (see `{command} --help`)", err=True)
+        click.echo(f"error: {_one_line(_usage_message(error))} (see `{command} --help`)", err=True)
         sys.exit(2)
     except ScreenerError as error:
         if debug:
             raise
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {_one_line(str(error))}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         click.echo("\ninterrupted: resume with `screener run --resume RUN_ID`", err=True)
@@ -562,9 +713,42 @@ def main(argv: list[str] | None = None) -> NoReturn:
         if debug:
             raise
         click.echo(
-            f"internal error: {type(error).__name__}: {error} "
+            f"internal error: {type(error).__name__}: {_one_line(str(error))} "
             "(run again with --debug for the traceback, and please report it)",
             err=True,
         )
         sys.exit(1)
     sys.exit(0)
+
+
+def _usage_message(error: click.ClickException) -> str:
+    if isinstance(error, click.NoSuchOption) and error.option_name == "--debug":
+        return "--debug goes before the command, as in `screener --debug run`"
+    return error.format_message()
+
+
+def _one_line(text: str) -> str:
+    """Errors are one line on stderr, whatever a path, a value or a library's message holds:
+    a multi-line message is joined, other control characters are shown escaped."""
+    joined = " ".join(line.strip() for line in text.strip().split("\n"))
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in joined)
+
+
+def _route_warnings() -> None:
+    """No raw warning reaches the terminal. Numeric trouble in screener's own code (numpy's
+    overflow and invalid-value RuntimeWarnings; the expected ones are silenced where they
+    arise) stops the command as the bug it is; any other warning is one line on stderr."""
+    warnings.showwarning = _warning_line
+    warnings.filterwarnings("error", category=RuntimeWarning, module=r"screener\.")
+
+
+def _warning_line(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    where = f"{Path(filename).name}:{lineno}"
+    click.echo(f"warning: {_one_line(str(message))} ({category.__name__} at {where})", err=True)

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import click
 
+from screener.algorithms._checks import check_seed
 from screener.bank import load_bank
+from screener.errors import ConfigError
 from screener.live.service import Faults, GoldService, arithmetic_bank, start_service
 from screener.oracles.latency import Latency
 from screener.pool import demo_pool, load_pool_csv
@@ -35,7 +37,10 @@ DEFAULT_BANK_SIZE = 200
     "'What is a + b?' questions.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=int, default=0, show_default=True, help="Port (0: any free one).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+    help="Port (0: any free one).",
+)  # fmt: skip
 @click.option(
     "--latency",
     default="constant:0.1",
@@ -100,6 +105,7 @@ def serve(
     the service accepts everyone (it listens on 127.0.0.1 unless told otherwise).
     """
     token = os.environ.get(TOKEN_ENV) or None
+    check_seed(seed)
     pool = load_pool_csv(pool_file) if pool_file is not None else demo_pool()
     bank = load_bank(bank_file) if bank_file is not None else arithmetic_bank(DEFAULT_BANK_SIZE)
     faults = Faults(
@@ -110,17 +116,25 @@ def serve(
     service = GoldService(
         pool, bank, token=token, latency=Latency.parse(latency), faults=faults, seed=seed
     )
-    if token is None:
-        click.echo(f"warning: {TOKEN_ENV} is not set: the service accepts any request", err=True)
     try:
-        asyncio.run(_serve(service, host, port, stop_after))
+        asyncio.run(_serve(service, host, port, stop_after, warn_open=token is None))
     except KeyboardInterrupt:
         click.echo("stopped", err=True)
 
 
-async def _serve(service: GoldService, host: str, port: int, stop_after: float | None) -> None:
-    runner, url = await start_service(service, host=host, port=port)
+async def _serve(
+    service: GoldService, host: str, port: int, stop_after: float | None, *, warn_open: bool
+) -> None:
+    try:
+        runner, url = await start_service(service, host=host, port=port)
+    except OSError as error:  # the port is taken, the host is not this machine's...
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {error.strerror or error}",
+            "choose another --host or --port; --port 0 takes any free one",
+        ) from None
     click.echo(url)
+    if warn_open:  # once listening: a service that failed to start needs no warning
+        click.echo(f"warning: {TOKEN_ENV} is not set: the service accepts any request", err=True)
     try:
         if stop_after is None:
             await asyncio.Event().wait()

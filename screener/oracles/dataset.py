@@ -33,6 +33,7 @@ from typing import Any, Self
 
 import numpy as np
 
+from screener.algorithms._checks import check_count
 from screener.bank import GoldBank, GoldQuestion, Scoring, parse_number, score_answer
 from screener.errors import ConfigError, PoolError
 from screener.oracles.base import Answer, PullRequest
@@ -187,10 +188,10 @@ def _read_csv(
 ) -> tuple[list[str], list[dict[str, str]]]:
     """The header (lower case, aliases renamed unless the name itself is there) and rows."""
     try:
-        handle = file.open(encoding="utf-8", newline="")
+        handle = file.open(encoding="utf-8-sig", newline="")
     except FileNotFoundError:
         raise PoolError(f"no {what} at {file}", "check the path") from None
-    except OSError as error:
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
         raise PoolError(f"cannot read {what} {file}: {error}") from None
     with handle:
         try:
@@ -349,7 +350,7 @@ class DatasetOracle(SimulatedOracle):
 
     @classmethod
     def default_pool(cls, options: Mapping[str, Any]) -> WorkerPool | None:
-        return _answers(options).pool(int(options.get("min_answers", 1)))
+        return _answers(options).pool(_min_answers(options))
 
     @classmethod
     def from_options(cls, pool: WorkerPool, options: Mapping[str, Any], seed: int) -> Self:
@@ -371,7 +372,7 @@ class DatasetOracle(SimulatedOracle):
             **({"gold": str(options["gold"])} if options.get("gold") else {}),
             "replacement": model.replacement,
             "shuffle": model.shuffle,
-            "min_answers": int(options.get("min_answers", 1)),
+            "min_answers": _min_answers(options),
         }
         return oracle
 
@@ -411,6 +412,11 @@ def _bank_holds_items(pool: WorkerPool, recorded: RecordedAnswers) -> bool:
     return True
 
 
+def _min_answers(options: Mapping[str, Any]) -> int:
+    value = options.get("min_answers", 1)
+    return check_count("min_answers", value, 1, "e.g. -o min_answers=3")
+
+
 def _answers(options: Mapping[str, Any]) -> RecordedAnswers:
     path = options.get("path")
     if not path:
@@ -432,6 +438,6 @@ def _stamp(path: str | None) -> tuple[int, int] | None:
         return None
     try:
         stat = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):
         return None  # load_answers says what is wrong
     return stat.st_mtime_ns, stat.st_size

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import csv
+import fcntl
+import io
 import json
+import os
+import pty
 import sqlite3
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 from typing import Any
 
@@ -242,3 +249,65 @@ def test_version_names_the_distribution_crowd_screener() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"screener, version {installed.version}"
     assert package.__version__ == installed.version
+
+
+def test_report_formats_and_row_choices_agree_with_each_other(tmp_path: Path) -> None:
+    db = str(tmp_path / "runs.db")
+    ran = screener("run", "--workers", "12", "--budget", "300", "--db", db, "--format", "csv")
+    assert ran.returncode == 0, ran.stderr
+    rows = list(csv.DictReader(io.StringIO(ran.stdout)))
+    as_json = json.loads(screener("report", "--db", db, "--format", "json").stdout)
+    assert as_json == json.loads(screener("report", "--db", db, "--json").stdout)
+    assert [row["worker"] for row in rows] == [w["worker"] for w in as_json["workers"]]
+    assert [row["decision"] for row in rows] == [w["decision"] for w in as_json["workers"]]
+    undecided = [w["worker"] for w in as_json["workers"] if w["decision"] == "undecided"]
+    assert len(undecided) >= 3  # the budget cut the run short
+    chosen = screener(
+        "report", "--db", db, "--only", "undecided", "--limit", "3", "--format", "csv"
+    )
+    assert [row["worker"] for row in csv.DictReader(io.StringIO(chosen.stdout))] == undecided[:3]
+
+
+def in_terminal(*args: str, columns: int) -> str:
+    """What screener prints to a terminal (a pseudo-terminal) ``columns`` wide."""
+    main, side = pty.openpty()
+    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    # os.environ, not the inherited block: a process that loaded readline (pytest) exports a
+    # COLUMNS of its own, which would win over the terminal's size.
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "screener", *args], stdout=side, stderr=subprocess.DEVNULL, env=env
+    )
+    os.close(side)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: the program closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(main)
+    assert process.wait(timeout=300) == 0
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_the_table_fits_the_terminal_and_a_pipe_gets_whole_lines(tmp_path: Path) -> None:
+    db = str(tmp_path / "runs.db")
+    assert screener("run", "--workers", "12", "--budget", "300", "--db", db, "-q").returncode == 0
+    for columns in (64, 100):
+        shown = in_terminal("report", "--db", db, columns=columns)
+        lines = shown.splitlines()
+        assert max(map(len, lines)) <= columns
+        counts = next(line for line in lines if line.startswith("workers: "))
+        assert "undecided" in counts  # the counts come before the table
+        assert shown.index(counts) < shown.index("rank  worker")
+    piped = screener("report", "--db", db).stdout.splitlines()
+    assert max(map(len, piped)) > 100  # the status line, whole
+
+
+def test_json_and_another_format_at_once_is_one_line(tmp_path: Path) -> None:
+    done = screener("report", "--json", "--format", "csv", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "--json means --format json" in done.stderr

@@ -161,3 +161,13 @@ async def test_graded_rewards_run_end_to_end(tmp_path: Path) -> None:
     estimates = np.array([w.estimate for w in sorted(result.workers, key=lambda w: w.arm)])
     assert POOL.accuracies is not None
     assert np.abs(estimates - np.array(POOL.accuracies)).max() < 0.2
+
+
+async def test_the_journal_keeps_every_run_option(tmp_path: Path) -> None:
+    # max_failures was once left out of the journaled config, so --resume went back to 10.
+    db = tmp_path / "runs.db"
+    options = RunOptions(concurrency=7, timeout=2.5, drain=0.25, max_failures=3)
+    run_id, _ = await start_run(_plan(options=options, params={**PARAMS, "budget": 40}), str(db))
+    with Journal(str(db), create=False) as journal:
+        stored = journal.get_run(run_id).config
+    assert RunOptions(**stored) == options
