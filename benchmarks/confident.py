@@ -39,17 +39,21 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
 
 from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json
 from screener import BernoulliRewards, BetaRewards, Decision, StopReason, simulate
-from screener.algorithms.thresholding import ConfidentThresholding
+from screener.algorithms.thresholding import (
+    ConfidentInterval,
+    ConfidentSchedule,
+    ConfidentThresholding,
+)
 from screener.pool import load_pool_csv
 
 __all__ = ["INSTANCES", "INTERVALS", "main", "run_one"]
 
 DELTA = 0.05
 TASK_POOL = Path(__file__).resolve().parents[1] / "examples" / "task-pool" / "workers.csv"
-INTERVALS = ("hoeffding", "kl", "mixture", "betting")
+INTERVALS: tuple[ConfidentInterval, ...] = ("hoeffding", "kl", "mixture", "betting")
 #: The new families, each compared with the union-bound ones.
-NEW = ("mixture", "betting")
-BASELINES = ("hoeffding", "kl")
+NEW: tuple[ConfidentInterval, ...] = ("mixture", "betting")
+BASELINES: tuple[ConfidentInterval, ...] = ("hoeffding", "kl")
 
 
 def _good_crowd() -> np.ndarray:
@@ -65,7 +69,7 @@ INSTANCES: dict[str, tuple[np.ndarray, float]] = {
 }
 
 
-def run_one(task: tuple[str, str, str, str, int]) -> dict[str, Any]:
+def run_one(task: tuple[str, ConfidentInterval, ConfidentSchedule, str, int]) -> dict[str, Any]:
     """One run to the stopping condition: pulls and whether any decision was wrong."""
     name, interval, schedule, rewards, seed = task
     means, bar = INSTANCES[name]
@@ -129,8 +133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=2)
     args = parser.parse_args(argv)
     runs = args.runs if args.runs is not None else (5 if args.quick else 100)
+    schedule: ConfidentSchedule = args.schedule
     tasks = [
-        (name, interval, args.schedule, args.rewards, seed)
+        (name, interval, schedule, args.rewards, seed)
         for name in INSTANCES
         for interval in INTERVALS
         for seed in range(runs)

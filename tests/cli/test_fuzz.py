@@ -209,7 +209,7 @@ def fuzz_once(
 
 # Real command lines and UTF-8 files hold no NUL and no lone surrogate; the rest of unicode
 # is fair game.
-JUNK = st.text(st.characters(exclude_characters="\0", exclude_categories=("Cs",)), max_size=10)
+JUNK = st.text(st.characters(exclude_characters="\0", exclude_categories=["Cs"]), max_size=10)
 NAMES = sorted(ALGORITHMS)
 PARAM_KEYS = [
     "k", "delta", "rho", "threshold", "direction", "interval", "quantile", "eps", "q",

@@ -260,7 +260,7 @@ async def test_malformed_answer_items_become_errors_for_known_pulls() -> None:
         ids = [a["id"] for a in (await request.json())["assignments"]]
         return web.json_response({"accepted": ids, "rejected": []})
 
-    items = [
+    items: list[dict[str, Any]] = [
         {"id": "ns-0", "answer": "12"},
         {"id": "ns-1", "answer": None},
         {"id": "other-run-2", "answer": "5"},

@@ -530,6 +530,7 @@ def test_kl_bounds_cover_at_their_level(kind: str, mu: float, m: int) -> None:
     # for graded rewards in [0, 1] (Beta(3 mu, 3 (1 - mu))): 20,000 seeded samples per case.
     level, trials = 0.05, 20_000
     rng = np.random.default_rng(17)
+    draws: np.ndarray
     if kind == "bernoulli":
         draws = rng.random((trials, m)) < mu
     else:
