@@ -19,6 +19,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -28,6 +29,7 @@ from benchmarks import (
     chen2017,
     confident,
     live,
+    report,
     speed,
     tao2019,
     zhang2020,
@@ -36,7 +38,7 @@ from benchmarks import (
 from benchmarks.common import machine_info, write_json
 
 #: The paper reproductions with a ``main(argv)``: (name, module, quick argv, full argv).
-SCRIPTS = (
+SCRIPTS: tuple[tuple[str, ModuleType, list[str], list[str]], ...] = (
     ("zhang2020", zhang2020, ["--quick"], ["--instances", "1", "--parts", "fig2a", "hcb",
                                             "--ns", "100", "1000"]),
     ("ban2020", ban2020, ["--quick"], []),
@@ -44,6 +46,7 @@ SCRIPTS = (
     ("chen2017", chen2017, ["--quick"], []),
     ("confident", confident, ["--quick"], []),
     ("live", live, ["--quick"], []),
+    ("report", report, ["--quick"], []),
 )  # fmt: skip
 NAMES = ("zhuang2017", "speed", *(name for name, *_ in SCRIPTS))
 

@@ -75,10 +75,11 @@ async def start_run(
     db: str,
     *,
     progress: Progress | None = None,
-    on_start: Callable[[Algorithm], None] | None = None,
+    on_start: Callable[[str, Algorithm], None] | None = None,
 ) -> tuple[str, Result]:
-    """Create a run in ``db`` and drive it to its end; ``on_start`` sees the algorithm once
-    everything is validated, before the first question (to announce what the run may cost).
+    """Create a run in ``db`` and drive it to its end; ``on_start`` sees the run id and the
+    algorithm once everything is validated and the run is written, before the first question
+    (to announce what the run may cost, and how to resume it).
 
     The run is written only once its inputs are checked and the oracle is open: a start that
     fails (an unreachable service) leaves no run behind.
@@ -97,7 +98,7 @@ async def start_run(
         try:
             run_id = await journal.create_run(spec)
             if on_start is not None:
-                on_start(algorithm)
+                on_start(run_id, algorithm)
             orchestrator = Orchestrator(
                 algorithm, oracle, journal, run_id, plan.pool, plan.options, progress,
                 seed=plan.seed,
@@ -164,14 +165,24 @@ def load_result(db: str, run_id: str | None = None) -> tuple[RunRecord, Result]:
     return record, original if rescored is None else rescored
 
 
-def load_results(db: str, run_id: str | None = None) -> tuple[RunRecord, Result, Result | None]:
+def load_results(
+    db: str, run_id: str | None = None, *, from_events: bool = False
+) -> tuple[RunRecord, Result, Result | None]:
     """The run's record, its result as journaled, and, when gold questions were invalidated,
-    its result rebuilt from the remaining answers (else None)."""
+    its result rebuilt from the remaining answers (else None).
+
+    A finished run's result is read as the run stored it, in one query; an unfinished run, or
+    one whose answers were invalidated after it finished, is replayed from its events, and so
+    is every run with ``from_events`` (to check the stored result against the journal).
+    """
     with Journal(db, create=False) as journal:
         chosen = run_id or journal.latest_run_id()
         if chosen is None:
             raise JournalError(f"{db} holds no runs", "start one with `screener run`")
         record = journal.get_run(chosen)
+        stored = None if from_events else journal.stored_result(chosen)
+        if stored is not None and (result := Result.from_json(stored)) is not None:
+            return record, result, None
         events = journal.events(chosen)
     pool = WorkerPool.from_dict(dict(record.pool))
     algorithm = create_algorithm(record.algorithm, len(pool), dict(record.params))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -153,6 +155,35 @@ class Result:
             "workers": [{"worker": self.name(w.arm), **w.to_dict()} for w in self.ranking],
         }
 
+    def to_json(self) -> str:
+        """The result exactly, as JSON that ``from_json`` reads back (infinite and undefined
+        numbers included, as JavaScript's Infinity and NaN), without names or run id."""
+        record = dataclasses.asdict(self)
+        del record["names"], record["run_id"]
+        record["format"] = _JSON_FORMAT
+        return json.dumps(record, default=_plain_json, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Result | None:
+        """A result written by ``to_json``; None when the text is not one (another format,
+        damaged), so that a caller can rebuild the result another way."""
+        try:
+            record = json.loads(text)
+            if record.pop("format") != _JSON_FORMAT:
+                return None
+            threshold, stop = record.pop("threshold"), record.pop("stop_reason")
+            workers = tuple(_worker_from_record(w) for w in record.pop("workers"))
+            return cls(
+                **record,
+                workers=workers,
+                stop_reason=None if stop is None else StopReason(stop),
+                threshold=None if threshold is None else Threshold(**threshold),
+                names=(),
+                run_id=None,
+            )
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+
     def to_dataframe(self) -> pandas.DataFrame:
         """One row per worker, ranked (pandas, the optional ``crowd-screener[pandas]`` extra):
         worker name (when named), arm, decision, leaning, estimate, interval, questions
@@ -173,6 +204,25 @@ _FRAME_COLUMNS = (
     "worker", "arm", "decision", "leaning", "estimate", "lower", "upper", "pulls", "pending",
     "rank", "score", "reason",
 )  # fmt: skip
+
+
+#: Bump when ``Result.to_json``'s layout changes: older stored results are then rebuilt.
+_JSON_FORMAT = 1
+
+
+def _worker_from_record(record: dict[str, Any]) -> WorkerResult:
+    decision, leaning = Decision(record.pop("decision")), Decision(record.pop("leaning"))
+    return WorkerResult(**record, decision=decision, leaning=leaning)
+
+
+def _plain_json(value: object) -> object:
+    """json.dumps fallback for what algorithms put in params and extra: numpy scalars and
+    arrays, read-only mappings."""
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return value.tolist()
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def _json_float(value: float) -> float | None:

@@ -7,12 +7,13 @@ exit code 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -25,7 +26,7 @@ from screener.bank import load_bank
 from screener.cli.serve import serve
 from screener.config import RunConfig, load_run_config, parse_value
 from screener.errors import ConfigError, ScreenerError
-from screener.journal import Journal
+from screener.journal import Journal, display_name
 from screener.logged import export_answers, export_crowdkit, invalidate_question, replay_logged_run
 from screener.oracles import available_oracles
 from screener.orchestrator import Progress, RunOptions
@@ -309,7 +310,8 @@ def run(
     progress = None if quiet_progress or not sys.stderr.isatty() else Progress(sys.stderr)
     if resume_id is not None:
         _refuse_settings_on_resume(resume_id)
-        result = asyncio.run(resume_run(resume_id, db, progress=progress))
+        with _resume_hint_on_interrupt([resume_id], db):
+            result = asyncio.run(resume_run(resume_id, db, progress=progress))
         record, _ = load_result(db, resume_id)
         _print_report(result, WorkerPool.from_dict(dict(record.pool)), resume_id, out, db)
         return
@@ -347,10 +349,20 @@ def run(
     if bank_file is not None:
         pool = dataclasses.replace(pool, bank=load_bank(bank_file))
     plan = RunPlan(pool, algorithm, params, oracle, oracle_options, seed, options)
-    announce = None if quiet else _announce_bound
-    run_id, result = asyncio.run(start_run(plan, db, progress=progress, on_start=announce))
+    started: list[str] = []
+
+    def on_start(run_id: str, algorithm: Algorithm) -> None:
+        started.append(run_id)
+        if not quiet:
+            _announce_bound(algorithm)
+
+    with _resume_hint_on_interrupt(started, db):
+        run_id, result = asyncio.run(start_run(plan, db, progress=progress, on_start=on_start))
     if out.format == "table" and not quiet:
-        click.echo(f"run {run_id} saved in {db} (report again: screener report {run_id} --db {db})")
+        shown = display_name(db)
+        click.echo(
+            f"run {run_id} saved in {shown} (report again: screener report {run_id} --db {shown})"
+        )
     _print_report(result, pool, run_id, out, db)
 
 
@@ -601,6 +613,24 @@ def _choose_pool(
     return own if own is not None else demo_pool()
 
 
+@contextlib.contextmanager
+def _resume_hint_on_interrupt(started: list[str], db: str) -> Iterator[None]:
+    """Ctrl-C during a run (once it is written: ``started`` holds its id) ends the command
+    with exit 130 and the exact command that continues it."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if not started:
+            raise
+        run_id, shown = started[0], display_name(db)
+        click.echo(
+            f"\ninterrupted: run {run_id} is saved; continue it with "
+            f"`screener run --resume {run_id} --db {shown}`",
+            err=True,
+        )
+        raise click.exceptions.Exit(130) from None
+
+
 def _announce_bound(algorithm: Algorithm) -> None:
     """The worst case per worker, on stderr before the first question, when there is one."""
     bound = algorithm.max_questions_per_worker
@@ -685,7 +715,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
     debug = "--debug" in args
     _route_warnings()
     try:
-        cli.main(args=args, prog_name="screener", standalone_mode=False)
+        # Outside standalone mode click returns an Exit's code instead of raising it.
+        code = cli.main(args=args, prog_name="screener", standalone_mode=False)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.Abort:
@@ -702,7 +733,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
         click.echo(f"error: {_one_line(str(error))}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
-        click.echo("\ninterrupted: resume with `screener run --resume RUN_ID`", err=True)
+        # A run that was already written said how to resume it (_resume_hint_on_interrupt).
+        click.echo("\ninterrupted", err=True)
         sys.exit(130)
     except BrokenPipeError:
         # The reader went away (`screener runs | head -1`): not an error worth a message.
@@ -718,7 +750,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
             err=True,
         )
         sys.exit(1)
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _usage_message(error: click.ClickException) -> str:

@@ -9,15 +9,18 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from screener.algorithms._checks import check_seed
 from screener.bank import load_bank
 from screener.errors import ConfigError
-from screener.live.service import Faults, GoldService, arithmetic_bank, start_service
 from screener.oracles.latency import Latency
 from screener.pool import demo_pool, load_pool_csv
+
+if TYPE_CHECKING:  # the service (aiohttp's server) is imported by `serve` alone
+    from screener.live.service import GoldService
 
 __all__ = ["DEFAULT_BANK_SIZE", "TOKEN_ENV", "serve"]
 
@@ -104,6 +107,8 @@ def serve(
     "Authorization: Bearer $SCREENER_SERVICE_TOKEN" when that variable is set; without it
     the service accepts everyone (it listens on 127.0.0.1 unless told otherwise).
     """
+    from screener.live.service import Faults, GoldService, arithmetic_bank
+
     token = os.environ.get(TOKEN_ENV) or None
     check_seed(seed)
     pool = load_pool_csv(pool_file) if pool_file is not None else demo_pool()
@@ -125,6 +130,8 @@ def serve(
 async def _serve(
     service: GoldService, host: str, port: int, stop_after: float | None, *, warn_open: bool
 ) -> None:
+    from screener.live.service import start_service
+
     try:
         runner, url = await start_service(service, host=host, port=port)
     except OSError as error:  # the port is taken, the host is not this machine's...

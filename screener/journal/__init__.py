@@ -13,7 +13,7 @@ from screener.journal.answers import (
 )
 from screener.journal.events import Event, EventKind, RunRecord, RunSpec, RunSummary
 from screener.journal.schema import SCHEMA_VERSION, EventRow, RunRow, SchemaInfo
-from screener.journal.store import MIGRATIONS, Journal, Migration
+from screener.journal.store import MIGRATIONS, Journal, Migration, display_name
 from screener.journal.writer import AsyncJournal
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "RunSpec",
     "RunSummary",
     "SchemaInfo",
+    "display_name",
     "invalidation_event",
     "invalidations",
     "logged_answers",

@@ -42,7 +42,9 @@ class Event:
     detail: str | None = None
     id: int | None = None
     question: str | None = None  # gold question id, when the pool has a question bank
-    response: str | None = None  # the worker's raw answer as JSON, before scoring
+    #: The worker's raw answer as JSON, before scoring; on the finished event, the run's final
+    #: result (Result.to_json), which a report reads instead of replaying the run.
+    response: str | None = None
 
 
 @dataclass(frozen=True)

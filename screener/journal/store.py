@@ -254,6 +254,22 @@ class Journal:
                 "upgrade screener",
             ) from None
 
+    def stored_result(self, run_id: str) -> str | None:
+        """The final result kept with the run's finished event (JSON, Result.to_json), when
+        that event is the run's last: an answer invalidated after it makes it stale. One
+        indexed lookup, however many events the run has."""
+        e = EVENTS_TABLE.c
+        query = select(e.kind, e.response).where(e.run_id == run_id).order_by(e.id.desc()).limit(1)
+        with (
+            self._errors(f"cannot read run {run_id} from {self.name}"),
+            self._engine.connect() as conn,
+        ):
+            row = conn.execute(query).one_or_none()
+        if row is None or row.kind != EventKind.FINISHED.value:
+            return None
+        response: str | None = row.response
+        return response
+
     def get_run(self, run_id: str) -> RunRecord:
         """The run's record; RunNotFoundError if there is none."""
         query = select(RUNS_TABLE).where(RUNS_TABLE.c.id == run_id)
@@ -330,6 +346,11 @@ class Journal:
 
 
 # ---------------------------------------------------------------------- opening
+def display_name(target: str | os.PathLike[str]) -> str:
+    """How output shows a database: its path, or its URL with the password hidden."""
+    return _resolve(target)[1]
+
+
 def _resolve(target: str | os.PathLike[str]) -> tuple[URL, str, Path | None]:
     """(URL, name for messages, SQLite file or None) for a URL or a path."""
     if isinstance(target, str) and "://" in target:

@@ -359,9 +359,10 @@ class Orchestrator:
             await self._drain()
         reason = self.algorithm.stop_reason
         detail = "interrupted" if reason is None else reason.value
-        await self.journal.append(
-            self.run_id, [Event(EventKind.FINISHED, time.time(), detail=detail)]
+        finished = Event(
+            EventKind.FINISHED, time.time(), detail=detail, response=_final_result(self.algorithm)
         )
+        await self.journal.append(self.run_id, [finished])
 
     async def _drain(self) -> None:
         """Log answers that still arrive for cancelled pulls, for ``drain`` seconds."""
@@ -398,3 +399,13 @@ def _id(question: GoldQuestion | None) -> str | None:
 
 def _json(response: str | float | None) -> str | None:
     return None if response is None else json.dumps(response)
+
+
+def _final_result(algorithm: Algorithm) -> str | None:
+    """The result as JSON, kept with the finished event so that a report reads it instead of
+    replaying every answer; None when a (third-party) algorithm put something in it that JSON
+    cannot hold: the report then replays, as it always can."""
+    try:
+        return algorithm.result().to_json()
+    except (TypeError, ValueError):
+        return None

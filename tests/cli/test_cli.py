@@ -8,11 +8,13 @@ import io
 import json
 import os
 import pty
+import signal
 import sqlite3
 import struct
 import subprocess
 import sys
 import termios
+import time
 from pathlib import Path
 from typing import Any
 
@@ -311,3 +313,43 @@ def test_json_and_another_format_at_once_is_one_line(tmp_path: Path) -> None:
     done = screener("report", "--json", "--format", "csv", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "--json means --format json" in done.stderr
+
+
+def _answered(db: Path) -> int:
+    try:
+        with sqlite3.connect(db) as conn:
+            row = conn.execute("SELECT count(*) FROM events WHERE kind = 'answered'").fetchone()
+    except sqlite3.OperationalError:  # the journal is not created yet
+        return 0
+    return int(row[0])
+
+
+def test_ctrl_c_prints_the_command_that_resumes_the_run(tmp_path: Path) -> None:
+    args = ["-a", "lsa", "--threshold", "0.6", "--budget", "300", "--latency", "constant:0.02",
+            "--concurrency", "2", "--db", "runs.db", "-q"]  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "screener", "run", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while _answered(tmp_path / "runs.db") < 20:
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert stdout == ""
+    run_id = _only_run_id(tmp_path / "runs.db")
+    command = f"screener run --resume {run_id} --db runs.db"
+    assert stderr.strip().splitlines()[-1] == (
+        f"interrupted: run {run_id} is saved; continue it with `{command}`"
+    )
+    resumed = screener(*command.split()[1:], "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["total_pulls"] == 300
+
+
+def _only_run_id(db: Path) -> str:
+    with sqlite3.connect(db) as conn:
+        (run_id,) = (row[0] for row in conn.execute("SELECT id FROM runs"))
+    return str(run_id)

@@ -1,4 +1,5 @@
-"""Every registered algorithm, run live through the orchestrator, replays to the same result."""
+"""Every registered algorithm, run live through the orchestrator, replays to the same result,
+and the result it stored with its finished event is that result too."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from typing import Any
 import pytest
 
 from screener.algorithms import ALGORITHMS, accepted_parameters
+from screener.journal import Journal
 from screener.orchestrator import RunOptions
 from screener.pool import synthetic_pool
-from screener.session import RunPlan, load_result, start_run
+from screener.session import RunPlan, load_result, load_results, start_run
 
 POOL = synthetic_pool(12, 1, seed=4)
 
@@ -32,6 +34,10 @@ async def test_live_run_and_its_replay_agree(tmp_path: Path, name: str) -> None:
                    options=RunOptions(concurrency=8, timeout=5.0))  # fmt: skip
     run_id, live = await start_run(plan, db)
     assert live.finished
-    record, replayed = load_result(db, run_id)
+    record, replayed, _ = load_results(db, run_id, from_events=True)
     assert record.algorithm == name
     assert replayed.to_dict() == live.to_dict()
+    with Journal(db, create=False) as journal:
+        assert journal.stored_result(run_id) is not None
+    _, stored = load_result(db, run_id)
+    assert stored == live

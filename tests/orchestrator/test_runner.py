@@ -15,7 +15,7 @@ from screener.algorithms import StopReason
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool, synthetic_pool
-from screener.session import RunPlan, start_run
+from screener.session import RunPlan, load_result, start_run
 from screener.simulation import BernoulliRewards, ksigma_outliers
 
 POOL = synthetic_pool(20, 2, seed=11)
@@ -97,13 +97,13 @@ async def test_every_answer_is_committed_before_the_algorithm_sees_it(tmp_path: 
 
     original = dict(registry.ALGORITHMS)
     Auditing.name = "auditing-wrr"
-    registry.ALGORITHMS = {**original, "auditing-wrr": Auditing}  # type: ignore[misc]
+    registry.ALGORITHMS = {**original, "auditing-wrr": Auditing}
     try:
         _, result = await start_run(
             _plan(algorithm="auditing-wrr", params={**PARAMS, "budget": 1500}), str(db)
         )
     finally:
-        registry.ALGORITHMS = original  # type: ignore[misc]
+        registry.ALGORITHMS = original
     assert len(checked) == result.total_pulls > 0
 
 
@@ -171,3 +171,13 @@ async def test_the_journal_keeps_every_run_option(tmp_path: Path) -> None:
     with Journal(str(db), create=False) as journal:
         stored = journal.get_run(run_id).config
     assert RunOptions(**stored) == options
+
+
+async def test_a_damaged_stored_result_is_rebuilt_from_the_events(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    run_id, live = await start_run(_plan(params={**PARAMS, "budget": 60}), str(db))
+    with sqlite3.connect(db) as conn:
+        changed = conn.execute("UPDATE events SET response = '{' WHERE kind = 'finished'")
+        assert changed.rowcount == 1
+    _, reported = load_result(str(db), run_id)
+    assert reported == live
