@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from screener.algorithms import Decision, Result, StopReason, WorkerResult
+from screener.algorithms import Decision, Result, WorkerResult
 from screener.algorithms._checks import check_choice, check_count
 from screener.pool import WorkerPool
 
@@ -178,7 +178,7 @@ def render_comparison(
 
 def describe_status(result: Result) -> str:
     """Whether the run stopped, and if so whether its promise holds, in one sentence."""
-    if result.stop_reason is StopReason.BUDGET_SPENT and result.extra.get("fixed_budget"):
+    if result.fixed_budget_spent:
         return f"budget spent (fixed-budget algorithm): {result.guarantee}"
     if result.stop_reason is None:
         return "still running (no stopping condition yet): decisions are provisional"

@@ -19,6 +19,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from cli_helpers import assert_ran
 
 from screener import __version__
 from screener.algorithms import create_algorithm
@@ -47,7 +48,10 @@ def screener(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
         [sys.executable, "-m", "screener", *args],
         capture_output=True, text=True, timeout=600, cwd=cwd,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    if args[0] == "run":
+        assert_ran(done.returncode, done.stdout, done.stderr)
+    else:
+        assert done.returncode == 0, done.stderr
     return done
 
 

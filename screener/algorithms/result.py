@@ -120,6 +120,19 @@ class Result:
         """True when the algorithm stopped because its stopping condition held."""
         return self.stop_reason is StopReason.CONDITION_MET
 
+    @property
+    def fixed_budget_spent(self) -> bool:
+        """True when a fixed-budget algorithm stopped as it is meant to: its budget spent."""
+        fixed = bool(self.extra.get("fixed_budget"))
+        return fixed and self.stop_reason is StopReason.BUDGET_SPENT
+
+    @property
+    def completed(self) -> bool:
+        """True when the run ended the way its algorithm means to end: the stopping condition
+        held, or a fixed-budget algorithm spent its budget. False when it stopped short (a
+        budget cut a fixed-confidence run, the workers ran out of questions) or is running."""
+        return self.condition_met or self.fixed_budget_spent
+
     def arms_with(self, decision: Decision) -> tuple[int, ...]:
         return tuple(w.arm for w in self.workers if w.decision is decision)
 

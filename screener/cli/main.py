@@ -21,7 +21,13 @@ import click
 from click.core import ParameterSource
 
 from screener._version import DISTRIBUTION
-from screener.algorithms import ALGORITHMS, Algorithm, accepted_parameters, parameter_choices
+from screener.algorithms import (
+    ALGORITHMS,
+    Algorithm,
+    Result,
+    accepted_parameters,
+    parameter_choices,
+)
 from screener.bank import load_bank
 from screener.cli.serve import serve
 from screener.config import RunConfig, load_run_config, parse_value
@@ -71,6 +77,8 @@ _BAR_ALGORITHMS = {
 _RESUME_OPTIONS = frozenset(
     {"resume_id", "db", "as_json", "output_format", "only", "limit", "html", "quiet"}
 )
+#: `run`'s exit code when the run ended without its stopping condition (README: exit codes).
+EXIT_NOT_COMPLETED = 3
 _db_option = click.option(
     "--db", default=DEFAULT_DB, show_default=True, help="Run database: a path or SQLAlchemy URL."
 )
@@ -314,6 +322,7 @@ def run(
             result = asyncio.run(resume_run(resume_id, db, progress=progress))
         record, _ = load_result(db, resume_id)
         _print_report(result, WorkerPool.from_dict(dict(record.pool)), resume_id, out, db)
+        _exit_unless_completed(result)
         return
     config = load_run_config(config_file) if config_file is not None else RunConfig(Path("."))
     algorithm = _setting("algorithm", algorithm, config.algorithm)
@@ -364,6 +373,7 @@ def run(
             f"run {run_id} saved in {shown} (report again: screener report {run_id} --db {shown})"
         )
     _print_report(result, pool, run_id, out, db)
+    _exit_unless_completed(result)
 
 
 @cli.command()
@@ -611,6 +621,13 @@ def _choose_pool(
         return synthetic_pool(n_workers, n_outliers, seed=seed)
     own = default_pool(oracle, oracle_options)
     return own if own is not None else demo_pool()
+
+
+def _exit_unless_completed(result: Result) -> None:
+    """A run that stopped short of its condition (a budget, workers out of questions) ends
+    with EXIT_NOT_COMPLETED once its report is out, so that scripts can tell."""
+    if not result.completed:
+        raise click.exceptions.Exit(EXIT_NOT_COMPLETED)
 
 
 @contextlib.contextmanager

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import NOT_COMPLETED, assert_ran
 
 from screener.pool import synthetic_pool
 from screener.simulation import ksigma_outliers
@@ -145,7 +146,7 @@ def test_bad_pool_file_names_the_line(tmp_path: Path) -> None:
 def test_unknown_run_id_points_to_the_runs_command(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     assert screener("run", "--workers", "5", "--outliers", "0", "--budget", "20",
-                    "--db", str(db), "--quiet").returncode == 0  # fmt: skip
+                    "--db", str(db), "--quiet").returncode == NOT_COMPLETED  # fmt: skip
     done = screener("report", "abc", "--db", str(db))
     assert done.returncode == 2
     assert "screener runs" in done.stderr
@@ -157,10 +158,15 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     assert "Traceback" in done.stderr
 
 
-def test_budget_report_says_the_condition_was_not_met(tmp_path: Path) -> None:
+def test_a_budget_cut_run_says_the_condition_was_not_met_and_exits_3(tmp_path: Path) -> None:
     done = screener("run", "--budget", "200", "--db", str(tmp_path / "b.db"))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == NOT_COMPLETED, done.stderr
     assert "CONDITION NOT MET (budget spent)" in done.stdout
+    # A fixed-budget method that spends its budget ended as it means to.
+    fixed = screener("run", "-a", "lsa", "--threshold", "0.6", "--budget", "200", "--db",
+                     str(tmp_path / "b.db"), "--json")  # fmt: skip
+    assert fixed.returncode == 0, fixed.stderr
+    assert json.loads(fixed.stdout)["stop_reason"] == "budget spent"
 
 
 def test_a_reader_that_goes_away_is_not_an_error_message(tmp_path: Path) -> None:
@@ -214,7 +220,7 @@ def test_the_per_worker_bound_is_announced_before_the_run_and_reported(
     tmp_path: Path, args: list[str], bound: int
 ) -> None:
     done = screener("run", *args, "--threshold", "0.6", "--workers", "10", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    assert_ran(done.returncode, done.stdout, done.stderr)
     announced = f"at most {bound} gold questions per worker ({10 * bound} for all 10 workers)"
     assert announced in done.stderr.splitlines()
     assert f"at most {bound} gold questions per worker, by construction" in done.stdout
@@ -256,7 +262,7 @@ def test_version_names_the_distribution_crowd_screener() -> None:
 def test_report_formats_and_row_choices_agree_with_each_other(tmp_path: Path) -> None:
     db = str(tmp_path / "runs.db")
     ran = screener("run", "--workers", "12", "--budget", "300", "--db", db, "--format", "csv")
-    assert ran.returncode == 0, ran.stderr
+    assert ran.returncode == NOT_COMPLETED, ran.stderr  # 300 answers cannot settle 12 workers
     rows = list(csv.DictReader(io.StringIO(ran.stdout)))
     as_json = json.loads(screener("report", "--db", db, "--format", "json").stdout)
     assert as_json == json.loads(screener("report", "--db", db, "--json").stdout)
@@ -297,7 +303,8 @@ def in_terminal(*args: str, columns: int) -> str:
 
 def test_the_table_fits_the_terminal_and_a_pipe_gets_whole_lines(tmp_path: Path) -> None:
     db = str(tmp_path / "runs.db")
-    assert screener("run", "--workers", "12", "--budget", "300", "--db", db, "-q").returncode == 0
+    ran = screener("run", "--workers", "12", "--budget", "300", "--db", db, "-q")
+    assert ran.returncode == NOT_COMPLETED, ran.stderr
     for columns in (64, 100):
         shown = in_terminal("report", "--db", db, columns=columns)
         lines = shown.splitlines()

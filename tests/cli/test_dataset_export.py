@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import assert_ran
 
 from screener.bank import Scoring, score_answer
 
@@ -31,7 +32,10 @@ def screener(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def ok(*args: str, cwd: Path) -> str:
     done = screener(*args, cwd=cwd)
-    assert done.returncode == 0, done.stderr
+    if args[0] == "run":
+        assert_ran(done.returncode, done.stdout, done.stderr)
+    else:
+        assert done.returncode == 0, done.stderr
     return done.stdout
 
 

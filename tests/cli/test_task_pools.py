@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_helpers import assert_ran
 from service_helpers import reference_service, write_pool_and_bank
 
 from screener.pool import synthetic_pool
@@ -53,7 +54,7 @@ def test_a_run_file_with_a_bank_never_repeats_a_question(tmp_path: Path) -> None
         encoding="utf-8",
     )
     done = screener("run", "--config", "run.toml", "--quiet", "--json", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    assert_ran(done.returncode, done.stdout, done.stderr)
     report = json.loads(done.stdout)
     assert report["algorithm"] == "rr" and report["params"]["k"] == 1.5
     answered = events(tmp_path, "answered")
@@ -67,7 +68,7 @@ def test_an_exhausted_bank_leaves_workers_undecided_with_that_reason(tmp_path: P
     write_files(tmp_path, 15)
     done = screener("run", "workers.csv", "--questions", "questions.csv", "-a", "rr", "--quiet",
                     "--json", cwd=tmp_path)  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert_ran(done.returncode, done.stdout, done.stderr)
     report = json.loads(done.stdout)
     assert report["stop_reason"] == "workers exhausted"
     assert all(w["pulls"] <= 15 for w in report["workers"])
@@ -78,7 +79,7 @@ def test_export_replays_like_the_log_and_invalidation_rescores(tmp_path: Path) -
     write_files(tmp_path, 300)
     first = screener("run", "workers.csv", "--questions", "questions.csv", "-a", "rr", "--k",
                      "1.5", "--seed", "2", "--quiet", cwd=tmp_path)  # fmt: skip
-    assert first.returncode == 0, first.stderr
+    assert_ran(first.returncode, first.stdout, first.stderr)
     original = run_id(tmp_path)
     exported = screener("export", original, "-o", "answers.csv", cwd=tmp_path)
     assert exported.returncode == 0, exported.stderr
@@ -95,7 +96,7 @@ def test_export_replays_like_the_log_and_invalidation_rescores(tmp_path: Path) -
                          "-o", "replacement=false", "-o", "shuffle=false", "-a", "wrr", "--k",
                          "1.5", "--concurrency", "16", "--seed", "2", "--quiet", "--json",
                          cwd=tmp_path)  # fmt: skip
-    assert from_file.returncode == 0, from_file.stderr
+    assert_ran(from_file.returncode, from_file.stdout, from_file.stderr)
     decisions = {w["worker"]: w["decision"] for w in both["replay"]["workers"]}
     assert decisions == {
         w["worker"]: w["decision"] for w in json.loads(from_file.stdout)["workers"]
@@ -139,7 +140,7 @@ def test_a_shared_dataset_replays_end_to_end(tmp_path: Path) -> None:
     data = Path(os.environ["SCREENER_DATA"]) / "gold_answers" / "Zheng_d_Duck.csv"
     done = screener("run", "--oracle", "dataset", "-o", f"path={data}", "-o", "replacement=false",
                     "-a", "rr", "--budget", "3000", "--quiet", "--json", cwd=tmp_path)  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert_ran(done.returncode, done.stdout, done.stderr)
     report = json.loads(done.stdout)
     assert len(report["workers"]) == 39  # the data README: 39 workers, 108 answers each
     assert 0 < report["total_pulls"] <= 3000
@@ -158,7 +159,7 @@ def test_a_live_run_against_the_reference_service(tmp_path: Path, service: str) 
     done = screener("run", "workers.csv", "--questions", "questions.csv", "--oracle", "http",
                     "-o", f"url={service}", "-a", "rr", "--k", "1.5", "--quiet", "--json",
                     cwd=tmp_path, env=env)  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert_ran(done.returncode, done.stdout, done.stderr)
     report = json.loads(done.stdout)
     assert report["stop_reason"] == "condition met"
     spammer = POOL.workers[int(min(range(12), key=lambda i: POOL.require_accuracies()[i]))]

@@ -41,7 +41,7 @@ def test_the_task_pool_run_file_screens_as_the_readme_says(tmp_path: Path) -> No
         [sys.executable, "-m", "screener", "run", "--config", str(run_file), "--json", "-q"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr  # two workers run out of questions: not completed
     report = json.loads(done.stdout)
     decisions = {w["worker"]: w["decision"] for w in report["workers"]}
     # The four annotators at 0.88 or more are decided above the 0.75 bar, the four at 0.6 or
