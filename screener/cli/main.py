@@ -79,9 +79,12 @@ _RESUME_OPTIONS = frozenset(
 )
 #: `run`'s exit code when the run ended without its stopping condition (README: exit codes).
 EXIT_NOT_COMPLETED = 3
+#: The environment variable that sets --db (below a run file's `db`, above the default).
+DB_ENV = "SCREENER_DB"
 _db_option = click.option(
-    "--db", default=DEFAULT_DB, show_default=True, help="Run database: a path or SQLAlchemy URL."
-)
+    "--db", default=DEFAULT_DB, show_default=True, envvar=DB_ENV, show_envvar=True,
+    help="Run database: a path or SQLAlchemy URL.",
+)  # fmt: skip
 
 
 def _output_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -597,9 +600,10 @@ def _key_values(items: tuple[str, ...], flag: str) -> dict[str, Any]:
 
 def _setting(name: str, flag_value: Any, config_value: Any) -> Any:
     """The flag when given on the command line, else the config file's value, else the
-    flag's default."""
+    flag's environment variable or default."""
     context = click.get_current_context()
-    if context.get_parameter_source(name) is not ParameterSource.DEFAULT:
+    source = context.get_parameter_source(name)
+    if source not in (ParameterSource.DEFAULT, ParameterSource.ENVIRONMENT):
         return flag_value
     return flag_value if config_value is None else config_value
 
@@ -730,6 +734,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point: run the CLI, turning user errors into one line and exit code 2."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
+    if debug:  # wherever it was typed: click takes a group's option before the command only
+        args = ["--debug", *(arg for arg in args if arg != "--debug")]
     _route_warnings()
     try:
         # Outside standalone mode click returns an Exit's code instead of raising it.
@@ -742,7 +748,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except click.ClickException as error:  # a usage error: one line even with --debug
         context = getattr(error, "ctx", None)
         command = context.command_path if isinstance(context, click.Context) else "screener"
-        click.echo(f"error: {_one_line(_usage_message(error))} (see `{command} --help`)", err=True)
+        click.echo(f"error: {_one_line(error.format_message())} (see `{command} --help`)", err=True)
         sys.exit(2)
     except ScreenerError as error:
         if debug:
@@ -768,12 +774,6 @@ def main(argv: list[str] | None = None) -> NoReturn:
         )
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
-
-
-def _usage_message(error: click.ClickException) -> str:
-    if isinstance(error, click.NoSuchOption) and error.option_name == "--debug":
-        return "--debug goes before the command, as in `screener --debug run`"
-    return error.format_message()
 
 
 def _one_line(text: str) -> str:

@@ -95,12 +95,6 @@ SEED_LIMITS = "seed must be a whole number from 0 to 9,223,372,036,854,775,807"
             "(questions in flight at once, e.g. 16)",
             id="concurrency-10**9",
         ),
-        pytest.param(
-            ["--debug"],
-            "error: --debug goes before the command, as in `screener --debug run` "
-            "(see `screener run --help`)",
-            id="debug-after-the-command",
-        ),
     ],
 )
 def test_run_flag_out_of_bounds(folder: Path, args: list[str], line: str) -> None:

@@ -152,10 +152,36 @@ def test_unknown_run_id_points_to_the_runs_command(tmp_path: Path) -> None:
     assert "screener runs" in done.stderr
 
 
-def test_debug_shows_the_traceback(tmp_path: Path) -> None:
-    done = screener("--debug", "run", "--delta", "2", cwd=tmp_path)
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_shows_the_traceback_wherever_it_is_typed(tmp_path: Path, where: str) -> None:
+    args = ["run", "--delta", "2"]
+    args = ["--debug", *args] if where == "before" else [*args, "--debug"]
+    done = screener(*args, cwd=tmp_path)
     assert done.returncode != 0
-    assert "Traceback" in done.stderr
+    assert "Traceback" in done.stderr and "delta must lie in (0, 1)" in done.stderr
+    assert not (tmp_path / "screener.db").exists()
+
+
+def test_screener_db_sets_the_database_below_flags_and_run_files(tmp_path: Path) -> None:
+    env = {**os.environ, "SCREENER_DB": "from-env.db"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "screener", *args]
+        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path,
+                              timeout=300)  # fmt: skip
+
+    assert_ran(*_outcome(run("run", "--workers", "6", "--budget", "30", "--json", "-q")))
+    assert (tmp_path / "from-env.db").exists() and not (tmp_path / "screener.db").exists()
+    assert run("report", "--json").returncode == 0  # found through SCREENER_DB as well
+    (tmp_path / "run.toml").write_text('db = "from-file.db"\n', encoding="utf-8")
+    assert_ran(*_outcome(run("run", "--config", "run.toml", "--workers", "6", "--budget", "30")))
+    assert (tmp_path / "from-file.db").exists()
+    assert_ran(*_outcome(run("run", "--workers", "6", "--budget", "30", "--db", "flag.db")))
+    assert (tmp_path / "flag.db").exists()
+
+
+def _outcome(done: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
+    return done.returncode, done.stdout, done.stderr
 
 
 def test_a_budget_cut_run_says_the_condition_was_not_met_and_exits_3(tmp_path: Path) -> None:
