@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import datetime
 import json
 import os
 import sys
@@ -32,7 +33,7 @@ from screener.bank import load_bank
 from screener.cli.serve import serve
 from screener.config import RunConfig, load_run_config, parse_value
 from screener.errors import ConfigError, ScreenerError
-from screener.journal import Journal, display_name
+from screener.journal import Journal, RunSummary, display_name
 from screener.logged import export_answers, export_crowdkit, invalidate_question, replay_logged_run
 from screener.oracles import available_oracles
 from screener.orchestrator import Progress, RunOptions
@@ -41,6 +42,7 @@ from screener.report import (
     FORMATS,
     ONLY,
     Only,
+    decision_counts,
     render_comparison,
     render_csv,
     render_json,
@@ -506,14 +508,53 @@ def runs(db: str, as_json: bool) -> None:
     with Journal(db, create=False) as journal:
         summaries = journal.runs()
     if as_json:
-        click.echo(json.dumps([dataclasses.asdict(s) for s in summaries], indent=2))
+        click.echo(json.dumps([_run_line(s) for s in summaries], indent=2))
         return
     if not summaries:
-        click.echo(f"no runs in {db}")
+        click.echo(f"no runs in {display_name(db)}")
         return
-    click.echo(f"{'run':<12}  {'algorithm':<9}  {'workers':>7}  {'answers':>9}  status")
-    for s in summaries:
-        click.echo(f"{s.id:<12}  {s.algorithm:<9}  {s.n_workers:>7}  {s.answered:>9,}  {s.status}")
+    lines = [_run_line(s) for s in summaries]
+    width = max(len("algorithm"), *(len(line["algorithm"]) for line in lines))
+    source = max(len("answers from"), *(len(_answers_from(line)) for line in lines))
+    click.echo(
+        f"{'run':<12}  {'created':<16}  {'algorithm':<{width}}  {'answers from':<{source}}  "
+        f"{'workers':>7}  {'answers':>9}  status"
+    )
+    for line in lines:
+        created = line["created"][:16].replace("T", " ")
+        click.echo(
+            f"{line['id']:<12}  {created:<16}  {line['algorithm']:<{width}}  "
+            f"{_answers_from(line):<{source}}  {line['n_workers']:>7}  {line['answered']:>9,}  "
+            f"{_run_status(line)}"
+        )
+
+
+def _run_line(summary: RunSummary) -> dict[str, Any]:
+    """One run of `screener runs`: the summary, its date, and from the result it stored (a
+    finished run's) whether its condition held and the workers per decision."""
+    line = dataclasses.asdict(summary)
+    stored = line.pop("stored_result")
+    result = None if stored is None else Result.from_json(stored)
+    line["created"] = (
+        datetime.datetime.fromtimestamp(summary.created_at)
+        .astimezone()
+        .isoformat(timespec="seconds")
+    )
+    line["condition_met"] = None if result is None else result.condition_met
+    line["completed"] = None if result is None else result.completed
+    line["decisions"] = None if result is None else decision_counts(result)
+    return line
+
+
+def _answers_from(line: dict[str, Any]) -> str:
+    return f"{line['oracle']} {line['source']}" if line["source"] else str(line["oracle"])
+
+
+def _run_status(line: dict[str, Any]) -> str:
+    counts = line["decisions"]
+    if not counts:
+        return str(line["status"])
+    return f"{line['status']} · " + ", ".join(f"{n:,} {name}" for name, n in counts.items())
 
 
 @cli.command()

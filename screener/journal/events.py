@@ -78,3 +78,8 @@ class RunSummary:
     n_workers: int
     answered: int
     status: str  # "finished: <detail>" or "running or interrupted"
+    #: The oracle's name, and the file it reads when it has a ``path`` option (a dataset).
+    oracle: str = ""
+    source: str | None = None
+    #: The final result the run stored (Result.to_json), unless events came after it.
+    stored_result: str | None = None

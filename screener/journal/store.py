@@ -306,32 +306,43 @@ class Journal:
     def runs(self) -> list[RunSummary]:
         """One summary per run, oldest first; counts come from SQL, events are not loaded."""
         r, e = RUNS_TABLE.c, EVENTS_TABLE.c
-        runs_query = select(r.id, r.created_at, r.algorithm, r.pool).order_by(r.created_at, r.id)
-        answered_query = (
-            select(e.run_id, func.count())
-            .where(e.kind == EventKind.ANSWERED.value)
-            .group_by(e.run_id)
+        runs_query = select(r.id, r.created_at, r.algorithm, r.pool, r.oracle).order_by(
+            r.created_at, r.id
         )
+        counts_query = select(
+            e.run_id, func.count().filter(e.kind == EventKind.ANSWERED.value), func.max(e.id)
+        ).group_by(e.run_id)
         finished_query = (
-            select(e.run_id, e.detail).where(e.kind == EventKind.FINISHED.value).order_by(e.id)
+            select(e.run_id, e.detail, e.id, e.response)
+            .where(e.kind == EventKind.FINISHED.value)
+            .order_by(e.id)
         )
         # One connection, one read transaction: the three queries see one snapshot.
         with self._errors(f"cannot list the runs in {self.name}"), self._engine.connect() as conn:
             run_rows = conn.execute(runs_query).all()
-            answered: dict[str, int] = dict(conn.execute(answered_query).all())
+            counts = {run_id: (n, last) for run_id, n, last in conn.execute(counts_query)}
             # Ordered by id, so a later "finished" (after a resume) wins.
-            finished: dict[str, str | None] = dict(conn.execute(finished_query).all())
-        return [
-            RunSummary(
-                id=run_id,
-                created_at=created_at,
-                algorithm=algorithm,
-                n_workers=len(_from_json(pool, run_id, "pool").get("workers", ())),
-                answered=answered.get(run_id, 0),
-                status=_status(run_id, finished),
+            finished = {row[0]: row[1:] for row in conn.execute(finished_query)}
+        summaries = []
+        for run_id, created_at, algorithm, pool, oracle in run_rows:
+            answered, last_id = counts.get(run_id, (0, None))
+            detail, finished_id, result = finished.get(run_id, (None, None, None))
+            oracle_info = _from_json(oracle, run_id, "oracle")
+            path = dict(oracle_info.get("options") or {}).get("path")
+            summaries.append(
+                RunSummary(
+                    id=run_id,
+                    created_at=created_at,
+                    algorithm=algorithm,
+                    n_workers=len(_from_json(pool, run_id, "pool").get("workers", ())),
+                    answered=answered,
+                    status=_status(run_id in finished, detail),
+                    oracle=str(oracle_info.get("name", "")),
+                    source=Path(path).name if isinstance(path, str) else None,
+                    stored_result=result if finished_id == last_id else None,
+                )
             )
-            for run_id, created_at, algorithm, pool in run_rows
-        ]
+        return summaries
 
     # ------------------------------------------------------------------ helpers
     @contextmanager
@@ -513,10 +524,9 @@ def _from_json(text: str, run_id: str, field: str) -> dict[str, Any]:
     return value
 
 
-def _status(run_id: str, finished: Mapping[str, str | None]) -> str:
-    if run_id not in finished:
+def _status(finished: bool, detail: str | None) -> str:
+    if not finished:
         return "running or interrupted"
-    detail = finished[run_id]
     return f"finished: {detail}" if detail else "finished"
 
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,13 @@ def test_report_and_runs_replay_the_journal(tmp_path: Path) -> None:
     assert json.loads(latest.stdout) == original
     listed = screener("runs", "--db", str(db))
     assert original["run_id"] in listed.stdout and "condition met" in listed.stdout
+    (line,) = json.loads(screener("runs", "--db", str(db), "--json").stdout)
+    decided = Counter(worker["decision"] for worker in original["workers"])
+    assert line["decisions"] == {"outlier": decided["outlier"], "normal": decided["normal"],
+                                 "undecided": decided["undecided"]}  # fmt: skip
+    assert line["condition_met"] is line["completed"] is True
+    assert (line["oracle"], line["answered"]) == ("simulated", original["total_pulls"])
+    assert line["created"].startswith(time.strftime("%Y-"))
 
 
 def test_oracles_lists_the_builtin_ones() -> None:

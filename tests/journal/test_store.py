@@ -404,10 +404,25 @@ def test_runs_are_summarized_from_sql(journal: Journal) -> None:
     first, second = summaries
     assert (first.algorithm, first.n_workers, first.answered) == ("ksigma", 5, 7)
     assert first.status == "finished: condition met"
+    assert first.stored_result is None  # written by hand here, without a result
+    assert (first.oracle, first.source) == ("simulated", None)
     assert (second.algorithm, second.n_workers, second.answered) == ("wrr", 2, 1)
     assert second.status == "running or interrupted"
     assert first.created_at <= second.created_at
     assert journal.latest_run_id() == running
+
+
+def test_a_summary_carries_the_stored_result_until_events_follow_it(journal: Journal) -> None:
+    oracle = {"name": "dataset", "options": {"path": "/data/some/answers.csv"}}
+    run_id = journal.create_run(dataclasses.replace(make_spec(), oracle=oracle))
+    journal.append(run_id, [Event(EventKind.FINISHED, time.time(), detail="x", response="{}")])
+    (summary,) = journal.runs()
+    assert summary.stored_result == "{}" == journal.stored_result(run_id)
+    journal.append(run_id, [Event(EventKind.INVALIDATED, time.time(), detail="typo")])
+    (summary,) = journal.runs()
+    assert summary.stored_result is None and journal.stored_result(run_id) is None
+    assert summary.status == "finished: x"
+    assert (summary.oracle, summary.source) == ("dataset", "answers.csv")
 
 
 def test_the_last_finished_event_wins(journal: Journal) -> None:
