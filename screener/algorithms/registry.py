@@ -6,6 +6,7 @@ import inspect
 import re
 import typing
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from screener.algorithms.ade import ADE
@@ -23,7 +24,14 @@ from screener.algorithms.topk_baselines import CLUCBPAC, OptMAI
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 from screener.errors import ConfigError
 
-__all__ = ["ALGORITHMS", "accepted_parameters", "create_algorithm", "parameter_choices"]
+__all__ = [
+    "ALGORITHMS",
+    "Parameter",
+    "accepted_parameters",
+    "create_algorithm",
+    "parameter_choices",
+    "parameters",
+]
 
 ALGORITHMS: Mapping[str, type[Algorithm]] = {
     cls.name: cls
@@ -56,18 +64,51 @@ ALGORITHMS: Mapping[str, type[Algorithm]] = {
 _ALWAYS_SET = frozenset({"lower", "upper", "budget", "seed"})
 
 
-def accepted_parameters(cls: type[Algorithm]) -> frozenset[str]:
-    """Keyword parameters the constructor of ``cls`` accepts, following ``**kwargs`` upwards."""
-    names: set[str] = set()
+@dataclass(frozen=True)
+class Parameter:
+    """One keyword parameter of an algorithm's constructor: its default (``required`` when it
+    has none), its type as written, and its values when the type is a ``Literal``."""
+
+    name: str
+    default: Any
+    required: bool
+    kind: str
+    choices: tuple[str, ...]
+
+
+def parameters(cls: type[Algorithm]) -> tuple[Parameter, ...]:
+    """The keyword parameters of ``cls``, following ``**kwargs`` up to the base classes (the
+    subclass's default wins), in the order a reader meets them."""
+    found: dict[str, Parameter] = {}
     for klass in cls.__mro__:
         init = klass.__dict__.get("__init__")
         if init is None:
             continue
-        parameters = inspect.signature(init).parameters.values()
-        names.update(p.name for p in parameters if p.kind is p.KEYWORD_ONLY)
-        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+        signature = inspect.signature(init).parameters.values()
+        hints = typing.get_type_hints(init)
+        for p in signature:
+            if p.kind is p.KEYWORD_ONLY and p.name not in found:
+                found[p.name] = _parameter(p, hints.get(p.name))
+        if not any(p.kind is p.VAR_KEYWORD for p in signature):
             break
-    return frozenset(names)
+    return tuple(found.values())
+
+
+def _parameter(p: inspect.Parameter, hint: Any) -> Parameter:
+    literal = typing.get_origin(hint) is typing.Literal
+    kind = re.sub(r"\btyping\.|<class '(\w+)'>", r"\1", str(hint)) if hint is not None else ""
+    return Parameter(
+        name=p.name,
+        default=None if p.default is p.empty else p.default,
+        required=p.default is p.empty,
+        kind="one of" if literal else kind,
+        choices=tuple(str(v) for v in typing.get_args(hint)) if literal else (),
+    )
+
+
+def accepted_parameters(cls: type[Algorithm]) -> frozenset[str]:
+    """Keyword parameters the constructor of ``cls`` accepts, following ``**kwargs`` upwards."""
+    return frozenset(p.name for p in parameters(cls))
 
 
 def parameter_choices(name: str) -> tuple[str, ...]:
@@ -76,11 +117,9 @@ def parameter_choices(name: str) -> tuple[str, ...]:
     command line offers exactly what the algorithms take; each algorithm checks its own."""
     values: dict[str, None] = {}
     for cls in ALGORITHMS.values():
-        for klass in cls.__mro__:
-            init = klass.__dict__.get("__init__")
-            hint = None if init is None else typing.get_type_hints(init).get(name)
-            if typing.get_origin(hint) is typing.Literal:
-                values.update(dict.fromkeys(str(v) for v in typing.get_args(hint)))
+        for p in parameters(cls):
+            if p.name == name:
+                values.update(dict.fromkeys(p.choices))
     return tuple(values)
 
 

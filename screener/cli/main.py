@@ -30,6 +30,7 @@ from screener.algorithms import (
     parameter_choices,
 )
 from screener.bank import load_bank
+from screener.cli.algorithms import algorithms
 from screener.cli.serve import serve
 from screener.config import RunConfig, load_run_config, parse_value
 from screener.errors import ConfigError, ScreenerError
@@ -139,9 +140,18 @@ def cli(ctx: click.Context, debug: bool) -> None:
     show_default=True,
     help="Screening algorithm.",
 )
-@click.option("--k", type=float, default=2.0, show_default=True, help="k of the k-sigma rule.")
 @click.option(
-    "--delta", type=float, default=0.1, show_default=True, help="Allowed error probability."
+    "--k",
+    type=float,
+    default=None,
+    help="k of the k-sigma rule (default: the algorithm's; `screener algorithms NAME`).",
+)
+@click.option(
+    "--delta",
+    type=float,
+    default=None,
+    help="Allowed error probability (default: the algorithm's, e.g. 0.1 for the k-sigma "
+    "family, 0.05 for confident-thresholding; `screener algorithms NAME`).",
 )
 @click.option(
     "--error",
@@ -173,9 +183,8 @@ def cli(ctx: click.Context, debug: bool) -> None:
 )
 @click.option(
     "--quantile",
-    type=click.Choice(["normal", "paper"]),
-    default="normal",
-    show_default=True,
+    type=click.Choice(parameter_choices("quantile")),
+    default=None,
     help="Normal quantile rule (paper: as printed in Zhuang 2017).",
 )
 @click.option(
@@ -281,13 +290,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
 def run(
     pool_file: Path | None,
     algorithm: str,
-    k: float,
-    delta: float,
+    k: float | None,
+    delta: float | None,
     error: str | None,
     q: float | None,
     direction: str,
     interval: str | None,
-    quantile: str,
+    quantile: str | None,
     rho: float | None,
     threshold: float | None,
     top: int | None,
@@ -394,7 +403,8 @@ def report(
     limit: int | None,
     html: Path | None,
 ) -> None:
-    """Report a run (default: the latest) by replaying its journal.
+    """Report a run (default: the latest): the result a finished run stored, else its journal
+    replayed.
 
     When gold questions of the run were invalidated, the report is rebuilt from the
     remaining (or rescored) answers and says which decisions changed.
@@ -769,6 +779,7 @@ def _print_report(
 
 
 cli.add_command(serve)
+cli.add_command(algorithms)
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
