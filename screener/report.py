@@ -133,7 +133,7 @@ def render_table(
     ]
     if result.threshold is not None:
         t = result.threshold
-        if t.lower == t.upper == t.estimate:  # a bar the requester gave, not an estimate
+        if t.given:
             head.append(f"threshold: {_num(t.estimate)} (given)")
         else:
             head.append(

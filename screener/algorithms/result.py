@@ -36,11 +36,17 @@ class StopReason(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Threshold:
-    """A threshold estimate with its confidence interval (k-sigma algorithms)."""
+    """A threshold estimate with its confidence interval (k-sigma algorithms), or the bar a
+    requester gave (thresholding algorithms: estimate, lower and upper all the bar)."""
 
     estimate: float
     lower: float
     upper: float
+
+    @property
+    def given(self) -> bool:
+        """True for a bar the requester gave, not an estimate."""
+        return self.lower == self.upper == self.estimate
 
 
 @dataclass(frozen=True, slots=True)

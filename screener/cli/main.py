@@ -328,8 +328,8 @@ def run(
     The demo pool has 30 simulated workers, two of whom answer at chance: the run finds them.
     """
     out = _output_settings(output_format, as_json, only, limit, html)
-    quiet_progress = quiet or out.format != "table"
-    progress = None if quiet_progress or not sys.stderr.isatty() else Progress(sys.stderr)
+    # On stderr whenever it is a terminal, whatever stdout gets (--json included).
+    progress = None if quiet or not sys.stderr.isatty() else Progress(sys.stderr)
     if resume_id is not None:
         _refuse_settings_on_resume(resume_id)
         with _resume_hint_on_interrupt([resume_id], db):

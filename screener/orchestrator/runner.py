@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from screener.algorithms import Algorithm, PullInfo, PullStatus, Result
+from screener.algorithms import Algorithm, Decision, PullInfo, PullStatus, Result
 from screener.bank import GoldQuestion
 from screener.errors import ConfigError
 from screener.journal import AsyncJournal, Event, EventKind
@@ -384,12 +384,20 @@ class Orchestrator:
 
     def _progress_line(self) -> ProgressLine:
         algorithm = self.algorithm
+        result = algorithm.result()
+        t = result.threshold
+        bound = algorithm.max_questions_per_worker
+        most = [algorithm.budget, None if bound is None else bound * algorithm.n_arms]
         return ProgressLine(
             asked=algorithm.n_asked,
             answered=algorithm.n_answered,
             in_flight=algorithm.n_pending,
-            decided=algorithm.n_decided(),
+            decided=sum(w.decision is not Decision.UNDECIDED for w in result.workers),
             workers=algorithm.n_arms,
+            budget=algorithm.budget,
+            unavailable=algorithm.n_arms - int(algorithm.available.sum()),
+            threshold=None if t is None or t.given else (t.estimate, t.lower, t.upper),
+            most_answers=min((m for m in most if m is not None), default=None),
         )
 
 
