@@ -1,4 +1,6 @@
-"""Conformance checks for oracle plugins: run them against your oracle before you ship it.
+"""Conformance checks for the plug points: oracles (below) and algorithms
+(``screener.testing.algorithm_conformance``: ``AlgorithmConformance``, ``check_algorithm``).
+Run them against your plugin before you ship it.
 
 Seven named checks build fresh oracles from your factory and drive them, for real, through
 the contract of ``screener.oracles.base`` (no mocks):
@@ -44,6 +46,12 @@ A base class was chosen over generated test functions because subclassing with t
 attributes is all a plugin author writes, and pytest names each failing check.
 """
 
+from screener.testing.algorithm_conformance import (
+    ALGORITHM_CHECKS,
+    AlgorithmConformance,
+    AlgorithmConformanceReport,
+    check_algorithm,
+)
 from screener.testing.conformance import (
     CHECKS,
     CheckResult,
@@ -56,12 +64,16 @@ from screener.testing.conformance import (
 from screener.testing.oracle_conformance import OracleConformance
 
 __all__ = [
+    "ALGORITHM_CHECKS",
     "CHECKS",
+    "AlgorithmConformance",
+    "AlgorithmConformanceReport",
     "CheckResult",
     "ConformanceError",
     "ConformanceReport",
     "OracleConformance",
     "OracleFactory",
+    "check_algorithm",
     "check_oracle",
     "default_pool",
 ]

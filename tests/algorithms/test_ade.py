@@ -10,7 +10,7 @@ from driver import drive
 from stats_helpers import assert_rate_at_most
 
 from screener.algorithms.ade import ADE, ade_level
-from screener.algorithms.base import Ask, AskState
+from screener.algorithms.base import AskState
 from screener.algorithms.result import StopReason
 from screener.errors import ConfigError
 
@@ -122,46 +122,6 @@ def test_decided_workers_leave_arm_rounds() -> None:
     assert len(set(alg.arm_count.tolist())) > 1  # some workers left early
     for arm, count in frozen.items():
         assert alg.arm_count[arm] == count
-
-
-def _same(left: Ask, right: list[Ask]) -> None:
-    arms = [int(a) for part in right for a in part.arms]
-    ids = [int(i) for part in right for i in part.ids]
-    assert left.arms.tolist() == arms
-    assert left.ids.tolist() == ids
-
-
-@pytest.mark.parametrize("share", [False, True])
-def test_ask_k_equals_k_single_asks(share: bool) -> None:
-    means = np.linspace(0.1, 0.9, 8)
-    batched = ADE(8, k=1.0, seed=11, share_samples=share)
-    single = ADE(8, k=1.0, seed=11, share_samples=share)
-    rng = np.random.default_rng(11)
-    limits = rng.integers(1, 30, size=60)
-    for limit in limits.tolist():
-        big = batched.ask(limit)
-        parts: list[Ask] = []
-        while len(parts) < limit:
-            one = single.ask(1)
-            if len(one) == 0:
-                assert one.state is big.state or big.state is AskState.PULL
-                break
-            parts.append(one)
-        if big.state is not AskState.PULL:
-            assert not parts
-            if big.done:
-                break
-            continue
-        _same(big, parts)
-        # Answer a random subset in random order, the same for both.
-        keep = rng.random(len(big)) < 0.7
-        order = rng.permutation(int(keep.sum()))
-        ids = big.ids[keep][order]
-        rewards = (rng.random(ids.size) < means[big.arms[keep][order]]).astype(float)
-        batched.tell_many(np.sort(ids), rewards[np.argsort(ids)])
-        for pull_id, reward in zip(ids.tolist(), rewards.tolist(), strict=True):
-            single.tell(pull_id, reward)
-    assert batched.result().to_dict() == single.result().to_dict()
 
 
 # -------------------------------------------------------------------------- correctness

@@ -14,7 +14,7 @@ import pytest
 from numpy.typing import NDArray
 from stats_helpers import assert_rate_at_most
 
-from screener.algorithms import Ask, Decision, StopReason
+from screener.algorithms import Decision, StopReason
 from screener.algorithms.thresholding import (
     CONFIDENT_INTERVALS,
     HOPE,
@@ -232,42 +232,6 @@ def test_no_worker_starves_on_the_bar() -> None:
     assert alg.decided[2] and alg.decided[3] and not alg.decided[:2].any()
     assert counts[0] + counts[1] > 5900
     assert max(counts[0], counts[1]) <= 1.5 * min(counts[0], counts[1])
-
-
-@pytest.mark.parametrize(
-    "params", [{"eps": 0.05}, {"interval": "mixture", "eps": 0.02}, {"min_answers": 10}]
-)
-@pytest.mark.parametrize("seed", range(2))
-def test_batched_asks_equal_single_asks(params: dict[str, Any], seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    means = np.array([0.2, 0.45, 0.5, 0.55, 0.9])
-    left = ConfidentThresholding(5, threshold=0.5, budget=400, **params)
-    right = ConfidentThresholding(5, threshold=0.5, budget=400, **params)
-    outstanding: dict[int, float] = {}
-    while not left.finished:
-        if rng.random() < 0.5 or not outstanding:
-            limit = int(rng.integers(1, 9))
-            big = left.ask(limit)
-            singles: list[Ask] = []
-            for _ in range(limit):
-                one = right.ask(1)
-                if len(one) == 0:
-                    assert len(singles) < limit and (not singles or one.wait)
-                    if not singles:
-                        assert one.state is big.state
-                    break
-                singles.append(one)
-            if singles:
-                np.testing.assert_array_equal(big.arms, np.concatenate([s.arms for s in singles]))
-                np.testing.assert_array_equal(big.ids, np.concatenate([s.ids for s in singles]))
-            draws = (rng.random(len(big)) < means[big.arms]).astype(float)
-            outstanding.update(zip(big.ids.tolist(), draws.tolist(), strict=True))
-        else:
-            ids = sorted(outstanding, reverse=True)[: int(rng.integers(1, len(outstanding) + 1))]
-            values = [outstanding.pop(i) for i in ids]
-            np.testing.assert_array_equal(left.tell_many(ids, values), right.tell_many(ids, values))
-    assert right.ask(1).done
-    assert left.result().to_dict() == right.result().to_dict()
 
 
 # ---------------------------------------------------------------------------- promise

@@ -128,14 +128,12 @@ def test_cost_mode_decides_everyone_by_the_horizon() -> None:
     assert "Bayes-optimal" in (result.guarantee or "")
 
 
-def test_one_question_in_flight_per_worker_and_batches_equal_single_asks() -> None:
+def test_one_question_in_flight_per_worker() -> None:
+    # (That a batch equals single asks is the conformance suite's batch_asks check.)
     batched = CrowdPrior(5, threshold=0.6)
-    single = CrowdPrior(5, threshold=0.6)
     big = batched.ask(8)
-    parts = [single.ask(1) for _ in range(5)]
     assert len(big) == 5  # one per worker, however many are asked for
-    np.testing.assert_array_equal(big.arms, np.concatenate([p.arms for p in parts]))
-    assert single.ask(1).wait  # every worker has its question: wait for answers
+    assert batched.ask(1).wait  # every worker has its question: wait for answers
     batched.tell(int(big.ids[2]), 1.0)
     again = batched.ask(3)
     np.testing.assert_array_equal(again.arms, [2])

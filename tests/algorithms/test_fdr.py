@@ -14,7 +14,6 @@ from numpy.typing import NDArray
 
 from screener.algorithms import (
     Ask,
-    AskState,
     Decision,
     FDRThresholding,
     Result,
@@ -206,83 +205,11 @@ def test_round_robin_counts_pending_pulls() -> None:
     assert alg.ask(2).arms.tolist() == [1, 2]
 
 
-def _same(left: Ask, right: Ask) -> None:
-    assert left.state is right.state
-    np.testing.assert_array_equal(left.arms, right.arms)
-    np.testing.assert_array_equal(left.seqs, right.seqs)
-    np.testing.assert_array_equal(left.ids, right.ids)
-
-
-def _ask_singly(alg: FDRThresholding, limit: int) -> Ask:
-    """``limit`` calls of ask(1), glued together (or the first empty answer)."""
-    parts: list[Ask] = []
-    while len(parts) < limit:
-        one = alg.ask(1)
-        if len(one) == 0:
-            if not parts:
-                return one
-            break
-        parts.append(one)
-    return Ask(
-        AskState.PULL,
-        int(parts[0].first_id),
-        np.concatenate([p.arms for p in parts]),
-        np.concatenate([p.seqs for p in parts]),
-    )
-
-
 MEANS = np.array([0.2, 0.4, 0.55, 0.6, 0.7, 0.95])
 
 
 def _make(**params: Any) -> FDRThresholding:
     return FDRThresholding(MEANS.size, **({"threshold": 0.6, "q": 0.2, "budget": 400} | params))
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_batched_single_and_peeked_twins_agree(seed: int) -> None:
-    """One random history (out-of-order answers, duplicates, releases, a departure) played
-    to three twins: asked in batches, asked one pull at a time, and asked in batches with
-    result() taken after every step. All three must hand out the same pulls and end alike."""
-    rng = np.random.default_rng(seed)
-    params = {"eps": 0.05} if seed % 2 else {}
-    batched, single, peeked = _make(**params), _make(**params), _make(**params)
-    twins = (batched, single, peeked)
-    outstanding: dict[int, float] = {}
-    for _ in range(5000):
-        roll = rng.random()
-        if roll < 0.45 or not outstanding:
-            limit = int(rng.integers(1, 9))
-            ask = batched.ask(limit)
-            _same(ask, _ask_singly(single, limit))
-            _same(ask, peeked.ask(limit))
-            if ask.done:
-                break
-            drawn = (rng.random(len(ask)) < MEANS[ask.arms]).astype(float)
-            outstanding.update(zip(ask.ids.tolist(), drawn.tolist(), strict=True))
-        elif roll < 0.9:
-            chosen = rng.choice(list(outstanding), size=int(rng.integers(1, len(outstanding) + 1)))
-            ids = sorted({int(i) for i in chosen}, reverse=True)
-            values = [outstanding.pop(i) for i in ids]
-            if rng.random() < 0.2:
-                ids, values = ids + ids[:1], values + values[:1]  # a duplicate in the batch
-            outcomes = [alg.tell_many(ids, values).tolist() for alg in twins]
-            assert outcomes[0] == outcomes[1] == outcomes[2]
-        elif roll < 0.97:
-            pull_id = int(rng.choice(list(outstanding)))
-            del outstanding[pull_id]
-            assert all(alg.release(pull_id) for alg in twins)
-        else:
-            arm = int(rng.integers(MEANS.size))
-            for alg in twins:
-                alg.set_unavailable(arm, "left")
-        peeked.result()
-    else:
-        raise AssertionError("the random history did not finish")
-    final = batched.result()
-    assert final.to_dict() == single.result().to_dict() == peeked.result().to_dict()
-    assert batched.stop_reason is not None
-    for line in final.workers:
-        assert line.decision in (line.leaning, Decision.UNDECIDED)
 
 
 def test_a_duplicate_answer_is_a_no_op() -> None:

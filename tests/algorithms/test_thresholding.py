@@ -7,10 +7,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from driver import drive, random_history
+from driver import drive
 
 from screener.algorithms import (
-    Ask,
     AskState,
     Decision,
     StopReason,
@@ -331,47 +330,6 @@ def test_one_pass_batches_make_the_heaps_picks(
     assert compared >= 5
 
 
-# ------------------------------------------------------------ ask(k) == k x ask(1)
-def _same(left: Ask, right: Ask) -> None:
-    assert left.state is right.state
-    np.testing.assert_array_equal(left.arms, right.arms)
-    np.testing.assert_array_equal(left.seqs, right.seqs)
-    np.testing.assert_array_equal(left.ids, right.ids)
-
-
-def _ask_both(batched: ThresholdingAlgorithm, single: ThresholdingAlgorithm, limit: int) -> Ask:
-    big = batched.ask(limit)
-    parts: list[Ask] = []
-    while len(parts) < limit:
-        one = single.ask(1)
-        if len(one) == 0:
-            if not parts:
-                _same(big, one)
-                return big
-            assert one.state is AskState.WAIT
-            break
-        parts.append(one)
-    np.testing.assert_array_equal(big.arms, np.concatenate([p.arms for p in parts]))
-    np.testing.assert_array_equal(big.ids, np.concatenate([p.ids for p in parts]))
-    np.testing.assert_array_equal(big.seqs, np.concatenate([p.seqs for p in parts]))
-    return big
-
-
-@pytest.mark.parametrize(("cls", "params"), ALL, ids=ALL_IDS)
-@pytest.mark.parametrize("seed", range(3))
-def test_batched_asks_equal_single_asks(
-    cls: type[ThresholdingAlgorithm], params: dict[str, Any], seed: int
-) -> None:
-    rng = np.random.default_rng(seed)
-    means = np.array([0.2, 0.4, 0.45, 0.6, 0.9])
-    left = make(cls, 5, budget=300, **params)
-    right = make(cls, 5, budget=300, **params)
-    finished = random_history(left, right, _ask_both, means, rng, steps=5000)
-    assert finished, "the random history did not finish"
-    assert left.result().to_dict() == right.result().to_dict()
-    assert left.stop_reason is not None
-
-
 # ------------------------------------------------------------ graded rewards and budget
 @pytest.mark.parametrize(("cls", "params"), ALL, ids=ALL_IDS)
 def test_graded_rewards_classify_well_separated_workers(
@@ -500,16 +458,6 @@ def test_bad_parameters_raise_config_error(
 ) -> None:
     with pytest.raises(ConfigError, match=words):
         cls(5, **params)
-
-
-@pytest.mark.parametrize(("cls", "params"), ALL, ids=ALL_IDS)
-def test_params_rebuild_an_identical_algorithm(
-    cls: type[ThresholdingAlgorithm], params: dict[str, Any]
-) -> None:
-    alg = make(cls, 4, **params)
-    twin = cls(4, **alg.params())
-    assert twin.params() == alg.params()
-    _same(alg.ask(6), twin.ask(6))
 
 
 # ------------------------------------------------------------ statistical behaviour

@@ -144,24 +144,6 @@ def test_large_eps_selects_without_pulls() -> None:
     assert result.arms_with(Decision.SELECTED) == (0, 1)
 
 
-@pytest.mark.parametrize("size", [1, 7, 40, 82])  # 82: the rest of round 1 (5 x 19 - 13)
-def test_ask_k_equals_k_asks_of_one(size: int) -> None:
-    def fresh() -> AdaptiveTopK:
-        alg = AdaptiveTopK(5, k=2, eps=0.1, delta=0.1)
-        first = alg.ask(13)  # uneven effective counts, some answered, one released
-        alg.tell_many(first.ids[:6], np.ones(6))
-        alg.release(int(first.ids[8]))
-        return alg
-
-    batched, single = fresh(), fresh()
-    big = batched.ask(size)
-    ones = [single.ask(1) for _ in range(size)]
-    assert all(a.state is AskState.PULL for a in ones)
-    assert np.array_equal(big.arms, np.concatenate([a.arms for a in ones]))
-    assert np.array_equal(big.seqs, np.concatenate([a.seqs for a in ones]))
-    assert np.array_equal(big.ids, np.concatenate([a.ids for a in ones]))
-
-
 def test_round_robin_order() -> None:
     alg = AdaptiveTopK(3, k=1, eps=0.1, delta=0.1)
     assert alg.ask(7).arms.tolist() == [0, 1, 2, 0, 1, 2, 0]
