@@ -22,7 +22,6 @@ from screener.journal import (
     logged_answers,
 )
 from screener.orchestrator import RunOptions
-from screener.pool import WorkerPool
 from screener.session import RunPlan, start_run
 
 __all__ = [
@@ -53,7 +52,7 @@ def invalidate_question(
     """
     with Journal(db, create=False) as journal:
         record = journal.get_run(run_id)
-        pool = WorkerPool.from_dict(dict(record.pool))
+        pool = record.worker_pool()
         if pool.bank is None:
             raise ConfigError(
                 f"run {run_id} has no gold question bank, so no question can be invalidated",
@@ -140,7 +139,7 @@ def _run_answers(db: str, run_id: str) -> list[LoggedAnswer]:
     with Journal(db, create=False) as journal:
         record = journal.get_run(run_id)
         events = journal.events(run_id)
-    return logged_answers(events, WorkerPool.from_dict(dict(record.pool)).bank)
+    return logged_answers(events, record.worker_pool().bank)
 
 
 def _write_csv(target: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
@@ -170,7 +169,7 @@ async def replay_logged_run(
     run id and its result."""
     with Journal(db, create=False) as journal:
         record = journal.get_run(run_id)
-    pool = WorkerPool.from_dict(dict(record.pool))
+    pool = record.worker_pool()
     plan = RunPlan(
         pool,
         algorithm,

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from screener._version import __version__
-from screener.algorithms import Decision, Result, Threshold, WorkerResult, create_algorithm
+from screener.algorithms import Decision, Result, Threshold, WorkerResult
 from screener.errors import ConfigError
 from screener.journal import Event, EventKind, Journal, RunRecord, invalidations
 from screener.orchestrator import replay
@@ -108,7 +108,7 @@ def run_history(record: RunRecord, events: Sequence[Event], result: Result) -> R
 
 def render_html(result: Result, record: RunRecord, history: RunHistory) -> str:
     """The whole page as one string (plotly.js included)."""
-    pool = WorkerPool.from_dict(dict(record.pool))
+    pool = record.worker_pool()
     decided = [w for w in result.ranking if w.decision is not Decision.UNDECIDED]
     undecided = [w for w in result.ranking if w.decision is Decision.UNDECIDED]
     sections = [
@@ -147,7 +147,7 @@ def _checkpoints(total: int, points: int) -> tuple[int, ...]:
 def _threshold_history(
     record: RunRecord, events: Sequence[Event], answered: Sequence[int]
 ) -> tuple[tuple[int, Threshold], ...]:
-    algorithm = create_algorithm(record.algorithm, len(record.pool["workers"]), dict(record.params))
+    algorithm = record.build_algorithm()
     history = []
     done = 0
     for count in _checkpoints(len(answered), THRESHOLD_POINTS):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from screener.algorithms import Decision, Result, create_algorithm
+from screener.algorithms import Decision, Result
 from screener.errors import JournalError
 from screener.journal import Event, RunRecord, invalidations, logged_answers
 from screener.pool import WorkerPool
@@ -50,14 +50,14 @@ def decision_changes(before: Result, after: Result, pool: WorkerPool) -> list[De
 
 def rescored_result(record: RunRecord, events: Sequence[Event]) -> Result:
     """The run's result rebuilt from its answers after invalidations (see the module doc)."""
-    pool = WorkerPool.from_dict(dict(record.pool))
+    pool = record.worker_pool()
     per_arm: list[list[float]] = [[] for _ in pool.workers]
     for answer in logged_answers(events, pool.bank):
         per_arm[answer.arm].append(answer.reward)
     model = RecordedRewards(
         pool.workers, [np.array(r) for r in per_arm], record.seed, replacement=False, shuffle=False
     )
-    algorithm = create_algorithm(record.algorithm, len(pool), dict(record.params))
+    algorithm = record.build_algorithm()
     return simulate(algorithm, model)
 
 

@@ -184,8 +184,7 @@ def load_results(
         if stored is not None and (result := Result.from_json(stored)) is not None:
             return record, result, None
         events = journal.events(chosen)
-    pool = WorkerPool.from_dict(dict(record.pool))
-    algorithm = create_algorithm(record.algorithm, len(pool), dict(record.params))
+    algorithm = record.build_algorithm()
     replay(algorithm, events)
     finished = any(event.kind is EventKind.FINISHED for event in events)
     result = _finished_result(algorithm) if finished else algorithm.result()
@@ -193,8 +192,8 @@ def load_results(
 
 
 def _rebuild(record: RunRecord) -> tuple[Algorithm, Oracle, WorkerPool]:
-    pool = WorkerPool.from_dict(dict(record.pool))
-    algorithm = create_algorithm(record.algorithm, len(pool), dict(record.params))
+    pool = record.worker_pool()
+    algorithm = record.build_algorithm()
     oracle_info = dict(record.oracle)
     oracle = load_oracle_class(str(oracle_info["name"])).from_options(
         pool, dict(oracle_info.get("options", {})), record.seed

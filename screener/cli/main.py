@@ -335,7 +335,7 @@ def run(
         with _resume_hint_on_interrupt([resume_id], db):
             result = asyncio.run(resume_run(resume_id, db, progress=progress))
         record, _ = load_result(db, resume_id)
-        _print_report(result, WorkerPool.from_dict(dict(record.pool)), resume_id, out, db)
+        _print_report(result, record.worker_pool(), resume_id, out, db)
         _exit_unless_completed(result)
         return
     config = load_run_config(config_file) if config_file is not None else RunConfig(Path("."))
@@ -411,7 +411,7 @@ def report(
     """
     out = _output_settings(output_format, as_json, only, limit, html)
     record, original, rescored = load_results(db, run_id)
-    pool = WorkerPool.from_dict(dict(record.pool))
+    pool = record.worker_pool()
     if rescored is None:
         _print_report(original, pool, record.id, out, db)
         return
@@ -454,7 +454,7 @@ def replay(
     params.update(_key_values(extra, "--param"))
     if budget is not None:
         params["budget"] = budget
-    pool = WorkerPool.from_dict(dict(record.pool))
+    pool = record.worker_pool()
     _, new_id, result = asyncio.run(replay_logged_run(db, run_id, algorithm, params, seed=seed))
     if as_json:
         both = {
@@ -496,13 +496,13 @@ def export(run_id: str, output: Path, layout: str, db: str) -> None:
 def invalidate(run_id: str, question: str, key: str | None, reason: str, db: str) -> None:
     """Mark gold QUESTION of run RUN_ID as wrong; its answers are rescored or dropped."""
     record, before = load_result(db, run_id)
-    bank = WorkerPool.from_dict(dict(record.pool)).bank
+    bank = record.worker_pool().bank
     if key is not None and bank is not None and question in bank:
         bank.get(question).with_key(key)  # a key its scoring cannot use is refused here
     answers = invalidate_question(db, run_id, question, key=key, reason=reason)
     record, _, after = load_results(db, run_id)
     assert after is not None
-    pool = WorkerPool.from_dict(dict(record.pool))
+    pool = record.worker_pool()
     action = "rescored against key " + repr(key) if key is not None else "dropped"
     click.echo(
         f"question {question} of run {run_id} invalidated; its {answers:,} answer(s) are {action}"

@@ -7,6 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from screener.algorithms import Algorithm, create_algorithm
+from screener.pool import WorkerPool
+
 __all__ = ["Event", "EventKind", "RunRecord", "RunSpec", "RunSummary"]
 
 
@@ -66,6 +69,14 @@ class RunRecord(RunSpec):
     id: str
     created_at: float
     screener_version: str
+
+    def worker_pool(self) -> WorkerPool:
+        """The run's workers (and question bank) as they were stored."""
+        return WorkerPool.from_dict(dict(self.pool))
+
+    def build_algorithm(self) -> Algorithm:
+        """A fresh algorithm with the run's parameters, to replay the run's events into."""
+        return create_algorithm(self.algorithm, len(self.pool["workers"]), dict(self.params))
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ def _logged(db: str, run_id: str) -> tuple[WorkerPool, list[list[LoggedAnswer]]]
     with Journal(db, create=False) as journal:
         record = journal.get_run(run_id)
         events = journal.events(run_id)
-    pool = WorkerPool.from_dict(dict(record.pool))
+    pool = record.worker_pool()
     per_arm: list[list[LoggedAnswer]] = [[] for _ in pool.workers]
     for answer in logged_answers(events, pool.bank):
         per_arm[answer.arm].append(answer)
