@@ -477,14 +477,19 @@ def replay(
     "answers (task,true_label) in a second file beside it, NAME.gold.csv.",
 )  # fmt: skip
 @_db_option
-def export(run_id: str, output: Path, layout: str, db: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Say what was written as JSON.")
+def export(run_id: str, output: Path, layout: str, db: str, as_json: bool) -> None:
     """Write the answers of run RUN_ID as CSV (replay it with --oracle dataset)."""
     if layout == "long":
-        rows = export_answers(db, run_id, output)
-        click.echo(f"{rows:,} answers of run {run_id} written to {output}")
+        rows, gold = export_answers(db, run_id, output), None
+    else:
+        rows, gold = export_crowdkit(db, run_id, output)
+    if as_json:
+        written = {"run_id": run_id, "answers": rows, "path": str(output)}
+        click.echo(json.dumps({**written, "gold_path": None if gold is None else str(gold)}))
         return
-    rows, gold = export_crowdkit(db, run_id, output)
-    click.echo(f"{rows:,} answers of run {run_id} written to {output}, their gold to {gold}")
+    also = "" if gold is None else f", their gold to {gold}"
+    click.echo(f"{rows:,} answers of run {run_id} written to {output}{also}")
 
 
 @cli.command()
@@ -493,7 +498,10 @@ def export(run_id: str, output: Path, layout: str, db: str) -> None:
 @click.option("--key", default=None, help="The corrected key: rescore instead of dropping.")
 @click.option("--reason", default="", help="Why the question is wrong (kept in the journal).")
 @_db_option
-def invalidate(run_id: str, question: str, key: str | None, reason: str, db: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print what changed as JSON.")
+def invalidate(
+    run_id: str, question: str, key: str | None, reason: str, db: str, as_json: bool
+) -> None:
     """Mark gold QUESTION of run RUN_ID as wrong; its answers are rescored or dropped."""
     record, before = load_result(db, run_id)
     bank = record.worker_pool().bank
@@ -502,12 +510,16 @@ def invalidate(run_id: str, question: str, key: str | None, reason: str, db: str
     answers = invalidate_question(db, run_id, question, key=key, reason=reason)
     record, _, after = load_results(db, run_id)
     assert after is not None
-    pool = record.worker_pool()
+    changes = decision_changes(before, after, record.worker_pool())
+    if as_json:
+        done = {"run_id": run_id, "question": question, "answers": answers, "key": key}
+        click.echo(json.dumps({**done, "decision_changes": changes_as_json(changes)}, indent=2))
+        return
     action = "rescored against key " + repr(key) if key is not None else "dropped"
     click.echo(
         f"question {question} of run {run_id} invalidated; its {answers:,} answer(s) are {action}"
     )
-    click.echo(changes_as_text(decision_changes(before, after, pool)))
+    click.echo(changes_as_text(changes))
 
 
 @cli.command()
@@ -577,9 +589,14 @@ def upgrade(db: str) -> None:
 
 
 @cli.command()
-def oracles() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def oracles(as_json: bool) -> None:
     """List the installed oracles (entry-point group screener.oracles)."""
-    for info in available_oracles():
+    found = available_oracles()
+    if as_json:
+        click.echo(json.dumps([dataclasses.asdict(info) for info in found], indent=2))
+        return
+    for info in found:
         click.echo(f"{info.name:<16} {info.package} {info.version}  ({info.target})")
 
 

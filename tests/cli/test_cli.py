@@ -97,6 +97,9 @@ def test_oracles_lists_the_builtin_ones() -> None:
     names = [line.split()[0] for line in done.stdout.splitlines()]
     assert names == sorted(names)
     assert {"dataset", "http", "log", "simulated"} <= set(names)
+    listed = json.loads(screener("oracles", "--json").stdout)
+    assert [info["name"] for info in listed] == names
+    assert all(info["package"] and info["target"] for info in listed)
 
 
 @pytest.mark.parametrize(

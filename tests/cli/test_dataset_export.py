@@ -181,9 +181,12 @@ def test_invalidating_an_item_changes_exactly_its_answers(tmp_path: Path) -> Non
     rescored, dropped = (item for item, _ in asked.most_common(2))
     said = ok("invalidate", run, rescored, "--key", "FISH", "--reason", "typo", cwd=tmp_path)
     assert f"its {asked[rescored]} answer(s) are rescored against key 'FISH'" in said
-    said = ok("invalidate", run, dropped, cwd=tmp_path)
-    assert f"its {asked[dropped]} answer(s) are dropped" in said
-    ok("export", run, "-o", "after.csv", cwd=tmp_path)
+    said = json.loads(ok("invalidate", run, dropped, "--json", cwd=tmp_path))
+    assert (said["question"], said["answers"], said["key"]) == (dropped, asked[dropped], None)
+    assert isinstance(said["decision_changes"], list)
+    written = json.loads(ok("export", run, "-o", "after.csv", "--json", cwd=tmp_path))
+    assert written == {"run_id": run, "answers": len(before) - asked[dropped],
+                       "path": "after.csv", "gold_path": None}  # fmt: skip
     after = read(tmp_path / "after.csv")
     untouched = [r for r in before if r["item"] not in (rescored, dropped)]
     assert [r for r in after if r["item"] != rescored] == untouched
