@@ -18,7 +18,7 @@ from typing import Any
 
 from screener.algorithms import Result
 from screener.orchestrator import Progress, RunOptions
-from screener.pool import WorkerPool, demo_pool
+from screener.pool import WorkerPool
 from screener.session import RunPlan, default_pool, start_run
 
 __all__ = ["arun", "run"]
@@ -38,8 +38,8 @@ def run(
 ) -> Result:
     """Screen ``pool`` with ``algorithm`` against ``oracle`` and return the named result.
 
-    ``pool``: the workers (default: the oracle's own, e.g. a dataset's, else the 30-worker
-    demo). ``params``: the algorithm's parameters (``screener algorithms NAME`` lists them).
+    ``pool``: the workers (default: the oracle's own: a dataset's, or the 30-worker demo for
+    the simulated oracle; an oracle without workers of its own needs one). ``params``: the algorithm's parameters (``screener algorithms NAME`` lists them).
     ``db``: the SQLite file (or database URL) the run is journaled in, so that
     ``screener report RUN_ID --db FILE`` shows it again and ``screener run --resume`` continues
     it; default: a temporary file, removed afterwards (``result.run_id`` then names nothing).
@@ -79,7 +79,7 @@ async def arun(
     progress: Progress | None = None,
 ) -> Result:
     """``run`` as a coroutine, for code that already runs an event loop."""
-    chosen = pool if pool is not None else _default_pool(oracle, oracle_options or {})
+    chosen = pool if pool is not None else default_pool(oracle, oracle_options or {})
     plan = RunPlan(
         pool=chosen, algorithm=algorithm, params=dict(params or {}), oracle=oracle,
         oracle_options=dict(oracle_options or {}), seed=seed, options=options or RunOptions(),
@@ -90,8 +90,3 @@ async def arun(
     with tempfile.TemporaryDirectory(prefix="screener-") as folder:
         run_id, result = await start_run(plan, os.path.join(folder, "run.db"), progress=progress)
     return result.named(chosen.workers, run_id)
-
-
-def _default_pool(oracle: str, options: Mapping[str, Any]) -> WorkerPool:
-    own = default_pool(oracle, options)
-    return own if own is not None else demo_pool()

@@ -63,11 +63,18 @@ class RunPlan:
         return algorithm, oracle
 
 
-def default_pool(oracle: str, options: Mapping[str, Any]) -> WorkerPool | None:
-    """The oracle's own workers (a dataset's), or None when it has none."""
+def default_pool(oracle: str, options: Mapping[str, Any]) -> WorkerPool:
+    """The oracle's own workers, for a run given no pool: a dataset's, the demo pool for the
+    simulated oracle. An oracle with none is refused rather than handed simulated workers."""
     oracle_class = load_oracle_class(oracle)
     with _oracle_options(oracle):
-        return oracle_class.default_pool(options)
+        own = oracle_class.default_pool(options)
+    if own is None:
+        raise ConfigError(
+            f"the {oracle} oracle has no workers of its own, and no pool was given",
+            "give a pool file (CSV with a worker column) or, for a test, --workers N",
+        )
+    return own
 
 
 async def start_run(

@@ -38,7 +38,7 @@ from screener.journal import Journal, RunSummary, display_name
 from screener.logged import export_answers, export_crowdkit, invalidate_question, replay_logged_run
 from screener.oracles import available_oracles
 from screener.orchestrator import Progress, RunOptions
-from screener.pool import WorkerPool, demo_pool, load_pool_csv, synthetic_pool
+from screener.pool import WorkerPool, load_pool_csv, synthetic_pool
 from screener.report import (
     FORMATS,
     ONLY,
@@ -684,15 +684,15 @@ def _choose_pool(
     oracle: str,
     oracle_options: dict[str, Any],
 ) -> WorkerPool:
-    """POOL_FILE, else a synthetic pool, else the oracle's own workers, else the demo."""
+    """POOL_FILE, else a synthetic pool, else the oracle's own workers (the simulated
+    oracle's: the demo pool)."""
     if pool_file is not None and n_workers is not None:
         raise click.UsageError("give either POOL_FILE or --workers, not both")
     if pool_file is not None:
         return load_pool_csv(pool_file)
     if n_workers is not None:
         return synthetic_pool(n_workers, n_outliers, seed=seed)
-    own = default_pool(oracle, oracle_options)
-    return own if own is not None else demo_pool()
+    return default_pool(oracle, oracle_options)
 
 
 def _exit_unless_completed(result: Result) -> None:

@@ -14,7 +14,7 @@ import numpy as np
 from screener.errors import ConfigError
 from screener.oracles.base import Answer, Oracle, PullRequest
 from screener.oracles.latency import Latency
-from screener.pool import WorkerPool
+from screener.pool import WorkerPool, demo_pool
 from screener.simulation.hashing import uniforms
 from screener.simulation.recorded import EXHAUSTED_RECORDS
 from screener.simulation.rewards import BernoulliRewards, BetaRewards, RewardModel
@@ -46,6 +46,11 @@ class SimulatedOracle(Oracle):
     name = "simulated"
     #: Options of subclasses that replay records (dataset, log), kept for ``describe``.
     source_options: dict[str, Any] | None = None
+
+    @classmethod
+    def default_pool(cls, options: Mapping[str, Any]) -> WorkerPool | None:
+        """Simulated workers need no pool file: the embedded demo (30, two at chance)."""
+        return demo_pool()
 
     def __init__(
         self,

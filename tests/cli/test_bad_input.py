@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 from cli_helpers import NOT_COMPLETED
 
+import screener as screener_api
+from screener.errors import ConfigError
+
 DB = "runs.db"
 TOO_MANY = 999_999_999_999
 UNCHANGED = "unchanged"
@@ -185,6 +188,18 @@ def test_unreachable_http_service_leaves_no_run(folder: Path, closed_port: int) 
     )  # fmt: skip
     assert fresh.returncode == 2 and len(fresh.stderr.splitlines()) == 1, fresh.stderr
     assert not (folder / "fresh.db").exists()
+
+
+def test_an_oracle_without_workers_of_its_own_needs_a_pool(folder: Path, closed_port: int) -> None:
+    # The http oracle used to be handed the simulated demo pool's 30 names, silently.
+    line = refused(folder, "run", "--oracle", "http", "-o", f"url=http://127.0.0.1:{closed_port}",
+                   "--db", DB)  # fmt: skip
+    assert line == (
+        "error: the http oracle has no workers of its own, and no pool was given "
+        "(give a pool file (CSV with a worker column) or, for a test, --workers N)"
+    )
+    with pytest.raises(ConfigError, match="the http oracle has no workers of its own"):
+        screener_api.run(oracle="http", oracle_options={"url": "http://127.0.0.1:9"})
 
 
 @pytest.fixture
