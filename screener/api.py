@@ -39,7 +39,8 @@ def run(
     """Screen ``pool`` with ``algorithm`` against ``oracle`` and return the named result.
 
     ``pool``: the workers (default: the oracle's own: a dataset's, or the 30-worker demo for
-    the simulated oracle; an oracle without workers of its own needs one). ``params``: the algorithm's parameters (``screener algorithms NAME`` lists them).
+    the simulated oracle; an oracle without workers of its own needs one). ``params``: the
+    algorithm's parameters (``screener algorithms NAME`` lists them).
     ``db``: the SQLite file (or database URL) the run is journaled in, so that
     ``screener report RUN_ID --db FILE`` shows it again and ``screener run --resume`` continues
     it; default: a temporary file, removed afterwards (``result.run_id`` then names nothing).

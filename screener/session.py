@@ -23,6 +23,7 @@ from screener.journal import (
     RunRecord,
     RunSpec,
     invalidations,
+    new_run_id,
 )
 from screener.oracles import Oracle, load_oracle_class
 from screener.orchestrator import Orchestrator, Progress, RunOptions, pending_pulls, replay
@@ -100,10 +101,12 @@ async def start_run(
         pool=plan.pool.to_dict(),
         config=_options_dict(plan.options),
     )
+    run_id = new_run_id()
+    oracle.bind_run(run_id)
     async with oracle:
         journal = AsyncJournal(Journal(db))
         try:
-            run_id = await journal.create_run(spec)
+            run_id = await journal.create_run(spec, run_id)
             if on_start is not None:
                 on_start(run_id, algorithm)
             orchestrator = Orchestrator(
@@ -141,6 +144,7 @@ async def resume_run(
         algorithm, oracle, pool = _rebuild(record)
         replay(algorithm, events)
         run_options = options or RunOptions(**record.config)
+        oracle.bind_run(run_id)
         async with oracle:
             now = time.time()
             interrupted = pending_pulls(algorithm)

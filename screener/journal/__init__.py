@@ -13,7 +13,7 @@ from screener.journal.answers import (
 )
 from screener.journal.events import Event, EventKind, RunRecord, RunSpec, RunSummary
 from screener.journal.schema import SCHEMA_VERSION, EventRow, RunRow, SchemaInfo
-from screener.journal.store import MIGRATIONS, Journal, Migration, display_name
+from screener.journal.store import MIGRATIONS, Journal, Migration, display_name, new_run_id
 from screener.journal.writer import AsyncJournal
 
 __all__ = [
@@ -36,4 +36,5 @@ __all__ = [
     "invalidation_event",
     "invalidations",
     "logged_answers",
+    "new_run_id",
 ]

@@ -171,9 +171,10 @@ class Journal:
             conn.execute(insert(SCHEMA_INFO_TABLE).values(key="version", value=str(SCHEMA_VERSION)))
 
     # -------------------------------------------------------------------- writes
-    def create_run(self, spec: RunSpec) -> str:
-        """Record a new run and its "started" event in one transaction; return its id."""
-        run_id = uuid.uuid4().hex[:12]
+    def create_run(self, spec: RunSpec, run_id: str | None = None) -> str:
+        """Record a new run and its "started" event in one transaction; return its id
+        (``run_id`` when given: chosen with ``new_run_id`` before the run is written)."""
+        run_id = run_id or new_run_id()
         now = time.time()
         row = {
             "id": run_id,
@@ -354,6 +355,11 @@ class Journal:
             raise JournalError(f"{doing}: {_reason(error)}") from error
         except ModuleNotFoundError as error:  # the URL names a driver that is not installed
             raise JournalError(f"{doing}: {error}", "install the database driver") from error
+
+
+def new_run_id() -> str:
+    """A fresh run id: 12 hex digits, random."""
+    return uuid.uuid4().hex[:12]
 
 
 # ---------------------------------------------------------------------- opening

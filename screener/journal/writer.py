@@ -43,8 +43,8 @@ class AsyncJournal:
         """The wrapped journal; calling it directly bypasses the single writer thread."""
         return self._journal
 
-    async def create_run(self, spec: RunSpec) -> str:
-        return await self._call(self._journal.create_run, spec)
+    async def create_run(self, spec: RunSpec, run_id: str | None = None) -> str:
+        return await self._call(self._journal.create_run, spec, run_id)
 
     async def append(self, run_id: str, events: Sequence[Event]) -> None:
         """Commit ``events`` in one transaction; committed when this returns."""

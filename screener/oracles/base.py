@@ -80,6 +80,15 @@ class Oracle(abc.ABC):
     #: True when ``cancel`` withdraws the questions: no answer to a cancelled pull is sent
     #: afterwards (the conformance suite checks it). Set False when answers may still come.
     retractable: bool = True
+    #: The id of the run this oracle serves, once ``bind_run`` was called (before ``open``).
+    run_id: str | None = None
+
+    def bind_run(self, run_id: str) -> None:
+        """Called once, before ``open``, with the id of the run this oracle serves (the same
+        id when the run is resumed). Oracles backed by storage that several runs share (a
+        queue, a file, a table) tag what they send with it, so that two runs' answers never
+        mix; pull ids alone start at 0 in every run."""
+        self.run_id = run_id
 
     @classmethod
     @abc.abstractmethod

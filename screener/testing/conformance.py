@@ -416,6 +416,7 @@ async def _run_with_timeouts(context: _Context, oracle: Oracle, db: str) -> Coun
             {"concurrency": options.concurrency, "timeout": options.timeout, "drain": 0.0},
         )  # fmt: skip
         run_id = await journal.create_run(spec)
+        oracle.bind_run(run_id)
         async with oracle:
             orchestrator = Orchestrator(
                 algorithm, oracle, journal, run_id, context.pool, options, seed=context.seed

@@ -67,10 +67,11 @@ class Answerer:
         assert self.pool.accuracies is not None
         correct = uniforms(self.seed, _CORRECT_STREAM, [arm], [seq])[0] < self.pool.accuracies[arm]
         question = record["question"]
+        run = {"run": record["run"]} if "run" in record else {}  # a good answerer echoes it
         if question is None:
-            return inbox_line(pull_id, reward=float(correct))
+            return inbox_line(pull_id, reward=float(correct), **run)
         key = self.pool.bank.get(question["id"]).key if self.pool.bank else ""
-        return inbox_line(pull_id, answer=key if correct else "wrong")
+        return inbox_line(pull_id, answer=key if correct else "wrong", **run)
 
 
 class AnsweredJsonlOracle(JsonlOracle):
@@ -210,6 +211,26 @@ def test_answers_left_by_an_earlier_run_are_ignored(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
+def test_two_runs_sharing_the_files_take_only_their_own_answers(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        first, second = _oracle(tmp_path), _oracle(tmp_path)
+        first.bind_run("run-a")
+        second.bind_run("run-b")
+        async with first, second:
+            await first.submit(_requests(1))
+            await second.submit(_requests(1))  # the same pull id 0, another run
+            sent = [json.loads(line) for line in first.outbox.read_text().splitlines()]
+            assert [line["run"] for line in sent] == ["run-a", "run-b"]
+            _write(first.inbox, inbox_line(0, reward=0.0, run="run-b"))
+            _write(first.inbox, inbox_line(0, reward=1.0, run="run-a"))
+            assert await _receive(first) == [Answer(0, reward=1.0)]
+            assert await _receive(second) == [Answer(0, reward=0.0)]
+            _write(first.inbox, inbox_line(0, reward=0.5))  # no run named: both may take it
+            assert await _receive(first) == [Answer(0, reward=0.5)]
+
+    asyncio.run(scenario())
+
+
 def test_a_truncated_inbox_is_read_again_from_its_start(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with _oracle(tmp_path) as oracle:
@@ -275,6 +296,7 @@ def test_a_full_run_through_start_run(tmp_path: Path) -> None:
                 await answerer
 
     run_id, result = asyncio.run(scenario())
+    assert {json.loads(line)["run"] for line in outbox.read_text().splitlines()} == {run_id}
     with Journal(str(db), create=False) as journal:
         events = journal.events(run_id)
         oracle = journal.get_run(run_id).oracle

@@ -19,7 +19,7 @@ from screener.errors import ConfigError
 from screener.oracles import Answer, Oracle, PullRequest
 from screener.pool import WorkerPool
 
-__all__ = ["OPTIONS", "JsonlOracle", "inbox_line", "parse_answer"]
+__all__ = ["OPTIONS", "JsonlOracle", "inbox_line", "parse_answer", "parse_line"]
 
 OPTIONS = frozenset({"outbox", "inbox", "poll", "retractable"})
 _ANSWER_FIELDS = ("answer", "reward", "unavailable", "error")
@@ -37,6 +37,9 @@ class JsonlOracle(Oracle):
     - ``poll``: seconds between looks at the inbox (default 0.05).
     - ``retractable``: drop answers to cancelled pulls (default true); false delivers them,
       and the orchestrator logs them as late.
+
+    Several runs may share the two files: every outbox line carries the run's id (``"run"``,
+    from ``bind_run``), and an inbox line that names another run is not this run's answer.
     """
 
     name = "jsonl"
@@ -99,7 +102,7 @@ class JsonlOracle(Oracle):
         self._offset, self._inode, self._partial = stat.st_size, stat.st_ino, b""
 
     async def submit(self, requests: Sequence[PullRequest]) -> None:
-        lines = [_question_line(request) for request in requests]
+        lines = [_question_line(request, self.run_id) for request in requests]
         self._append(self.outbox, lines)
         self._asked.update(request.pull_id for request in requests)
 
@@ -117,7 +120,9 @@ class JsonlOracle(Oracle):
             return
         fresh = [p for p in pull_ids if p in self._asked and p not in self._cancelled]
         self._cancelled.update(fresh)
-        self._append(self.outbox, [json.dumps({"pull_id": p, "cancel": True}) for p in fresh])
+        run = {} if self.run_id is None else {"run": self.run_id}
+        lines = [json.dumps({"pull_id": p, **run, "cancel": True}) for p in fresh]
+        self._append(self.outbox, lines)
 
     async def close(self) -> None:
         self._asked.clear()
@@ -152,14 +157,17 @@ class JsonlOracle(Oracle):
             data = file.read()
         self._offset += len(data)
         *lines, self._partial = (self._partial + data).split(b"\n")
-        return [answer for line in lines if (answer := parse_answer(line)) is not None]
+        parsed = [found for line in lines if (found := parse_line(line)) is not None]
+        return [answer for run, answer in parsed if run in (None, self.run_id)]
 
 
-def _question_line(request: PullRequest) -> str:
+def _question_line(request: PullRequest, run_id: str | None) -> str:
     question = request.question
     shown = None if question is None else {"id": question.id, "payload": question.payload}
     record = {"pull_id": request.pull_id, "worker": request.worker, "question": shown,
               "seq": request.seq}  # fmt: skip
+    if run_id is not None:
+        record["run"] = run_id
     return json.dumps(record, default=str)
 
 
@@ -169,6 +177,13 @@ def parse_answer(line: bytes) -> Answer | None:
     A line that names a pull id but is malformed becomes ``Answer(error=...)`` for that pull,
     so the orchestrator logs it as failed and asks again instead of waiting for a timeout.
     """
+    found = parse_line(line)
+    return None if found is None else found[1]
+
+
+def parse_line(line: bytes) -> tuple[str | None, Answer] | None:
+    """One inbox line as (the run it names, or None when it names none; its Answer); None
+    as in ``parse_answer``."""
     if not line.strip():
         return None
     try:
@@ -177,16 +192,19 @@ def parse_answer(line: bytes) -> Answer | None:
         found = _PULL_ID.search(line)
         if found is None:
             return None
-        return Answer(int(found.group(1)), error="malformed inbox line: not valid JSON")
+        return None, Answer(int(found.group(1)), error="malformed inbox line: not valid JSON")
     if not isinstance(record, dict):
         return None
     pull_id = record.get("pull_id")
     if not isinstance(pull_id, int) or isinstance(pull_id, bool):
         return None
+    run = record.get("run")
+    run = run if isinstance(run, str) else None
     given = [key for key in _ANSWER_FIELDS if record.get(key) is not None]
     if len(given) != 1:
-        return Answer(pull_id, error=f"inbox line needs exactly one of {', '.join(_ANSWER_FIELDS)}")
-    return _answer(pull_id, given[0], record[given[0]])
+        error = f"inbox line needs exactly one of {', '.join(_ANSWER_FIELDS)}"
+        return run, Answer(pull_id, error=error)
+    return run, _answer(pull_id, given[0], record[given[0]])
 
 
 def _answer(pull_id: int, key: str, value: object) -> Answer:
