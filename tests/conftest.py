@@ -2,4 +2,43 @@
 
 Its presence puts ``tests/`` on ``sys.path`` (rootdir-relative discovery without
 ``__init__.py`` files), so test modules can import ``stats_helpers``.
+
+``database_url``: a fresh, empty run database on each backend screener supports: a SQLite
+file, and a PostgreSQL database created for the test on the server that
+``SCREENER_TEST_POSTGRES`` names (a SQLAlchemy URL; ``.ci/run`` starts a throwaway server
+on 127.0.0.1 and sets it). Without that variable the PostgreSQL case is skipped, saying so.
 """
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+POSTGRES_ENV = "SCREENER_TEST_POSTGRES"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield str(tmp_path / "runs.db")
+        return
+    server = os.environ.get(POSTGRES_ENV)
+    if not server:
+        pytest.skip(f"{POSTGRES_ENV} is not set: no PostgreSQL server to test against")
+    name = f"screener_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        url = make_url(server).set(database=name)
+        yield url.render_as_string(hide_password=False)
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()

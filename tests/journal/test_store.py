@@ -71,9 +71,14 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "runs.db"
 
 
+#: For tests that read the SQLite file beside the journal.
+SQLITE_ONLY = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+
+
 @pytest.fixture
-def journal(db: Path) -> Iterator[Journal]:
-    with Journal(str(db)) as opened:
+def journal(database_url: str) -> Iterator[Journal]:
+    """A journal on each backend (tests that also take ``db`` read the SQLite file)."""
+    with Journal(database_url) as opened:
         yield opened
 
 
@@ -128,6 +133,7 @@ def test_events_after_id(journal: Journal) -> None:
     assert journal.events(run_id, after_id=cut) == everything[3:]
 
 
+@SQLITE_ONLY  # reads the SQLite file itself
 def test_empty_append_is_a_no_op(journal: Journal, db: Path) -> None:
     run_id = journal.create_run(make_spec())
     journal.append(run_id, [])
@@ -166,6 +172,7 @@ def test_path_objects_are_accepted(db: Path) -> None:
 
 
 # --------------------------------------------------------------- SQLite settings
+@SQLITE_ONLY  # reads the SQLite file itself
 def test_wal_mode_is_on(journal: Journal, db: Path) -> None:
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -175,6 +182,7 @@ def pragma(conn: Connection, name: str) -> object:
     return conn.execute(text(f"PRAGMA {name}")).scalar()
 
 
+@SQLITE_ONLY  # SQLite's own settings
 def test_connection_pragmas(journal: Journal) -> None:
     with journal.engine.connect() as conn:
         assert pragma(conn, "journal_mode") == "wal"
@@ -194,6 +202,7 @@ def set_version(db: Path, version: str) -> None:
         conn.execute("UPDATE screener_schema SET value = ? WHERE key = 'version'", (version,))
 
 
+@SQLITE_ONLY  # reads the SQLite file itself
 def test_a_new_database_records_the_schema_version(journal: Journal, db: Path) -> None:
     assert journal.schema_version() == SCHEMA_VERSION
     with sqlite3.connect(db) as conn:
@@ -360,6 +369,7 @@ def test_upgrade_of_a_current_file_does_nothing(journal: Journal) -> None:
 
 
 # ---------------------------------------------------------------- atomic writes
+@SQLITE_ONLY  # reads the SQLite file itself
 def test_an_append_to_an_unknown_run_writes_nothing(journal: Journal, db: Path) -> None:
     journal.create_run(make_spec())
     with pytest.raises(JournalError, match="FOREIGN KEY") as caught:
@@ -368,6 +378,7 @@ def test_an_append_to_an_unknown_run_writes_nothing(journal: Journal, db: Path) 
     assert event_count(db) == 1
 
 
+@SQLITE_ONLY  # reads the SQLite file itself
 def test_one_bad_event_fails_the_whole_batch(journal: Journal, db: Path) -> None:
     run_id = journal.create_run(make_spec())
     journal.append(run_id, asked(3))
@@ -433,6 +444,7 @@ def test_the_last_finished_event_wins(journal: Journal) -> None:
     assert journal.runs()[0].status == "finished: budget spent"
 
 
+@SQLITE_ONLY  # reads the SQLite file itself
 def test_get_run_of_an_unknown_id(journal: Journal, db: Path) -> None:
     with pytest.raises(RunNotFoundError) as caught:
         journal.get_run("abcdef012345")

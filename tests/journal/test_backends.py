@@ -1,0 +1,96 @@
+"""Whole runs on every journal backend (SQLite, and PostgreSQL when SCREENER_TEST_POSTGRES
+names a server): start, interrupt, resume, report, list, and the command line, whose
+output and database never show a password."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import assert_ran
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from screener.journal import Journal
+from screener.orchestrator import RunOptions
+from screener.pool import synthetic_pool
+from screener.session import RunPlan, load_results, resume_run, start_run
+
+POOL = synthetic_pool(10, 1, seed=6)
+PARAMS: dict[str, Any] = {"k": 1.5, "delta": 0.1, "direction": "low", "budget": 400}
+
+
+def _plan() -> RunPlan:
+    return RunPlan(POOL, "wrr", PARAMS, "simulated", {"latency": "constant:0.002"}, seed=2,
+                   options=RunOptions(concurrency=8, timeout=5.0))  # fmt: skip
+
+
+async def test_a_run_is_stored_reported_and_listed(database_url: str) -> None:
+    run_id, live = await start_run(_plan(), database_url)
+    record, stored, _ = load_results(database_url, run_id)
+    _, replayed, _ = load_results(database_url, run_id, from_events=True)
+    assert stored == live and replayed.to_dict() == live.to_dict()
+    assert record.worker_pool().workers == POOL.workers
+    with Journal(database_url, create=False) as journal:
+        (summary,) = journal.runs()
+    assert (summary.id, summary.answered, summary.status) == (run_id, 400, "finished: budget spent")
+    assert summary.stored_result is not None
+
+
+async def test_an_interrupted_run_resumes_to_the_same_end(database_url: str) -> None:
+    started: list[str] = []
+    task = asyncio.create_task(
+        start_run(_plan(), database_url, on_start=lambda run_id, _: started.append(run_id))
+    )
+    while not started or _answered(database_url, started[0]) < 100:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    resumed = await resume_run(started[0], database_url)
+    assert resumed.total_pulls == 400
+    with Journal(database_url, create=False) as journal:
+        kinds = [event.kind.value for event in journal.events(started[0])]
+    assert kinds.count("resumed") == 1 and kinds.count("finished") == 1
+    assert kinds.count("answered") == 400
+
+
+def _answered(url: str, run_id: str) -> int:
+    with Journal(url, create=False) as journal:
+        return sum(event.kind.value == "answered" for event in journal.events(run_id))
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)  # SQLite: no password
+def test_the_command_line_never_shows_the_password(database_url: str, tmp_path: Path) -> None:
+    url = make_url(database_url).set(password="s3cret-pw")  # trust auth: any password works
+    target = url.render_as_string(hide_password=False)
+    env = {**os.environ, "SCREENER_DB": target}
+
+    def screener(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "screener", *args], capture_output=True,
+                              text=True, env=env, cwd=tmp_path, timeout=300)  # fmt: skip
+
+    ran = screener("run", "--workers", "8", "--budget", "60", "--db", target)
+    assert_ran(ran.returncode, ran.stdout, ran.stderr)
+    listed = screener("runs", "--json")
+    report = screener("report", "--json")
+    assert listed.returncode == report.returncode == 0, listed.stderr + report.stderr
+    assert json.loads(listed.stdout)[0]["answered"] == 60
+    for shown in (ran, listed, report):
+        assert "s3cret-pw" not in shown.stdout + shown.stderr
+    assert "***" in ran.stdout  # "saved in postgresql+psycopg://postgres:***@..."
+    engine = create_engine(target)
+    try:
+        with engine.connect() as conn:
+            stored = " ".join(
+                str(value) for row in conn.execute(text("SELECT * FROM runs")) for value in row
+            )
+    finally:
+        engine.dispose()
+    assert "s3cret-pw" not in stored
