@@ -30,7 +30,19 @@ from screener.orchestrator import Orchestrator, Progress, RunOptions, pending_pu
 from screener.pool import WorkerPool
 from screener.rescoring import refuse_resume_after_invalidation, rescored_result
 
-__all__ = ["RunPlan", "default_pool", "load_result", "load_results", "resume_run", "start_run"]
+#: How the journal stores an oracle option that names the run's own database (see
+#: ``_stored_options``); a resumed run reads it as the database it is resumed from.
+RUN_DATABASE = "@run-database"
+
+__all__ = [
+    "RUN_DATABASE",
+    "RunPlan",
+    "default_pool",
+    "load_result",
+    "load_results",
+    "resume_run",
+    "start_run",
+]
 
 
 @dataclass(frozen=True)
@@ -97,7 +109,7 @@ async def start_run(
         algorithm=plan.algorithm,
         params=algorithm.params(),
         seed=plan.seed,
-        oracle={"name": plan.oracle, "options": oracle.describe()},
+        oracle={"name": plan.oracle, "options": _stored_options(oracle.describe(), db)},
         pool=plan.pool.to_dict(),
         config=_options_dict(plan.options),
     )
@@ -141,7 +153,7 @@ async def resume_run(
                 f"run {run_id} has already finished: there is nothing to resume",
                 f"see its report with `screener report {run_id}`, or start a new run",
             )
-        algorithm, oracle, pool = _rebuild(record)
+        algorithm, oracle, pool = _rebuild(record, db)
         replay(algorithm, events)
         run_options = options or RunOptions(**record.config)
         oracle.bind_run(run_id)
@@ -202,14 +214,22 @@ def load_results(
     return record, result, rescored_result(record, events) if invalidations(events) else None
 
 
-def _rebuild(record: RunRecord) -> tuple[Algorithm, Oracle, WorkerPool]:
+def _rebuild(record: RunRecord, db: str) -> tuple[Algorithm, Oracle, WorkerPool]:
     pool = record.worker_pool()
     algorithm = record.build_algorithm()
     oracle_info = dict(record.oracle)
-    oracle = load_oracle_class(str(oracle_info["name"])).from_options(
-        pool, dict(oracle_info.get("options", {})), record.seed
-    )
+    options = {
+        key: db if value == RUN_DATABASE else value
+        for key, value in dict(oracle_info.get("options", {})).items()
+    }
+    oracle = load_oracle_class(str(oracle_info["name"])).from_options(pool, options, record.seed)
     return algorithm, oracle, pool
+
+
+def _stored_options(options: Mapping[str, Any], db: str) -> dict[str, Any]:
+    """The oracle's options as the journal keeps them: one naming the run's own database
+    (a log replay's source) is kept as RUN_DATABASE, since its URL may hold a password."""
+    return {key: RUN_DATABASE if value == db else value for key, value in options.items()}
 
 
 def _finished_result(algorithm: Algorithm) -> Result:

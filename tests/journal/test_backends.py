@@ -76,15 +76,19 @@ def test_the_command_line_never_shows_the_password(database_url: str, tmp_path: 
         return subprocess.run([sys.executable, "-m", "screener", *args], capture_output=True,
                               text=True, env=env, cwd=tmp_path, timeout=300)  # fmt: skip
 
-    ran = screener("run", "--workers", "8", "--budget", "60", "--db", target)
+    ran = screener("run", "--workers", "8", "--budget", "60", "--db", target, "--json")
     assert_ran(ran.returncode, ran.stdout, ran.stderr)
+    shown_saved = screener("run", "--workers", "8", "--budget", "60", "--db", target)
+    # A log replay reads the run's own database: its URL is journaled without the password.
+    replayed = screener("replay", json.loads(ran.stdout)["run_id"], "-a", "rr", "--json")
     listed = screener("runs", "--json")
     report = screener("report", "--json")
-    assert listed.returncode == report.returncode == 0, listed.stderr + report.stderr
-    assert json.loads(listed.stdout)[0]["answered"] == 60
-    for shown in (ran, listed, report):
+    for done in (replayed, listed, report):
+        assert done.returncode == 0, done.stderr
+    assert [line["answered"] for line in json.loads(listed.stdout)][:2] == [60, 60]
+    for shown in (ran, shown_saved, replayed, listed, report):
         assert "s3cret-pw" not in shown.stdout + shown.stderr
-    assert "***" in ran.stdout  # "saved in postgresql+psycopg://postgres:***@..."
+    assert "***" in shown_saved.stdout  # "saved in postgresql+psycopg://postgres:***@..."
     engine = create_engine(target)
     try:
         with engine.connect() as conn:
