@@ -134,8 +134,9 @@ def run_task(task: Task) -> Record:
     means = ksigma_instance(task.n, task.k, task.instance, min_gap=task.min_gap)
     truth = ksigma_outliers(means, task.k)
     seed = run_seed(task.n, task.k, task.instance, task.run)
+    # The paper's Bernoulli intervals (Agresti-Coull, a heuristic; not the library default).
     algorithm = ALGORITHMS[task.algorithm](
-        task.n, k=task.k, delta=task.delta, budget=task.cap, seed=seed
+        task.n, k=task.k, delta=task.delta, interval="agresti-coull", budget=task.cap, seed=seed
     )
     started = time.perf_counter()
     result = simulate(algorithm, BernoulliRewards(means, seed), batch=task.batch)

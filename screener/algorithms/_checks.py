@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import Literal, get_args
 
 import numpy as np
 
+from screener.algorithms.result import Result
 from screener.errors import ConfigError
 
 #: Seeds are kept as SQLite integers (signed 64-bit) and numpy takes no negative seed.
@@ -36,10 +39,47 @@ def check_choice(label: str, value: str, choices: Sequence[str]) -> None:
         raise ConfigError(f"unknown {label} {value!r}", f"use {options}")
 
 
+#: Confidence intervals of the outlier algorithms (RR, WRR, NRR, IB, GOLD): each class
+#: docstring says what its options promise and how delta is spent.
+IntervalKind = Literal["mixture", "hoeffding", "agresti-coull"]
+#: Interval options that are approximations, not bounds: delta is not guaranteed with them.
+HEURISTIC_INTERVALS: tuple[IntervalKind, ...] = ("agresti-coull",)
+#: The label a heuristic setting puts on its result (guarantee text and ``extra``).
+HEURISTIC = "heuristic: delta is not guaranteed"
+
+
 def check_interval_options(interval: str, quantile: str) -> None:
     """The confidence-interval family and the normal-quantile rule."""
-    check_choice("interval", interval, ("agresti-coull", "hoeffding"))
+    check_choice("interval", interval, get_args(IntervalKind))
     check_choice("quantile rule", quantile, ("normal", "paper"))
+    if interval == "mixture" and quantile == "paper":
+        raise ConfigError(
+            "quantile='paper' narrows the papers' intervals, and interval='mixture' is not one",
+            "to reproduce the paper give interval='agresti-coull' (--interval agresti-coull) too",
+        )
+
+
+def heuristic_note(interval: str, paper_quantile: bool) -> str | None:
+    """What makes a setting's delta unguaranteed, after the HEURISTIC label; None when the
+    setting's intervals are bounds. ``paper_quantile``: quantile='paper' narrows them."""
+    reasons = []
+    if interval in HEURISTIC_INTERVALS:
+        reasons.append(f"interval={interval!r} is a normal approximation, not a bound")
+    if paper_quantile:
+        reasons.append("quantile='paper' narrows the intervals below their level")
+    return f"{HEURISTIC} ({'; '.join(reasons)})" if reasons else None
+
+
+def label_heuristic(result: Result, note: str | None) -> Result:
+    """Put a heuristic setting's note before the promise it aims at, and in ``extra``, so the
+    JSON result and the report's status line both say that delta is not guaranteed."""
+    if note is None or result.guarantee is None:
+        return result
+    return replace(
+        result,
+        guarantee=f"{note}; aimed at: {result.guarantee}",
+        extra={**result.extra, "heuristic": note},
+    )
 
 
 def check_budget_given(name: str, budget: int | None, why: str) -> None:

@@ -2,9 +2,10 @@
 
 Definitions (paper, Section 4): arms i and j are *neighbours* while
 ``|y_i - y_j| <= b (beta_i + beta_j)`` with ``b = (1 + e^(1/16) + eps) / (1 - e^(1/16) + eps)``
-and radii ``beta`` at the level ``delta' = 6 delta / (pi^2 n T^2)``, ``T`` the number of answers
-so far. The neighbourhood graph is complete once every arm has an answer; from then on edges are
-only ever removed (a removed edge never comes back, the paper's ``UpdateG``). Communities are the
+and radii ``beta`` (the paper's at the level ``delta' = 6 delta / (pi^2 n T^2)``, ``T`` the
+number of answers so far; by default anytime radii at ``delta / n``: see ``GOLD``). The
+neighbourhood graph is complete once every arm has an answer; from then on edges are only ever
+removed (a removed edge never comes back, the paper's ``UpdateG``). Communities are the
 connected components. An arm becomes *terminal* the first time its community has fewer than
 ``n (1 - rho)`` arms; its score ``S`` is the round ``T`` at which that happened.
 
@@ -50,10 +51,11 @@ while the order of Theorem 5.1 rests on edges being examined from the first answ
 Extra answers only add to T, which the levels already sum over, so the promise stands.
 
 Efficiency: between refreshes only the arms that received answers get new estimates; every
-other radius only widens (``delta'`` falls with ``T`` and both radii grow as the level falls),
-and widening never removes an edge, so only pairs at changed arms are re-checked (vectorised
-over the other endpoint), and components are recomputed only inside communities that lost an
-edge. Workers that left before their first answer are kept out of the graph (never terminal).
+other radius stays (the mixture radius depends on the arm's count only) or widens (``delta'``
+falls with ``T`` and the paper's radii grow as the level falls), and neither removes an edge,
+so only pairs at changed arms are re-checked (vectorised over the other endpoint), and
+components are recomputed only inside communities that lost an edge. Workers that left before
+their first answer are kept out of the graph (never terminal).
 
 Inclusive reading (``inclusive=True``, off by default). Section 6.1 injects exactly
 ``(1 - rho) n`` outliers, a group that Definition 3.2 excludes (it leaves exactly ``rho n``
@@ -91,12 +93,19 @@ the run may stop with that side ranked first. (The strict reading tolerates such
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_delta, check_flag, check_interval_options
+from screener.algorithms._checks import (
+    IntervalKind,
+    check_delta,
+    check_flag,
+    check_interval_options,
+    heuristic_note,
+    label_heuristic,
+)
 from screener.algorithms.base import Algorithm, IntArray
 from screener.algorithms.result import Decision, Result, WorkerResult
 from screener.errors import ConfigError
@@ -104,6 +113,7 @@ from screener.stats import (
     QuantileRule,
     agresti_coull_radius,
     hoeffding_radius,
+    mixture_radius,
     normal_quantile,
 )
 
@@ -116,7 +126,6 @@ __all__ = [
     "minority_size",
 ]
 
-IntervalKind = Literal["agresti-coull", "hoeffding"]
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
@@ -222,22 +231,34 @@ class GOLD(Algorithm):
 
     Parameters: ``eps`` (> e^(1/16) - 1, about 0.0645), ``rho`` in (0.5, 1) with
     ``n (1 - rho) > 1`` (``>= 1`` when inclusive), ``delta`` in (0, 1), ``interval``
-    ("agresti-coull" for 0/1 rewards, the default, or "hoeffding" for any bounded reward) and
-    ``quantile``: "normal" (default) uses the sound two-sided level delta' (Agresti-Coull
+    ("mixture", the default, or the paper's "hoeffding" for any bounded reward and
+    "agresti-coull", a heuristic for 0/1 rewards) and ``quantile`` for the paper's two:
+    "normal" (default) uses the sound two-sided level delta' (Agresti-Coull
     ``z = Phi^-1(1 - delta'/2)``, Hoeffding ``R sqrt(log(2/delta') / (2 m))``); "paper" the
     paper's formulas (``z = erf^-1(1 - delta')``, ``R sqrt(log(1/delta') / (2 m))``), narrower
-    than their level claims. ``inclusive`` (default False): terminal when the community has at
+    than their level claims (labelled "heuristic: delta is not guaranteed" in the result, as
+    Agresti-Coull is). ``inclusive`` (default False): terminal when the community has at
     most ``n (1 - rho)`` arms instead of fewer, for Section 6.1's groups of exactly
     ``n (1 - rho)`` arms; the guarantee then needs each non-empty normal side to have more than
     ``n (1 - rho)`` arms (see the module docstring). ``min_answers`` (default 1): no worker is
     decided on fewer answers (see the module docstring).
 
-    How delta is spent (Lemma 5.2): after T answers every arm's interval is charged
-    ``delta' = 6 delta / (pi^2 n T^2)``, both ends, since the neighbour test
-    ``|y_i - y_j| <= b (beta_i + beta_j)`` leans on either end of either arm. With Hoeffding
-    and ``quantile="normal"`` that is ``delta' / 2`` per end, and summed over the n arms and
-    T >= 1 exactly delta. (``quantile="paper"`` puts ``delta'`` on each end: 2 delta in all;
-    Agresti-Coull is two-sided at ``delta'`` only under the normal approximation.)
+    How delta is spent. Lemma 5.2's event is ``|y_i - mu_i| <= beta_i`` for every arm at every
+    T, both ends, since the neighbour test ``|y_i - y_j| <= b (beta_i + beta_j)`` leans on
+    either end of either arm; Lemmas 5.3-5.5 then compare the rounds at which pairs of arms
+    separate through one radius function of the count (and T) shared by all arms, which
+    data-dependent radii are not (a KL interval, narrower near 0 and 1, could let two normal
+    arms there separate before an outlier leaves them: the proof does not cover it).
+
+    * ``interval="mixture"`` (default): ``beta_i = R mixture_radius(m_i, delta / n)``, the
+      Pinsker cover of the Beta-mixture confidence sequence (``screener.stats``): a data-free
+      radius that holds at every count of arm i at once with probability >= 1 - delta / n.
+      No union over T; n arms at ``delta / n`` is exactly delta.
+    * ``interval="hoeffding"``: ``delta' = 6 delta / (pi^2 n T^2)`` per arm after T answers,
+      ``delta' / 2`` per end with ``quantile="normal"``: summed over the n arms and T >= 1
+      exactly delta. (``quantile="paper"`` puts ``delta'`` on each end: 2 delta in all.)
+    * ``interval="agresti-coull"``: two-sided at ``delta'`` only under the normal
+      approximation, and its radii depend on the data: a heuristic.
 
     See the module docstring for the stopping rule, the decisions and pending pulls.
     """
@@ -256,7 +277,7 @@ class GOLD(Algorithm):
         eps: float = 2.5,
         rho: float = 0.9,
         delta: float = 0.1,
-        interval: IntervalKind = "agresti-coull",
+        interval: IntervalKind = "mixture",
         quantile: QuantileRule = "normal",
         inclusive: bool = False,
         min_answers: int = 1,
@@ -280,6 +301,7 @@ class GOLD(Algorithm):
         self.delta = float(delta)
         self.interval: IntervalKind = interval
         self.quantile: QuantileRule = quantile
+        self._heuristic = heuristic_note(interval, paper_quantile=quantile == "paper")
         self.minority = minority
         self.width = self.upper - self.lower
         n = self.n_arms
@@ -329,7 +351,7 @@ class GOLD(Algorithm):
     def _refresh(self) -> None:
         total = self.stats.n_samples
         self.means = self.stats.means()
-        self.radii = self._arm_radii(gold_level(self.delta, self.n_arms, total))
+        self.radii = self._arm_radii(total)
         if self.graph is None:
             sampled = self.stats.count > 0
             if not bool((sampled | ~self.available).all()) or not sampled.any():
@@ -355,8 +377,15 @@ class GOLD(Algorithm):
         self.rounds[new] = total
         self.terminal |= new
 
-    def _arm_radii(self, level: float) -> FloatArray:
+    def _arm_radii(self, total_pulls: int) -> FloatArray:
+        """Every arm's radius after ``total_pulls`` answers (the class docstring)."""
         counts = self.stats.count
+        if self.interval == "mixture":  # a function of the count: redo the arms answered
+            radii = self.radii.copy()
+            changed = self._changed
+            radii[changed] = self.width * mixture_radius(counts[changed], self.delta / self.n_arms)
+            return radii
+        level = gold_level(self.delta, self.n_arms, total_pulls)
         paper = self.quantile == "paper"
         if self.interval == "hoeffding":
             return hoeffding_radius(counts, level if paper else level / 2.0, self.width)
@@ -397,7 +426,7 @@ class GOLD(Algorithm):
             for rank, arm in enumerate(order, start=1)
         )
         graph = self.graph
-        return self._result(
+        result = self._result(
             lines,
             extra={
                 "eps": self.eps,
@@ -412,6 +441,7 @@ class GOLD(Algorithm):
                 "outlier_cutoff_round": cutoff,
             },
         )
+        return label_heuristic(result, self._heuristic)
 
     def _rank_key(self, arm: int) -> tuple[int, int, int]:
         if self.terminal[arm]:

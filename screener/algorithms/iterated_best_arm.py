@@ -29,19 +29,22 @@ class IteratedBestArm(KSigmaAlgorithm):
     """IB: LUCB1 best-arm identification applied stage after stage, removing the best arm.
 
     Confidence: every arm interval and theta's interval are the RR/WRR ones, at the levels of
-    ``KSigmaAlgorithm`` (with Hoeffding: ``6 delta / (pi^2 (n + 2) T^2)`` per end, summing to
-    delta). Every decision below leans on the same ends as RR's: a removal on h's lower end and
-    theta's upper end; the stop on the upper ends of h and of the arms below it, and theta's
-    lower end (``UCB_j < LCB_h + epsilon <= UCB_h + epsilon < theta_hat - beta_theta``). So
-    with probability 1 - delta every decision is right: IB has RR's guarantee (and RR's caveat
-    that the Agresti-Coull interval is a heuristic). LUCB1's own exploration rate is replaced
-    by this level.
+    ``KSigmaAlgorithm`` (the mixture default: each worker's confidence sequence at
+    ``delta / n``, theta's interval their box range; with Hoeffding:
+    ``6 delta / (pi^2 (n + 2) T^2)`` per end, summing to delta). Every decision below leans on
+    ends of these intervals: a removal on h's lower end and theta's upper end; the stop on the
+    upper ends of h and of the arms below it, and theta's lower end
+    (``UCB_j < LCB_h + epsilon <= UCB_h + epsilon < theta_low``). With the mixture every end
+    of every interval holds at every time with probability 1 - delta, so every decision is
+    right whatever the schedule: IB has RR's guarantee (with Hoeffding, RR's argument and its
+    caveat on theta's interval under a data-dependent schedule; Agresti-Coull is a
+    heuristic). LUCB1's own exploration rate is replaced by this level.
 
     Stages, on the remaining set R (all arms at first; pulled once each before any decision):
     (1) LUCB1 on R: h = empirical best, l = argmax UCB over R - {h}; pull h and l; h is the
     best of R once LCB_h > UCB_l (then mu_h > mu_j for every j in R). (2) compare h with theta:
-    LCB_h > theta_hat + beta_theta: h is an outlier, remove it from R, next stage;
-    UCB_h < theta_hat - beta_theta: stop, the outliers are the removed arms (every arm of R is
+    LCB_h > theta_high: h is an outlier, remove it from R, next stage;
+    UCB_h < theta_low: stop, the outliers are the removed arms (every arm of R is
     below mu_h < theta); otherwise pull h and the next arm of a round robin over all arms in turn
     (theta depends on every arm, removed ones included: theta is over all n arms).
     ``min_answers`` (default 1, the paper's): every available arm is pulled that many times,
@@ -49,12 +52,12 @@ class IteratedBestArm(KSigmaAlgorithm):
     that left with fewer stays undecided, and a stage whose best arm is such an arm stalls).
     ``epsilon`` > 0 (not in the paper; default 0) makes LUCB1 epsilon-PAC: h is identified once
     UCB_l - LCB_h < epsilon (mu_j < mu_h + epsilon for j in R), and the stop then needs
-    UCB_h + epsilon < theta_hat - beta_theta. With epsilon = 0, two remaining arms with equal
+    UCB_h + epsilon < theta_low. With epsilon = 0, two remaining arms with equal
     means never separate and IB runs until its budget is spent (the paper capped it too).
 
     Stage decisions are taken at ``ask`` on the answers that arrived (never in ``result``), so
     a replay of the asks and answers rebuilds the same stages. Pending pulls: the LUCB pair is
-    chosen on answered means, and the challenger's radius is shrunk by sqrt(m / (m + pending)),
+    chosen on answered means, and the challenger's UCB - mean by sqrt(m / (m + pending)),
     the width it will have once its answers arrive (scheduling only: decisions use answers
     only), so a batch spreads over challengers instead of repeating one pair. With one pull per
     ask and immediate answers the pulls are exactly LUCB1's: h, then l, then a new pair.
@@ -103,12 +106,12 @@ class IteratedBestArm(KSigmaAlgorithm):
             h = self.best
             if self.stats.count[h] < self.min_answers:
                 return  # h left before min_answers answers: it can never be decided
-            if self.means[h] - self.radii[h] > self.theta + self.theta_radius:
+            if self.lows[h] > self.theta_high:
                 self.remaining[h] = False
                 self.removed.append(h)
                 self.best = -1
                 continue
-            if self.means[h] + self.radii[h] + self.epsilon < self.theta - self.theta_radius:
+            if self.highs[h] + self.epsilon < self.theta_low:
                 self._stopped = True
             return
 
@@ -123,16 +126,16 @@ class IteratedBestArm(KSigmaAlgorithm):
         if candidates.size <= 1:
             # R = {h}: h is trivially the best (R cannot be empty: some arm is <= theta).
             return int(candidates[0]) if candidates.size else -1
-        h, c = self._pair(candidates, self.radii)
+        h, c = self._pair(candidates, self.highs)
         # UCB_l - LCB_h < epsilon (c is LUCB1's l); with epsilon = 0 that is LUCB1's LCB_h > UCB_l.
-        gap = self.means[c] + self.radii[c] - (self.means[h] - self.radii[h])
+        gap = self.highs[c] - self.lows[h]
         return h if gap < self.epsilon else -1
 
-    def _pair(self, candidates: IntArray, radii: NDArray[np.float64]) -> tuple[int, int]:
+    def _pair(self, candidates: IntArray, ucb: NDArray[np.float64]) -> tuple[int, int]:
         """LUCB1's pair: the empirical best h and the challenger l = argmax UCB over the rest."""
         h = int(candidates[np.argmax(self.means[candidates])])
         others = candidates[candidates != h]
-        challenger = int(others[np.argmax(self.means[others] + radii[others])])
+        challenger = int(others[np.argmax(ucb[others])])
         return h, challenger
 
     def _condition_met(self) -> bool:
@@ -187,8 +190,10 @@ class IteratedBestArm(KSigmaAlgorithm):
         if candidates.size < 2:
             return -1  # only when every arm was removed, which the intervals rule out
         counts = self.stats.count
-        shrink = np.sqrt(counts / np.maximum(counts + pending, 1))
-        h, challenger = self._pair(candidates, self.radii * shrink)
+        # Pending answers narrow a radius as if already in; an arm with no answer keeps its
+        # infinite one (inf * 0 would be NaN and poison the choice of pair).
+        shrink = np.where(counts > 0, np.sqrt(counts / np.maximum(counts + pending, 1)), 1.0)
+        h, challenger = self._pair(candidates, self.means + (self.highs - self.means) * shrink)
         if self.available[h]:
             if self.available[challenger]:
                 self._owed = challenger

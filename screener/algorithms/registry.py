@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from screener.algorithms._checks import HEURISTIC_INTERVALS
 from screener.algorithms.ade import ADE
 from screener.algorithms.base import Algorithm
 from screener.algorithms.crowd_prior import CrowdPrior
@@ -26,6 +27,7 @@ from screener.errors import ConfigError
 
 __all__ = [
     "ALGORITHMS",
+    "HEURISTIC_INTERVALS",
     "Parameter",
     "accepted_parameters",
     "create_algorithm",

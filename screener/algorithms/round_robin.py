@@ -23,8 +23,8 @@ class RoundRobin(KSigmaAlgorithm):
     Pending pulls: the schedule does not depend on answers, so asking again while pulls are in
     flight simply continues the cycle. The stopping condition is checked at each ``ask`` on the
     answers that arrived; with batches of B pulls the run may overshoot the sequential stopping
-    time by at most B - 1 pulls, and the guarantee holds at any stopping time (the levels are
-    a union bound over all T: see ``KSigmaAlgorithm``).
+    time by at most B - 1 pulls, and the guarantee holds at any stopping time (the intervals
+    hold at every T at once: see ``KSigmaAlgorithm``).
     """
 
     name = "rr"

@@ -29,6 +29,7 @@ from screener.algorithms import (
     accepted_parameters,
     parameter_choices,
 )
+from screener.algorithms.registry import HEURISTIC_INTERVALS
 from screener.bank import load_bank
 from screener.cli.algorithms import algorithms
 from screener.cli.serve import serve
@@ -178,8 +179,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
     "--interval",
     type=click.Choice(parameter_choices("interval")),
     default=None,
-    help="Confidence intervals (default: the algorithm's own; each algorithm's docstring "
-    "lists the ones it takes and which are heuristic).",
+    help="Confidence intervals (default: the algorithm's own, a valid bound; each algorithm's "
+    "docstring lists the ones it takes). Heuristic, delta not guaranteed: "
+    f"{', '.join(HEURISTIC_INTERVALS)} (and --quantile paper).",
 )
 @click.option(
     "--quantile",

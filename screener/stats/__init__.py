@@ -10,6 +10,8 @@ from screener.stats.bounds import (
     kl_bounds,
     ksigma_bounded_threshold_radius,
     ksigma_lk,
+    ksigma_threshold_bounds,
+    ksigma_threshold_enclosure,
     normal_quantile,
     round_level,
 )
@@ -25,6 +27,7 @@ from screener.stats.confseq import (
     mixture_bounds,
     mixture_log_inverse,
     mixture_log_inverse_max,
+    mixture_radius,
 )
 from screener.stats.eprocess import BET_FRACTIONS, BettingEProcess, e_bh
 from screener.stats.running import ArmRuns, ArmStats
@@ -48,12 +51,15 @@ __all__ = [
     "kl_bounds",
     "ksigma_bounded_threshold_radius",
     "ksigma_lk",
+    "ksigma_threshold_bounds",
+    "ksigma_threshold_enclosure",
     "log_beta",
     "log_gamma",
     "max_clearing_count",
     "mixture_bounds",
     "mixture_log_inverse",
     "mixture_log_inverse_max",
+    "mixture_radius",
     "normal_quantile",
     "round_level",
 ]

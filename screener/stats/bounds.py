@@ -7,6 +7,7 @@ docstring. All functions accept scalars or numpy arrays and never mutate their i
 
 from __future__ import annotations
 
+import itertools
 import math
 from statistics import NormalDist
 from typing import Literal
@@ -23,6 +24,8 @@ __all__ = [
     "kl_bounds",
     "ksigma_bounded_threshold_radius",
     "ksigma_lk",
+    "ksigma_threshold_bounds",
+    "ksigma_threshold_enclosure",
     "normal_quantile",
     "round_level",
 ]
@@ -107,7 +110,7 @@ def bernoulli_kl(p: ArrayLike, q: ArrayLike) -> FloatArray:
 
 
 def kl_bounds(
-    means: ArrayLike, count: ArrayLike, log_inverse: ArrayLike, iterations: int = 60
+    means: ArrayLike, count: ArrayLike, log_inverse: ArrayLike, iterations: int = 10
 ) -> tuple[FloatArray, FloatArray]:
     """Chernoff-Hoeffding (KL) interval ``{q : m kl(mean, q) <= log(1 / level)}`` in [0, 1].
 
@@ -117,8 +120,9 @@ def kl_bounds(
     for graded rewards too, not only 0/1 answers. By Pinsker's inequality
     (``kl(p, q) >= 2 (p - q)^2``) it is never wider than the Hoeffding interval at the same
     level, and much narrower for means near 0 or 1 (Garivier & Cappe 2011, KL-UCB).
-    Solved by bisection (``iterations`` halvings: 60 reach float precision). Arms with no
-    samples get [0, 1].
+    Solved by Newton's method from outside the interval (``iterations`` steps: 10 reach float
+    precision from the starts used, see ``_kl_end``), each end then checked to lie outside
+    by ``bernoulli_kl`` (the safe side). Arms with no samples get [0, 1].
     """
     p = np.clip(np.asarray(means, dtype=np.float64), 0.0, 1.0)
     m = np.asarray(count, dtype=np.float64)
@@ -128,26 +132,63 @@ def kl_bounds(
     p = np.where(sampled, p, 0.5)
     with np.errstate(divide="ignore", invalid="ignore"):
         allowed = np.where(sampled, np.maximum(budget, 0.0) / m, np.inf)
-    lower = _kl_solve(p, allowed, np.zeros_like(p), p, iterations)
-    upper = _kl_solve(p, allowed, np.ones_like(p), p, iterations)
+    # Both ends in one pass: rows [lower ends, upper ends].
+    far = np.stack([np.zeros_like(p), np.ones_like(p)])
+    lower, upper = _kl_end(np.stack([p, p]), np.stack([allowed, allowed]), far, iterations)
     return np.where(sampled, lower, 0.0), np.where(sampled, upper, 1.0)
 
 
-def _kl_solve(
-    p: FloatArray, allowed: FloatArray, far: FloatArray, near: FloatArray, iterations: int
-) -> FloatArray:
-    """The end q of ``{q : kl(p, q) <= allowed}`` between ``near`` (= p, where kl is 0) and
-    ``far``; kl grows monotonically from near to far. Returns the bisection's outer point,
-    so the interval errs on the wide (safe) side by at most 2^-iterations."""
-    inside = near.copy()  # kl(p, inside) <= allowed always holds
-    outside = far.copy()
-    reach_far = bernoulli_kl(p, far) <= allowed
-    for _ in range(iterations):
-        middle = (inside + outside) / 2.0
-        ok = bernoulli_kl(p, middle) <= allowed
-        inside = np.where(ok, middle, inside)
-        outside = np.where(ok, outside, middle)
-    return np.where(reach_far, far, outside)
+def _kl_end(p: FloatArray, allowed: FloatArray, far: FloatArray, iterations: int) -> FloatArray:
+    """The end q of ``{q : kl(p, q) <= allowed}`` between p (where kl is 0) and ``far``
+    (0 for the lower end, 1 for the upper end).
+
+    ``g(q) = kl(p, q) - allowed`` is convex and monotone from p to ``far``, so Newton's
+    method started beyond the root stays beyond it and converges. Starts beyond the root:
+    Pinsker's ``p -+ sqrt(allowed / 2)`` and, from ``kl(p, q) >= -H(p) - (1-p) log(1-q)``
+    (upper end; mirrored below), ``1 - exp(-(allowed + H(p)) / (1 - p))``, the nearer of the
+    two. Each end stops once its step is below 1e-15 (about six steps; stopping sooner only
+    leaves an end outside the root). Rounding can leave the converged point a hair inside: it
+    is then moved outwards by growing relative steps until ``bernoulli_kl`` puts it outside
+    (``far`` as a last resort).
+    """
+    upper = far == 1.0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        entropy = -(_xlog(p) + _xlog(1.0 - p))
+        spread = np.where(upper, 1.0 - p, p)  # room between p and far
+        pinsker = p + np.where(upper, 1.0, -1.0) * np.sqrt(allowed / 2.0)
+        tail = np.exp(-(allowed + entropy) / spread)  # 1 - q above, q below
+        start = np.where(upper, np.minimum(pinsker, 1.0 - tail), np.maximum(pinsker, tail))
+        start = np.clip(np.where(np.isnan(start), far, start), 0.0, 1.0)
+        solve = (start > 0.0) & (start < 1.0) & (allowed > 0.0)
+        q = np.where(solve, start, 0.5)
+        target = -entropy - allowed
+        moving = solve.copy()
+        for _ in range(iterations):
+            value = target - p * np.log(q) - (1.0 - p) * np.log1p(-q)  # kl(p, q) - allowed
+            step = np.where(moving, value * q * (1.0 - q) / (q - p), 0.0)
+            q = q - step
+            # Each entry stops on its own step, so an end never depends on the others solved
+            # in the same call (results must not depend on when a caller refreshes).
+            moving &= np.abs(step) > 1e-15
+            if not moving.any():
+                break
+    q = np.where(solve, q, np.where(allowed > 0.0, start, p))
+    end = far.copy()
+    settled = np.zeros(q.shape, dtype=bool)
+    for push in (0.0, 1e-14, 1e-11, 1e-8, 1e-5):
+        candidate = q + push * (far - q)
+        with np.errstate(invalid="ignore", over="ignore"):
+            outside = ~settled & (bernoulli_kl(p, candidate) >= allowed)
+        end = np.where(outside, candidate, end)
+        settled |= outside
+        if settled.all():
+            break
+    return end
+
+
+def _xlog(x: FloatArray) -> FloatArray:
+    """``x log x`` with ``0 log 0 = 0``."""
+    return np.where(x > 0.0, x * np.log(np.where(x > 0.0, x, 1.0)), 0.0)
 
 
 def ksigma_lk(k: float, n_arms: int, delta: float) -> float:
@@ -197,3 +238,219 @@ def delta_method_threshold_radius(means: ArrayLike, radii: ArrayLike, k: float) 
     gradient = 1.0 / n + k * centred / (n * sigma)
     weighted = gradient * beta
     return math.sqrt(float(np.dot(weighted, weighted)))
+
+
+def ksigma_threshold_bounds(
+    lows: ArrayLike, highs: ArrayLike, k: float
+) -> tuple[FloatArray, FloatArray]:
+    """Bounds on ``theta(x) = mean(x) + k std(x)`` (std dividing by n) over the box of every
+    ``x`` with ``lows <= x <= highs``, along the last axis (leading axes are separate boxes).
+
+    If every worker's mean lies in its interval, theta of the means lies between the two
+    bounds: theta's interval on the event that all the workers' intervals hold, with no level
+    of its own. Both are rounded outwards by 1e-12; the lower one is the box minimum, the
+    upper one at most a relaxed coordinate above the maximum (checked against brute force in
+    tests/stats/test_bounds.py: within 2e-4 of the box's span in 99% of random boxes).
+
+    * Lower bound: theta is convex (std is a seminorm), and ``std(x) >= <x, u> / sqrt(n)`` for
+      every unit u orthogonal to the ones, so ``theta(x) >= <x, w(u)>`` with
+      ``w(u) = 1/n + k u / sqrt(n)`` and the box minimum is at least
+      ``sum_i min(w_i low_i, w_i high_i)`` whatever u is (``_theta_min_bound``).
+    * Upper bound: the maximum is at a vertex, where with c the box centre, h the half-widths
+      and ``x = c + d``, ``n std(x)^2 = |Pc|^2 + 2 <Pc, d> + |h|^2 - n mean(d)^2`` (P removes
+      the mean), and for a given ``mean(d) = a`` the largest ``<Pc, d>`` is at most a
+      fractional knapsack's (``_relaxed_max``, after pinning the widest intervals to their
+      ends: ``_theta_max_bound``).
+
+    ``ksigma_threshold_enclosure`` is valid too, wider, and far cheaper (the Lipschitz
+    bound within it: see ``test_threshold_bounds_beat_the_lipschitz_bound``).
+    """
+    low, high = np.broadcast_arrays(
+        np.asarray(lows, dtype=np.float64), np.asarray(highs, dtype=np.float64)
+    )
+    if low.shape[-1] == 0 or np.any(low > high):
+        raise ValueError("need at least one interval, each with lows <= highs")
+    if not (math.isfinite(k) and k >= 0):
+        raise ValueError(f"k must be a finite number >= 0, got {k}")
+    lower, upper = _theta_min_bound(low, high, k), _theta_max_bound(low, high, k)
+    margin = 1e-12 * (1.0 + np.maximum(np.abs(lower), np.abs(upper)))
+    return lower - margin, upper + margin
+
+
+def ksigma_threshold_enclosure(
+    points: ArrayLike, lows: ArrayLike, highs: ArrayLike, k: float
+) -> tuple[float, float]:
+    """Cheap bounds (O(n), no sort) on ``theta(x) = mean(x) + k std(x)`` (std dividing by n)
+    over the box ``lows <= x <= highs``, from a point y of the box (``points``); wider than
+    ``ksigma_threshold_bounds``, and used to skip it when no decision depends on it.
+
+    With ``d = x - y``, ``r_i = max(y_i - lows_i, highs_i - y_i)``, ``s = std(y)`` and
+    ``g = 1/n + k (y - mean(y)) / (n s)`` (theta's gradient at y), the tighter of:
+
+    * Lipschitz: ``|theta(x) - theta(y)| <= mean(r) + k rms(r)`` (``|std(x) - std(y)| <=
+      std(d) <= rms(d)``: std is a seminorm);
+    * lower: ``theta(x) >= <g, x>`` (``std(x) >= <x, u> / sqrt(n)`` for the unit u along
+      ``y - mean(y)``), so ``theta >= sum_i min(g_i lows_i, g_i highs_i)``;
+    * upper: ``|a + b| <= |a| + <a, b> / |a| + |b|^2 / (2 |a|)`` with ``a`` the centred y,
+      so ``theta(x) <= theta(y) + sum_i (g_i d_i + c d_i^2)``, ``c = k / (2 n s)``, each
+      term convex in d_i: over the box, the sum of each term's larger value at the ends.
+
+    Rounded outwards. With s = 0 only the Lipschitz bound is used.
+    """
+    y = np.asarray(points, dtype=np.float64)
+    low = np.asarray(lows, dtype=np.float64)
+    high = np.asarray(highs, dtype=np.float64)
+    n = y.size
+    centre = float(y.mean())
+    spread = math.sqrt(float(np.dot(y - centre, y - centre)) / n)
+    theta = centre + k * spread
+    r = np.maximum(y - low, high - y)
+    squares = float(np.dot(r, r))
+    lipschitz = float(r.mean()) + k * math.sqrt(squares / n)
+    bottom, top = theta - lipschitz, theta + lipschitz
+    if spread > 1e-9:
+        g = 1.0 / n + k * (y - centre) / (n * spread)
+        bottom = max(bottom, float(np.minimum(g * low, g * high).sum()))
+        curve = k / (2.0 * n * spread)  # convex in each d_i: its box maximum at an end
+        up, down = high - y, low - y
+        rise = np.maximum(g * up + curve * up * up, g * down + curve * down * down)
+        top = min(top, theta + float(rise.sum()))
+    margin = 1e-12 * (1.0 + abs(bottom) + abs(top))
+    return bottom - margin, top + margin
+
+
+def _theta_min_bound(low: FloatArray, high: FloatArray, k: float) -> FloatArray:
+    """``max_u sum_i min(w_i low_i, w_i high_i)`` over a few directions u (see the caller).
+
+    The box minimum of the convex theta is at ``x = clip(tau, low, high)`` for one scalar tau
+    (KKT: a coordinate strictly inside its interval has zero derivative, i.e. sits at
+    ``mean - std / k``): ``_clip_minimiser`` finds that tau. The bound is then evaluated at
+    the gradient direction there (it equals the minimum at a minimiser with std > 0), at the
+    direction a step to the left points to (the minimiser can have std = 0, every interval
+    holding one point), and at u = 0 (the mean alone): each is a bound whatever tau is.
+    """
+    n = low.shape[-1]
+    if k == 0.0:
+        return np.asarray(low.sum(axis=-1) / n, dtype=np.float64)
+    tau = _clip_minimiser(low, high, k)
+    span = high.max(axis=-1) - low.min(axis=-1)
+    points = np.stack([tau, tau - 1e-7 * span - 1e-12], axis=-1)[..., None]  # (..., 2, 1)
+    lo, hi = low[..., None, :], high[..., None, :]
+    x = np.clip(points, lo, hi)
+    mean = x.sum(axis=-1, keepdims=True) / n
+    centred = x - mean
+    norm = np.sqrt(np.sum(centred * centred, axis=-1, keepdims=True))
+    # The gradient direction at tau; left of it u = Px / (k sqrt(n) (mean - tau)), which
+    # gives the coordinates strictly inside their intervals w = 0 (|u| <= 1 kept).
+    scale = norm.copy()
+    scale[..., 1, :] = np.maximum(k * math.sqrt(n) * (mean - points)[..., 1, :], norm[..., 1, :])
+    tiny = 1e-12 * (span + 1.0)[..., None, None]
+    u = centred / np.where(scale > tiny, scale, np.inf)
+    u = u - u.sum(axis=-1, keepdims=True) / n  # exactly orthogonal to the ones
+    u = u / np.maximum(np.sqrt(np.sum(u * u, axis=-1, keepdims=True)), 1.0)  # |u| <= 1
+    w = 1.0 / n + k * u / math.sqrt(n)
+    bounds = np.sum(np.minimum(w * lo, w * hi), axis=-1)
+    return np.asarray(np.maximum(bounds.max(axis=-1), low.sum(axis=-1) / n), dtype=np.float64)
+
+
+def _clip_minimiser(low: FloatArray, high: FloatArray, k: float) -> FloatArray:
+    """The tau minimising ``F(tau) = theta(clip(tau, low, high))`` (k > 0), vectorised.
+
+    Between consecutive interval ends the set of clipped coordinates is fixed and
+    ``F = (S1 + m tau) / n + k sqrt(V(tau))``, V a quadratic that is a variance for every tau,
+    so F is convex there: its minimum over the segment is at an end or at the root of F',
+    ``(2 p tau + q)^2 = c (p tau^2 + q tau + r)`` with ``2 p tau + q < 0``. The sums over the
+    clipped coordinates at every end come from one stable sort of all the ends.
+    """
+    n = low.shape[-1]
+    ends = np.concatenate([low, high], axis=-1)
+    is_low = np.concatenate([np.ones_like(low), np.zeros_like(high)], axis=-1)
+    order = np.argsort(ends, axis=-1, kind="stable")
+    b = np.take_along_axis(ends, order, axis=-1)
+    at_low = np.take_along_axis(is_low, order, axis=-1)
+    # Configuration just right of each end (ties: read at the last of equal ends).
+    lows_left = np.cumsum(at_low, axis=-1)  # #{low_i <= b}: not clipped up to low_i
+    highs_left = np.cumsum(1.0 - at_low, axis=-1)  # #{high_i <= b}: clipped down to high_i
+    first = (np.sum(low, axis=-1, keepdims=True), np.sum(low * low, axis=-1, keepdims=True))
+    s1 = first[0] - np.cumsum(at_low * b, axis=-1) + np.cumsum((1.0 - at_low) * b, axis=-1)
+    s2 = first[1] - np.cumsum(at_low * b * b, axis=-1) + np.cumsum((1.0 - at_low) * b * b, axis=-1)
+    m = lows_left - highs_left  # coordinates equal to tau
+    group_end = np.concatenate(
+        [b[..., 1:] != b[..., :-1], np.ones_like(b[..., :1], dtype=bool)], -1
+    )
+    p = m / n - m * m / (n * n)
+    q = -2.0 * m * s1 / (n * n)
+    r = s2 / n - s1 * s1 / (n * n)
+    c = 4.0 * m * m / (n * n * k * k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root_k = (c * r - q * q) / (4.0 * p - c)
+        root = (-q - np.sqrt(q * q + 4.0 * p * root_k)) / (2.0 * p)
+    following = np.concatenate([b[..., 1:], b[..., -1:]], axis=-1)
+    inside = group_end & (p > 0.0) & np.isfinite(root) & (root > b) & (root < following)
+    candidates = np.concatenate([b, np.where(inside, root, b)], axis=-1)
+    valid = np.concatenate([group_end, inside], axis=-1)
+    mm, ss1, ss2 = (np.concatenate([v, v], axis=-1) for v in (m, s1, s2))
+    mean = (ss1 + mm * candidates) / n
+    variance = np.maximum((ss2 + mm * candidates * candidates) / n - mean * mean, 0.0)
+    value = np.where(valid, mean + k * np.sqrt(variance), np.inf)
+    best = np.argmin(value, axis=-1)[..., None]
+    return np.asarray(np.take_along_axis(candidates, best, axis=-1)[..., 0], dtype=np.float64)
+
+
+def _theta_max_bound(low: FloatArray, high: FloatArray, k: float, pinned: int = 3) -> FloatArray:
+    """The largest of ``_relaxed_max`` over the boxes with the ``pinned`` widest intervals
+    pinned to one of their ends each (2^pinned boxes).
+
+    theta is convex, so its box maximum is at a vertex, where each of those intervals sits at
+    one of its ends: every vertex lies in one of the pinned boxes, and the relaxation's one
+    in-between coordinate is then a narrower one (measured in tests/stats/test_bounds.py).
+    """
+    n = low.shape[-1]
+    pinned = min(pinned, n)
+    if k == 0.0 or pinned == 0:
+        return _relaxed_max(low, high, k)
+    widest = np.argsort(low - high, axis=-1, kind="stable")[..., :pinned]  # (..., pinned)
+    ends = np.array(list(itertools.product((0.0, 1.0), repeat=pinned)))  # (2^pinned, pinned)
+    lows = np.repeat(low[..., None, :], ends.shape[0], axis=-2)  # (..., 2^pinned, n)
+    highs = lows.copy()
+    np.copyto(highs, high[..., None, :])
+    at = np.broadcast_to(widest[..., None, :], (*widest.shape[:-1], ends.shape[0], pinned))
+    lo_at = np.take_along_axis(lows, at, axis=-1)
+    hi_at = np.take_along_axis(highs, at, axis=-1)
+    value = lo_at + ends * (hi_at - lo_at)
+    np.put_along_axis(lows, at, value, axis=-1)
+    np.put_along_axis(highs, at, value, axis=-1)
+    return np.asarray(_relaxed_max(lows, highs, k).max(axis=-1), dtype=np.float64)
+
+
+def _relaxed_max(low: FloatArray, high: FloatArray, k: float) -> FloatArray:
+    """``mean(c) + max_a [a + k sqrt(Q(a) / n)]``, ``Q(a) = |Pc|^2 + 2 B(a) + |h|^2 - n a^2``.
+
+    ``B(a) = max <Pc, d>`` over ``|d_i| <= h_i`` with ``sum d = n a``: sorted by ``c_i``
+    descending, the first arms at ``+h``, the last at ``-h`` and one between, so B is concave
+    and piecewise linear, with n pieces (piece j: arm j is the one between); so the
+    objective is concave on each piece: its maximum on each piece is the clipped
+    stationary point ``a = e_j + sqrt(R^2 / (n (1 + k^2)))``, with ``e_j = c_j - mean(c)``
+    and ``Q(a) = R^2 - n (a - e_j)^2``.
+    """
+    n = low.shape[-1]
+    if k == 0.0:
+        return np.asarray(high.sum(axis=-1) / n, dtype=np.float64)
+    centre, half = (low + high) / 2.0, (high - low) / 2.0
+    middle = centre.sum(axis=-1, keepdims=True) / n
+    order = np.argsort(middle - centre, axis=-1, kind="stable")  # c descending
+    e = np.take_along_axis(centre - middle, order, axis=-1)
+    h = np.take_along_axis(half, order, axis=-1)
+    eh = e * h
+    h_before = np.cumsum(h, axis=-1) - h
+    eh_before = np.cumsum(eh, axis=-1) - eh
+    h_after = h.sum(axis=-1, keepdims=True) - h_before - h
+    eh_after = eh.sum(axis=-1, keepdims=True) - eh_before - eh
+    shift = h_before - h_after  # n mean(d) with the arm between at 0
+    constant = np.sum(e * e + h * h, axis=-1, keepdims=True)
+    alpha = constant + 2.0 * (eh_before - eh_after - e * shift)  # Q(a) = alpha + 2 n e a - n a^2
+    reach = np.maximum(alpha + n * e * e, 0.0)  # R^2
+    a = np.clip(e + np.sqrt(reach / (n * (1.0 + k * k))), (shift - h) / n, (shift + h) / n)
+    q = np.maximum(alpha + 2.0 * n * e * a - n * a * a, 0.0)
+    best = np.max(a + k * np.sqrt(q / n), axis=-1)
+    return np.asarray(middle[..., 0] + best, dtype=np.float64)

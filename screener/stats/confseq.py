@@ -68,6 +68,7 @@ __all__ = [
     "mixture_bounds",
     "mixture_log_inverse",
     "mixture_log_inverse_max",
+    "mixture_radius",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -187,6 +188,24 @@ def mixture_bounds(
     with np.errstate(divide="ignore", invalid="ignore"):
         means = np.where(t > 0, s / np.where(t > 0, t, 1.0), 0.5)
     return kl_bounds(means, t, mixture_log_inverse(s, t, alpha, prior))
+
+
+def mixture_radius(
+    counts: ArrayLike, alpha: float, prior: tuple[float, float] = JEFFREYS
+) -> FloatArray:
+    """One radius per count, whatever the sum: ``sqrt(b_max(t) / (2 t))``, b_max the largest
+    Beta-mixture budget at count t (``mixture_log_inverse_max``).
+
+    By Pinsker's inequality (``kl(p, q) >= 2 (p - q)^2``) the mixture CS at count t,
+    ``{q : t kl(S/t, q) <= b(S, t)}``, lies inside ``S/t -+ sqrt(b(S, t) / (2 t))``, and
+    ``b(S, t) <= b_max(t)``. So ``P(exists t: |S_t / t - mu| > radius(t)) <= alpha`` for
+    rewards in [0, 1]: a symmetric, data-free anytime radius, for rules that need every arm's
+    radius to be the same function of its count (GOLD's neighbour test). ``inf`` at t = 0.
+    """
+    t = np.asarray(counts, dtype=np.float64)
+    budget = mixture_log_inverse_max(np.maximum(t, 1.0), alpha, prior)
+    with np.errstate(divide="ignore"):
+        return np.asarray(np.where(t > 0, np.sqrt(budget / (2.0 * t)), np.inf), dtype=np.float64)
 
 
 # ----------------------------------------------------------------------- betting (WSR 2024)

@@ -48,8 +48,21 @@ def test_the_instance_has_one_outlier() -> None:
 @pytest.mark.parametrize(
     ("cls", "params", "runs", "batch"),
     [
-        pytest.param(RoundRobin, {}, 200, MEANS.size, id="rr-agresti-coull"),
-        pytest.param(WeightedRoundRobin, {}, 200, MEANS.size, id="wrr-agresti-coull"),
+        # The defaults (mixture confidence sequences). RR's schedule ignores answers: five
+        # rounds per ask (the guarantee holds at any stopping time).
+        pytest.param(RoundRobin, {}, 200, 5 * MEANS.size, id="rr-mixture"),
+        pytest.param(WeightedRoundRobin, {}, 80, MEANS.size, id="wrr-mixture"),
+        # The paper's heuristic, kept for the reproductions.
+        pytest.param(
+            RoundRobin, {"interval": "agresti-coull"}, 200, MEANS.size, id="rr-agresti-coull"
+        ),
+        pytest.param(
+            WeightedRoundRobin,
+            {"interval": "agresti-coull"},
+            200,
+            MEANS.size,
+            id="wrr-agresti-coull",
+        ),
         # Hoeffding needs ~10x more answers: fewer runs, ten rounds per ask (RR's schedule
         # ignores answers, and the guarantee holds at any stopping time).
         pytest.param(RoundRobin, {"interval": "hoeffding"}, 40, 10 * MEANS.size, id="rr-hoeffding"),
@@ -79,7 +92,7 @@ def test_the_same_check_rejects_nrr() -> None:
     runs = 200
     errors = 0
     for seed in range(runs):
-        algorithm = NaiveRoundRobin(MEANS.size, k=K, delta=DELTA)
+        algorithm = NaiveRoundRobin(MEANS.size, k=K, delta=DELTA, interval="agresti-coull")
         result = drive(algorithm, MEANS, np.random.default_rng([seed, 2017]), batch=1).result
         assert result.stop_reason is StopReason.CONDITION_MET
         errors += result.outliers != truth

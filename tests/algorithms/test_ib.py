@@ -58,23 +58,23 @@ def _reference_ib(
     best, owed, best_turn, cursor = -1, -1, True, 0
     while True:
         hand = hand_state(rewards, k=k, delta=delta, interval="agresti-coull")
-        y, beta = hand.means, hand.radii
-        lo_theta, hi_theta = hand.theta - hand.theta_radius, hand.theta + hand.theta_radius
+        y, low, high = hand.means, hand.lows, hand.highs
+        lo_theta, hi_theta = hand.theta_low, hand.theta_high
         while True:  # every stage decision the intervals allow now
             if best < 0:
                 arms = sorted(remaining)
                 h = max(arms, key=lambda a: (y[a], -a))
                 others = [a for a in arms if a != h]
                 if others:
-                    c = max(others, key=lambda a: (y[a] + beta[a], -a))  # LUCB1's l
-                    if y[h] - beta[h] <= y[c] + beta[c]:
+                    c = max(others, key=lambda a: (high[a], -a))  # LUCB1's l
+                    if low[h] <= high[c]:
                         break
                 best, owed, best_turn = h, -1, True
-            if y[best] - beta[best] > hi_theta:
+            if low[best] > hi_theta:
                 remaining.discard(best)
                 best = -1
                 continue
-            if y[best] + beta[best] < lo_theta:
+            if high[best] < lo_theta:
                 yield None
                 return
             break
@@ -89,7 +89,7 @@ def _reference_ib(
         else:
             arms = sorted(remaining)
             arm = max(arms, key=lambda a: (y[a], -a))
-            owed = max((a for a in arms if a != arm), key=lambda a: (y[a] + beta[a], -a))
+            owed = max((a for a in arms if a != arm), key=lambda a: (high[a], -a))
         yield arm
 
 
@@ -108,7 +108,7 @@ def test_one_pull_at_a_time_is_the_reference(
     delta = 0.1
     rng = np.random.default_rng(seed)
     rewards: list[list[float]] = [[] for _ in means]
-    alg = IteratedBestArm(len(means), k=k, delta=delta)
+    alg = IteratedBestArm(len(means), k=k, delta=delta, interval="agresti-coull")
     reference = _reference_ib(len(means), k, delta, rewards)
     for step in range(20_000):
         expected = next(reference)

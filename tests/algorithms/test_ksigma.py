@@ -1,8 +1,9 @@
-"""Hand-worked k-sigma cases: estimates, radii, threshold and active set computed in the test
-from the formulas (not from screener.stats), and the RR, WRR and NRR schedules."""
+"""Hand-worked k-sigma cases: estimates, intervals, threshold and active set computed in the
+test from the formulas (not from screener.stats), and the RR, WRR and NRR schedules."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -33,10 +34,54 @@ GUARANTEED = pytest.mark.parametrize("cls", [RoundRobin, WeightedRoundRobin], id
 @dataclass
 class Hand:
     means: FloatArray
-    radii: FloatArray
+    lows: FloatArray
+    highs: FloatArray
     theta: float
-    theta_radius: float
+    theta_low: float
+    theta_high: float
     active: BoolArray
+
+
+def _kl(p: float, q: float) -> float:
+    ones = p * math.log(p / q) if p > 0 else 0.0
+    zeros = (1 - p) * math.log((1 - p) / (1 - q)) if p < 1 else 0.0
+    return ones + zeros
+
+
+def _mixture_interval(s: float, t: float, alpha: float) -> tuple[float, float]:
+    """Howard et al. 2021's Beta(1/2, 1/2) mixture CS for a sum s of t rewards in [0, 1]:
+    ``{q : t kl(s/t, q) <= log(1/alpha) + R}``, R the log ratio of the maximum likelihood to
+    the mixture likelihood ``B(1/2 + s, 1/2 + t - s) / B(1/2, 1/2)``; ends by bisection."""
+    p = s / t
+    best = (s * math.log(p) if s > 0 else 0.0) + ((t - s) * math.log(1 - p) if s < t else 0.0)
+    mixed = math.lgamma(0.5 + s) + math.lgamma(0.5 + t - s) - math.lgamma(1 + t) - math.log(math.pi)
+    budget = math.log(1 / alpha) + best - mixed
+    ends = []
+    for far in (0.0, 1.0):
+        inside, outside = p, far  # kl(p, far) is infinite unless p = far
+        for _ in range(200):
+            middle = (inside + outside) / 2
+            inside, outside = (
+                (middle, outside) if t * _kl(p, middle) <= budget else (inside, middle)
+            )
+        ends.append(outside)
+    return ends[0], ends[1]
+
+
+def _theta_range(lows: FloatArray, highs: FloatArray, k: float) -> tuple[float, float]:
+    """min and max of mean + k std over the box: the max at a vertex (theta is convex), the
+    min at ``clip(tau, lows, highs)`` for some tau (KKT), found on a grid and refined."""
+
+    def theta(x: FloatArray) -> FloatArray:
+        return np.asarray(x.mean(axis=-1) + k * x.std(axis=-1))
+
+    top = float(theta(np.array(list(itertools.product(*zip(lows, highs, strict=True))))).max())
+    grid = np.linspace(lows.min(), highs.max(), 100_001)
+    values = theta(np.clip(grid[:, None], lows, highs))
+    i = int(np.argmin(values))
+    fine = np.linspace(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)], 100_001)
+    bottom = float(theta(np.clip(fine[:, None], lows, highs)).min())
+    return min(bottom, float(values.min())), top
 
 
 def hand_state(
@@ -50,7 +95,8 @@ def hand_state(
     upper: float = 1.0,
 ) -> Hand:
     """Zhuang et al. 2017, Section 4, written out (README "RR and WRR"), with the Hoeffding
-    levels of KSigmaAlgorithm's docstring."""
+    levels of KSigmaAlgorithm's docstring; "mixture": each worker's Beta-mixture confidence
+    sequence at delta / n and theta's interval the range of theta over their box."""
     n = len(rewards)
     m = np.array([len(r) for r in rewards], dtype=np.float64)
     sums = np.array([math.fsum(r) for r in rewards])
@@ -64,6 +110,14 @@ def hand_state(
     mu = float(np.mean(y))
     sigma = math.sqrt(float(np.mean((y - mu) ** 2)))
     theta = mu + k * sigma
+    if interval == "mixture":
+        scaled = (sums - lower * m) / width
+        ends = [_mixture_interval(s, t, delta / n) for s, t in zip(scaled, m, strict=True)]
+        lows = lower + width * np.array([e[0] for e in ends])
+        highs = lower + width * np.array([e[1] for e in ends])
+        theta_low, theta_high = _theta_range(lows, highs, k)
+        active = np.where(y > theta, lows < theta_high, highs > theta_low)
+        return Hand(y, lows, highs, theta, theta_low, theta_high, active)
     if interval == "hoeffding":
         radii = width * np.sqrt(math.log(1.0 / level) / (2.0 * m))
         first = math.sqrt((1.0 + k * math.sqrt(n - 1)) ** 2 / n)
@@ -82,7 +136,7 @@ def hand_state(
         gradient = 1.0 / n + k * (y - mu) / (n * sigma)
         theta_radius = math.sqrt(float(np.sum((gradient * radii) ** 2)))
     active = np.where(y > theta, y - radii < theta + theta_radius, y + radii > theta - theta_radius)
-    return Hand(y, radii, theta, theta_radius, active)
+    return Hand(y, y - radii, y + radii, theta, theta - theta_radius, theta + theta_radius, active)
 
 
 def tell_rewards_round_robin(alg: KSigmaAlgorithm, rewards: list[list[float]]) -> None:
@@ -98,6 +152,7 @@ def tell_rewards_round_robin(alg: KSigmaAlgorithm, rewards: list[list[float]]) -
         if wanted == 0:
             return
         ask = alg.ask(wanted)
+        assert not ask.done, "stopped before the sequences were told"
         values = []
         for arm in ask.arms.tolist():
             values.append(rewards[arm][cursor[arm]])
@@ -118,9 +173,16 @@ def _sequences(counts: list[int], ones: list[int], seed: int) -> list[list[float
 def _compare(alg: KSigmaAlgorithm, hand: Hand) -> None:
     alg.result()  # refresh from the answers told so far
     np.testing.assert_allclose(alg.means, hand.means, rtol=1e-12)
-    np.testing.assert_allclose(alg.radii, hand.radii, rtol=1e-6)
+    np.testing.assert_allclose(alg.lows, hand.lows, rtol=1e-6)
+    np.testing.assert_allclose(alg.highs, hand.highs, rtol=1e-6)
     assert alg.theta == pytest.approx(hand.theta, rel=1e-12)
-    assert alg.theta_radius == pytest.approx(hand.theta_radius, rel=1e-6)
+    assert alg.theta_low == pytest.approx(hand.theta_low, rel=1e-6)
+    if alg.interval == "mixture":
+        # Bounds on the exact range, never inside it; the upper one relaxes one coordinate.
+        assert alg.theta_low <= hand.theta_low
+        assert hand.theta_high <= alg.theta_high <= hand.theta_high + 0.01 * alg.width
+    else:
+        assert alg.theta_high == pytest.approx(hand.theta_high, rel=1e-6)
     np.testing.assert_array_equal(alg.active, hand.active)
 
 
@@ -135,7 +197,7 @@ HOEFFDING_ONES = [0, 8, 15, 150]
 @pytest.mark.parametrize("quantile", ["normal", "paper"])
 def test_agresti_coull_state_by_hand(quantile: QuantileRule) -> None:
     rewards = _sequences(AC_COUNTS, AC_ONES, seed=1)
-    alg = RoundRobin(4, k=1.0, delta=0.1, quantile=quantile)
+    alg = RoundRobin(4, k=1.0, delta=0.1, interval="agresti-coull", quantile=quantile)
     tell_rewards_round_robin(alg, rewards)
     hand = hand_state(rewards, k=1.0, delta=0.1, interval="agresti-coull", quantile=quantile)
     assert hand.active.any() and not hand.active.all()  # the instance is worth checking
@@ -151,7 +213,18 @@ def test_hoeffding_state_by_hand() -> None:
     _compare(alg, hand)
 
 
-@pytest.mark.parametrize("interval", ["agresti-coull", "hoeffding"])
+def test_mixture_state_by_hand() -> None:
+    # The default: 4 workers after 41/41/40/40 answers; arms 0 and 1 are decided, 2 and 3 not.
+    rewards = _sequences([41, 41, 40, 40], [3, 12, 18, 40], seed=5)
+    alg = RoundRobin(4, k=1.0, delta=0.1)
+    assert alg.interval == "mixture"
+    tell_rewards_round_robin(alg, rewards)
+    hand = hand_state(rewards, k=1.0, delta=0.1, interval="mixture")
+    assert hand.active.any() and not hand.active.all()
+    _compare(alg, hand)
+
+
+@pytest.mark.parametrize("interval", ["mixture", "agresti-coull", "hoeffding"])
 def test_graded_rewards_on_a_wider_scale_by_hand(interval: IntervalKind) -> None:
     # Rewards in [1, 5]: radii scale with the width, Agresti-Coull sees rewards rescaled to [0, 1].
     rng = np.random.default_rng(3)
@@ -164,26 +237,48 @@ def test_graded_rewards_on_a_wider_scale_by_hand(interval: IntervalKind) -> None
     _compare(alg, hand_state(rewards, k=1.5, delta=0.2, interval=interval, lower=1.0, upper=5.0))
 
 
-def test_result_reports_the_hand_state() -> None:
+@pytest.mark.parametrize("interval", ["mixture", "agresti-coull"])
+def test_result_reports_the_hand_state(interval: IntervalKind) -> None:
     rewards = _sequences(AC_COUNTS, AC_ONES, seed=1)
-    alg = RoundRobin(4, k=1.0, delta=0.1)
+    alg = RoundRobin(4, k=1.0, delta=0.1, interval=interval)
     tell_rewards_round_robin(alg, rewards)
-    hand = hand_state(rewards, k=1.0, delta=0.1, interval="agresti-coull")
+    hand = hand_state(rewards, k=1.0, delta=0.1, interval=interval)
     result = alg.result()
     assert result.threshold is not None
     assert result.threshold.estimate == pytest.approx(hand.theta, rel=1e-12)
-    assert result.threshold.lower == pytest.approx(hand.theta - hand.theta_radius, rel=1e-6)
-    assert result.threshold.upper == pytest.approx(hand.theta + hand.theta_radius, rel=1e-6)
+    assert result.threshold.lower == pytest.approx(hand.theta_low, rel=1e-6)
+    assert result.threshold.upper == pytest.approx(hand.theta_high, rel=1e-3)
     for line in result.workers:
         arm = line.arm
         assert line.pulls == AC_COUNTS[arm]
         assert line.estimate == pytest.approx(hand.means[arm], rel=1e-12)
-        assert line.lower == pytest.approx(max(0.0, hand.means[arm] - hand.radii[arm]), rel=1e-6)
-        assert line.upper == pytest.approx(min(1.0, hand.means[arm] + hand.radii[arm]), rel=1e-6)
+        assert line.lower == pytest.approx(max(0.0, hand.lows[arm]), rel=1e-6)
+        assert line.upper == pytest.approx(min(1.0, hand.highs[arm]), rel=1e-6)
         side = Decision.OUTLIER if hand.means[arm] > hand.theta else Decision.NORMAL
         assert line.leaning is side
         assert line.decision is (Decision.UNDECIDED if hand.active[arm] else side)
     assert not result.condition_met and result.stop_reason is None
+
+
+def test_theta_and_its_interval_may_leave_the_reward_range() -> None:
+    # Not a bug (issue 19 review): theta = mean + k std is no reward, so it can exceed the
+    # range, and so can a valid bound on it. One answer each, 5 of 8 right, k = 2: theta =
+    # 0.625 + 2 sqrt(0.625 * 0.375) = 1.593; its interval holds theta over the box of the
+    # workers' intervals, whose maximum is at the vertex with 6 workers at (about) 1 and 2
+    # at 0: 0.75 + 2 sqrt(0.75 * 0.25) = 1.616.
+    alg = RoundRobin(8, k=2.0, delta=0.1)
+    ask = alg.ask(8)
+    alg.tell_many(ask.ids, np.array([1.0] * 5 + [0.0] * 3))
+    threshold = alg.result().threshold
+    assert threshold is not None
+    assert threshold.estimate == pytest.approx(0.625 + 2 * math.sqrt(0.625 * 0.375), rel=1e-12)
+    assert threshold.lower <= threshold.estimate <= threshold.upper
+    top = max(
+        float(np.mean(x) + 2.0 * np.std(x))
+        for x in itertools.product(*zip(alg.lows, alg.highs, strict=True))
+    )
+    assert top <= threshold.upper <= top + 0.01  # one relaxed coordinate
+    assert threshold.upper == pytest.approx(0.75 + 2 * math.sqrt(0.75 * 0.25), abs=0.01)
 
 
 def test_direction_low_by_hand() -> None:
@@ -192,7 +287,7 @@ def test_direction_low_by_hand() -> None:
     alg = RoundRobin(4, k=1.0, delta=0.1, direction="low")
     tell_rewards_round_robin(alg, rewards)
     flipped = [[1.0 - r for r in arm] for arm in rewards]
-    hand = hand_state(flipped, k=1.0, delta=0.1, interval="agresti-coull")
+    hand = hand_state(flipped, k=1.0, delta=0.1, interval="mixture")
     _compare(alg, hand)
     result = alg.result()
     raw = np.array([np.mean(arm) for arm in rewards])
@@ -218,7 +313,7 @@ def test_rr_cycles_over_every_worker(limit: int) -> None:
 
 def test_rr_keeps_pulling_decided_workers_and_skips_departed_ones() -> None:
     rewards = _sequences(AC_COUNTS, AC_ONES, seed=1)
-    alg = RoundRobin(4, k=1.0, delta=0.1)
+    alg = RoundRobin(4, k=1.0, delta=0.1, interval="agresti-coull")
     tell_rewards_round_robin(alg, rewards)  # arm 0 is inactive now; the cursor is at arm 2
     alg.result()
     assert not alg.active[0]

@@ -1,14 +1,16 @@
-"""Exact accounting of delta (issue 19, item 2), for every interval option of the k-sigma
-family that claims a guarantee: k-sigma Hoeffding (RR, WRR, IB), GOLD Hoeffding with the normal
-quantile rule, and ADE.
+"""Exact accounting of delta (issue 19, items 1 and 2), for every interval option of the
+k-sigma family that claims a guarantee: the mixture defaults of RR, WRR, IB and GOLD, k-sigma
+Hoeffding (RR, WRR, IB), GOLD Hoeffding with the normal quantile rule, and ADE.
 
 The levels are not recomputed here from the algorithms' formulas: they are read off the radii
 the algorithms computed, each radius turned back into the one-sided miss probability that its
 own bound certifies (Hoeffding: ``exp(-2 m r^2 / R^2)``; theta's McDiarmid bound:
-``exp(-2 h r^2 / (l(k) R^2))``). Each level is then counted once per interval end a decision
-can lean on (see the docstrings of KSigmaAlgorithm, GOLD and ADE), and summed over T >= 1. The
-spend at T is read at every T of a run and must be ``c / T^2`` with one constant c, so the
-whole sum is ``c pi^2 / 6``: exactly delta where the split is meant to be exact.
+``exp(-2 h r^2 / (l(k) R^2))``; the Beta-mixture sequence: ``exp(-(t kl(S/t, q) - R(S, t)))``
+for an end q). Each level is then counted once per interval end a decision can lean on (see
+the docstrings of KSigmaAlgorithm, GOLD and ADE), and summed over T >= 1. The spend at T is
+read at every T of a run and must be ``c / T^2`` with one constant c, so the whole sum is
+``c pi^2 / 6``: exactly delta where the split is meant to be exact. The mixture sequences hold
+at every count at once: their levels are not summed over T, and must be the same at every T.
 Agresti-Coull intervals are heuristic (no bound to invert) and are not counted.
 """
 
@@ -79,13 +81,17 @@ def total_over_all_t(spend: dict[int, float]) -> float:
 # ------------------------------------------------------------------ k-sigma Hoeffding
 def ksigma_spend(alg: KSigmaAlgorithm) -> float | None:
     """n worker ends (one per worker, the one its true side needs) and both ends of theta's
-    interval, at the levels read off ``radii`` and ``theta_radius``."""
+    interval, at the levels read off the radii (``highs - means``, ``theta_high - theta``)."""
     counts = alg.stats.count.astype(np.float64)
-    if not (counts > 0).all() or not math.isfinite(alg.theta_radius):
+    if not (counts > 0).all() or not math.isfinite(alg.theta_high):
         return None
-    worker = hoeffding_miss(alg.radii, counts, alg.width)
+    radii = alg.highs - alg.means
+    np.testing.assert_allclose(alg.means - alg.lows, radii, rtol=1e-12)  # symmetric
+    worker = hoeffding_miss(radii, counts, alg.width)
     np.testing.assert_allclose(worker, worker[0], rtol=1e-9)  # one level for every worker
-    theta = mcdiarmid_miss(alg.theta_radius, counts, alg.lk, alg.width)
+    theta_radius = alg.theta_high - alg.theta
+    assert alg.theta - alg.theta_low == pytest.approx(theta_radius, rel=1e-12)
+    theta = mcdiarmid_miss(theta_radius, counts, alg.lk, alg.width)
     return alg.n_arms * 1 * float(worker[0]) + 2 * theta
 
 
@@ -133,9 +139,89 @@ def test_interval_level_is_the_level_the_radii_use() -> None:
     run_and_read(alg, np.array([0.2, 0.5, 0.9]), 40, lambda: None)
     counts = alg.stats.count.astype(np.float64)
     level = alg.interval_level(alg.n_answered)
-    np.testing.assert_allclose(hoeffding_miss(alg.radii, counts, alg.width), level, rtol=1e-9)
-    theta = mcdiarmid_miss(alg.theta_radius, counts, alg.lk, alg.width)
+    radii = alg.highs - alg.means
+    np.testing.assert_allclose(hoeffding_miss(radii, counts, alg.width), level, rtol=1e-9)
+    theta = mcdiarmid_miss(alg.theta_high - alg.theta, counts, alg.lk, alg.width)
     assert theta == pytest.approx(level, rel=1e-9)
+
+
+# ------------------------------------------------------------- the mixture defaults
+def mixture_regret(sums: FloatArray, counts: FloatArray) -> FloatArray:
+    """``R(S, t)``: log of the maximum likelihood over the Beta(1/2, 1/2) mixture likelihood
+    ``B(1/2 + S, 1/2 + t - S) / B(1/2, 1/2)`` (Howard et al. 2021), with math.lgamma."""
+    out = []
+    for s, t in zip(sums.tolist(), counts.tolist(), strict=True):
+        p = s / t
+        best = (s * math.log(p) if s > 0 else 0.0) + ((t - s) * math.log(1 - p) if s < t else 0.0)
+        mixed = math.lgamma(0.5 + s) + math.lgamma(0.5 + t - s) - math.lgamma(1 + t)
+        out.append(best - mixed + math.log(math.pi))
+    return np.array(out)
+
+
+def kl(p: FloatArray, q: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ones = np.where(p > 0, p * np.log(p / q), 0.0)
+        zeros = np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - q)), 0.0)
+    return np.asarray(ones + zeros, dtype=np.float64)
+
+
+def mixture_level(ends: FloatArray, sums: FloatArray, counts: FloatArray) -> FloatArray:
+    """The level at which the Beta-mixture sequence of (S, t) ends at ``ends`` (rewards on
+    [0, 1]): ``{q : t kl(S/t, q) <= log(1/alpha) + R(S, t)}``, so
+    ``alpha = exp(-(t kl(S/t, q) - R(S, t)))``."""
+    return np.exp(-(counts * kl(sums / counts, ends) - mixture_regret(sums, counts)))
+
+
+def ksigma_mixture_spend(alg: KSigmaAlgorithm) -> float | None:
+    """Each worker's level, read off both ends of its interval (a decision may lean on either,
+    through theta's range): one level per worker, for the whole sequence. theta's interval is
+    the range over the workers' box (tests/algorithms/test_default_intervals.py): no level."""
+    counts = alg.stats.count.astype(np.float64)
+    if not (counts > 0).all():
+        return None
+    sums = (alg.stats.total - alg.lower * counts) / alg.width
+    low = (alg.lows - alg.lower) / alg.width
+    high = (alg.highs - alg.lower) / alg.width
+    levels = []
+    for end, edge in ((low, 0.0), (high, 1.0)):
+        inside = end != edge  # an end at 0 or 1 certifies no level of its own
+        levels.append(mixture_level(end, sums, counts)[inside])
+    every = np.concatenate(levels)
+    np.testing.assert_allclose(every, every[0], rtol=1e-6)  # one level, both ends, all workers
+    return alg.n_arms * float(every[0])
+
+
+@pytest.mark.parametrize(("cls", "means", "params"), KSIGMA_CASES)
+def test_ksigma_mixture_spends_delta_exactly(
+    cls: type[KSigmaAlgorithm], means: list[float], params: dict[str, Any]
+) -> None:
+    alg = cls(len(means), k=1.0, **params)
+    assert alg.interval == "mixture"
+    spend = run_and_read(alg, np.array(means), 400, lambda: ksigma_mixture_spend(alg))
+    assert len(spend) >= 50
+    np.testing.assert_allclose(list(spend.values()), alg.delta, rtol=1e-6)  # at every T
+
+
+def gold_mixture_spend(alg: GOLD) -> float | None:
+    """Both ends of every arm's radius, one level per arm for the whole sequence:
+    ``r = sqrt(b_max(m) / 2m)``, ``b_max = log(1/alpha) + max(R(0, m), R(m, m))``."""
+    counts = alg.stats.count.astype(np.float64)
+    if not (counts > 0).all():
+        return None
+    widest = np.maximum(mixture_regret(0 * counts, counts), mixture_regret(counts, counts))
+    radii = alg.radii / alg.width
+    levels = np.exp(-(2.0 * counts * radii * radii - widest))
+    np.testing.assert_allclose(levels, levels[0], rtol=1e-9)
+    return alg.n_arms * float(levels[0])
+
+
+@pytest.mark.parametrize("delta", [0.1, 0.01])
+def test_gold_mixture_spends_delta_exactly(delta: float) -> None:
+    alg = GOLD(len(GOLD_MEANS), rho=0.75, delta=delta)
+    assert alg.interval == "mixture"
+    spend = run_and_read(alg, np.array(GOLD_MEANS), 300, lambda: gold_mixture_spend(alg))
+    assert len(spend) >= 50
+    np.testing.assert_allclose(list(spend.values()), delta, rtol=1e-9)
 
 
 # ----------------------------------------------------------------------------- GOLD

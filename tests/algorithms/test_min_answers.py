@@ -101,7 +101,7 @@ def test_rr_waits_for_min_answers_by_hand() -> None:
             if any(w.decision is not Decision.UNDECIDED for w in lines):
                 return m, alg
             if m == 79 and alg.min_answers == 80:  # clear of the threshold, but held back
-                assert alg.means[0] - alg.radii[0] > alg.theta + alg.theta_radius
+                assert alg.lows[0] > alg.theta_high
                 assert all(w.reason == "fewer than min_answers = 80 answers" for w in lines)
         raise AssertionError("never decided")
 

@@ -128,7 +128,8 @@ def test_oracles_lists_the_builtin_ones() -> None:
         ),
         (["run", "-p", "k"], "--param takes KEY=VALUE"),
         (["run", "--error", "fdr", "-a", "wrr"], "drop --algorithm or use --algorithm fdr-thr"),
-        (["run", "--interval", "mixture"], "unknown interval 'mixture' (use 'agresti-coull'"),
+        # mixture is wrr's default now; betting is confident-thresholding's only.
+        (["run", "--interval", "betting"], "unknown interval 'betting' (use 'mixture' or"),
         (["run", "--q", "0.1"], "wrr has no parameter 'q'"),
     ],
 )

@@ -20,6 +20,8 @@ from screener.stats import (
     kl_bounds,
     ksigma_bounded_threshold_radius,
     ksigma_lk,
+    ksigma_threshold_bounds,
+    ksigma_threshold_enclosure,
     normal_quantile,
     round_level,
 )
@@ -541,3 +543,153 @@ def test_kl_bounds_cover_at_their_level(kind: str, mu: float, m: int) -> None:
     assert_rate_at_most(int((upper < mu).sum()), trials, level)
     if kind == "bernoulli":  # the worst case for the bound: it does miss, just rarely
         assert (lower > mu).sum() + (upper < mu).sum() > 0
+
+
+def _bisect_kl_end(p: float, allowed: float, far: float) -> float:
+    """The outer end of {q : kl(p, q) <= allowed} by 200 halvings (slow reference)."""
+    inside, outside = p, far
+    for _ in range(200):
+        middle = (inside + outside) / 2
+        if float(bernoulli_kl(p, middle)) <= allowed:
+            inside = middle
+        else:
+            outside = middle
+    return outside
+
+
+def test_kl_bounds_newton_matches_bisection_and_errs_outwards() -> None:
+    # Newton from outside the interval, then checked to lie outside by bernoulli_kl itself:
+    # the same ends as a slow bisection, never inside the set.
+    rng = np.random.default_rng(8)
+    means = np.concatenate([rng.random(300), [0.0, 1.0, 1e-9, 1 - 1e-9, 0.5]])
+    allowed = np.exp(rng.uniform(math.log(1e-6), math.log(40.0), means.size))
+    lower, upper = kl_bounds(means, np.ones_like(means), allowed)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        assert np.all((bernoulli_kl(means, lower) >= allowed) | (lower == 0.0))
+        assert np.all((bernoulli_kl(means, upper) >= allowed) | (upper == 1.0))
+    for i in range(means.size):
+        p, a = float(means[i]), float(allowed[i])
+        assert float(lower[i]) == pytest.approx(_bisect_kl_end(p, a, 0.0), abs=1e-10)
+        assert float(upper[i]) == pytest.approx(_bisect_kl_end(p, a, 1.0), abs=1e-10)
+    zero = kl_bounds(0.3, 10, 0.0)  # a zero budget holds the mean only
+    assert (float(zero[0]), float(zero[1])) == (0.3, 0.3)
+
+
+# ------------------------------------------------------------ theta over a box of intervals
+def _theta_of(x: FloatArray, k: float) -> FloatArray:
+    return np.asarray(x.mean(axis=-1) + k * x.std(axis=-1))
+
+
+def _exact_theta_range(low: FloatArray, high: FloatArray, k: float) -> tuple[float, float]:
+    """Brute force: the max of the convex theta at one of the 2^n vertices; the min at
+    clip(tau, low, high) for some tau (KKT), searched on a grid with every interval end,
+    then on a fine grid between the best point's neighbours."""
+    vertices = np.array(np.meshgrid(*zip(low, high, strict=True))).reshape(low.size, -1).T
+    values = _theta_of(vertices, k)
+    grid = np.unique(np.concatenate([np.linspace(low.min(), high.max(), 2001), low, high]))
+    coarse = _theta_of(np.clip(grid[:, None], low, high), k)
+    i = int(np.argmin(coarse))
+    fine = np.linspace(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)], 20_001)
+    clipped = _theta_of(np.clip(fine[:, None], low, high), k)
+    smallest = min(float(values.min()), float(coarse.min()), float(clipped.min()))
+    return smallest, float(values.max())
+
+
+def _random_box(rng: np.random.Generator, n: int) -> tuple[FloatArray, FloatArray]:
+    centre = rng.random(n)
+    half = rng.random(n) * rng.choice([0.005, 0.05, 0.3])
+    low, high = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+    if rng.random() < 0.2:  # some intervals shrunk to a point, or all sharing one end
+        low[1:] = np.where(rng.random(n - 1) < 0.5, high[1:], low[1:])
+    if rng.random() < 0.2:
+        low[:] = low[0]
+        high = np.maximum(high, low)
+    return low, high
+
+
+@pytest.mark.parametrize("k", [0.0, 0.5, 1.0, 2.0, 3.0])
+def test_threshold_bounds_hold_the_whole_box_and_are_tight(k: float) -> None:
+    # Valid on every box (the exact range inside), the lower end exact, the upper end at
+    # most one relaxed coordinate wider: within 1e-3 of the box's span on 99% of these boxes
+    # (some have intervals shrunk to points beside wide ones, the relaxation's worst case).
+    rng = np.random.default_rng(int(k * 10))
+    slack_high, slack_low = [], []
+    for _ in range(150):
+        n = int(rng.integers(1, 9))
+        low, high = _random_box(rng, n)
+        lower, upper = ksigma_threshold_bounds(low, high, k)
+        exact_low, exact_high = _exact_theta_range(low, high, k)
+        points = low + (high - low) * rng.random((500, n))
+        inside = _theta_of(points, k)
+        assert float(lower) <= min(exact_low, float(inside.min())) + 1e-15
+        assert float(upper) >= max(exact_high, float(inside.max())) - 1e-15
+        span = float(high.max() - low.min()) + 1e-12
+        slack_low.append((exact_low - float(lower)) / span)
+        slack_high.append((float(upper) - exact_high) / span)
+    assert max(slack_low) < 1e-8  # the fine grid's resolution
+    assert np.quantile(slack_high, 0.99) < 1e-3 and max(slack_high) < 0.02
+    if k == 0.0:
+        assert max(slack_high) < 1e-8  # the mean alone: exact
+
+
+@pytest.mark.parametrize("k", [0.0, 1.0, 2.0, 3.0])
+def test_threshold_enclosure_holds_the_whole_box(k: float) -> None:
+    # The cheap O(n) bounds, from a random point of the box: never inside the exact range,
+    # and never tighter than the box range's bounds (which are exact on the low side).
+    rng = np.random.default_rng(40 + int(k))
+    for _ in range(150):
+        n = int(rng.integers(1, 9))
+        low, high = _random_box(rng, n)
+        point = low + (high - low) * rng.random(n)
+        cheap_low, cheap_high = ksigma_threshold_enclosure(point, low, high, k)
+        exact_low, exact_high = _exact_theta_range(low, high, k)
+        box_low, _ = ksigma_threshold_bounds(low, high, k)
+        assert cheap_low <= exact_low + 1e-15 and cheap_low <= float(box_low) + 1e-12
+        assert cheap_high >= exact_high - 1e-15
+        assert cheap_low <= float(_theta_of(point, k)) <= cheap_high
+
+
+def test_threshold_bounds_hand_values() -> None:
+    # n = 2, k = 1: theta(x) = mean + |x1 - x2| / 2 = max(x1, x2), so over the box
+    # [0, 0.2] x [0.6, 1] it ranges over [max of the lows, max of the highs] = [0.6, 1].
+    lower, upper = ksigma_threshold_bounds([0.0, 0.6], [0.2, 1.0], 1.0)
+    assert float(lower) == pytest.approx(0.6, abs=1e-11)
+    assert float(upper) >= 1.0 and float(upper) == pytest.approx(1.0, abs=0.01)
+    # A box of points is theta itself; k = 0 gives the mean of the ends.
+    x = np.array([0.1, 0.4, 0.45, 0.9])
+    point = ksigma_threshold_bounds(x, x, 2.0)
+    assert float(point[0]) == pytest.approx(float(_theta_of(x, 2.0)), abs=1e-11)
+    assert float(point[1]) == pytest.approx(float(_theta_of(x, 2.0)), abs=1e-11)
+    mean = ksigma_threshold_bounds([0.1, 0.3], [0.2, 0.7], 0.0)
+    assert (float(mean[0]), float(mean[1])) == pytest.approx((0.2, 0.45), abs=1e-11)
+
+
+def test_threshold_bounds_batch_equals_one_box_at_a_time() -> None:
+    rng = np.random.default_rng(5)
+    low = rng.random((40, 6))
+    high = low + rng.random((40, 6)) * 0.3
+    lower, upper = ksigma_threshold_bounds(low, high, 2.0)
+    assert lower.shape == upper.shape == (40,)
+    for i in range(40):
+        one = ksigma_threshold_bounds(low[i], high[i], 2.0)
+        assert (float(one[0]), float(one[1])) == (lower[i], upper[i])
+
+
+def test_threshold_bounds_beat_the_lipschitz_bound() -> None:
+    # mean(r) + k rms(r) (mean and std are 1-Lipschitz) is valid too, but wider: on the
+    # k-sigma instances' shape (normal arms spread, one outlier, equal half-widths r).
+    rng = np.random.default_rng(6)
+    centre = np.concatenate([rng.uniform(0.1, 0.4, 19), [0.9]])
+    for r in (0.01, 0.05):
+        lower, upper = ksigma_threshold_bounds(centre - r, centre + r, 2.0)
+        theta = float(_theta_of(centre, 2.0))
+        lipschitz = r + 2.0 * r
+        assert float(upper) - theta < 0.75 * lipschitz
+        assert theta - float(lower) < 0.75 * lipschitz
+
+
+def test_threshold_bounds_reject_bad_input() -> None:
+    with pytest.raises(ValueError, match="lows <= highs"):
+        ksigma_threshold_bounds([0.5], [0.4], 1.0)
+    with pytest.raises(ValueError, match="k must be"):
+        ksigma_threshold_bounds([0.5], [0.6], -1.0)

@@ -23,6 +23,7 @@ from screener.stats import (
     mixture_bounds,
     mixture_log_inverse,
     mixture_log_inverse_max,
+    mixture_radius,
 )
 
 FloatArray = NDArray[np.float64]
@@ -118,6 +119,20 @@ def test_mixture_narrows_with_data_and_widens_with_smaller_alpha(mean: float) ->
 def test_mixture_rejects_bad_alpha() -> None:
     with pytest.raises(ValueError, match="alpha"):
         mixture_bounds(1.0, 2, 0.0)
+
+
+def test_mixture_radius_covers_the_mixture_sequence_for_every_sum() -> None:
+    # Pinsker's cover: the mixture CS at count t lies inside S/t -+ radius(t) for every sum.
+    for t in (1, 2, 5, 30, 400):
+        sums = np.linspace(0.0, t, 801)
+        counts = np.full_like(sums, t)
+        low, high = mixture_bounds(sums, counts, 0.01)
+        radius = mixture_radius(counts, 0.01)
+        assert np.all(sums / t - radius <= low + 1e-12)
+        assert np.all(high <= sums / t + radius + 1e-12)
+    assert math.isinf(float(mixture_radius(0, 0.01)))
+    budget = float(mixture_log_inverse_max(30, 0.01))
+    assert float(mixture_radius(30, 0.01)) == pytest.approx(math.sqrt(budget / 60), rel=1e-14)
 
 
 # ------------------------------------------------------------------------------ betting
