@@ -90,6 +90,18 @@ class ConformanceReport:
                 return result
         raise KeyError(name)
 
+    def as_pytest_outcome(self) -> CheckResult:
+        """The only check of a one-check report, as a pytest test ends: pass, skip or fail
+        (the pytest base classes' ``run_check``)."""
+        (result,) = self.results
+        if result.status == "skipped":
+            import pytest  # only the pytest base classes call this, under pytest
+
+            pytest.skip(result.message)
+        if result.status == "failed":
+            raise ConformanceError(f"{result.name}: {result.message}")
+        return result
+
     def raise_for_failures(self) -> None:
         """Raise ConformanceError naming every failed check."""
         if self.failures:
