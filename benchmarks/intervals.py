@@ -113,15 +113,15 @@ class _MixtureMcDiarmid:
 
 
 class KLUnionRR(_KLUnion, RoundRobin):
-    pass
+    """RR with the KL union-bound intervals: a valid candidate measured beside the default."""
 
 
 class KLUnionWRR(_KLUnion, WeightedRoundRobin):
-    pass
+    """WRR with the KL union-bound intervals: a valid candidate measured beside the default."""
 
 
 class MixtureMcDiarmidRR(_MixtureMcDiarmid, RoundRobin):
-    pass
+    """RR with mixture workers and theta's McDiarmid interval: a valid candidate measured."""
 
 
 # --------------------------------------------------------------------------------- plan
