@@ -309,10 +309,6 @@ class Algorithm(abc.ABC):
         Known before the run, so a requester can be told the worst case up front."""
         return None
 
-    def n_decided(self) -> int:
-        """How many workers are decided right now (cheap; for progress displays)."""
-        return sum(1 for w in self.result().workers if w.decision.value != "undecided")
-
     # ------------------------------------------------------------------ subclass steps
     @abc.abstractmethod
     def _refresh(self) -> None:
