@@ -6,6 +6,7 @@ first row is written, so a bad command leaves nothing half-written behind.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -16,10 +17,12 @@ from screener.algorithms import Algorithm, Result, create_algorithm
 from screener.algorithms._checks import MAX_BUDGET, MAX_CONCURRENCY, check_count, check_seed
 from screener.errors import ConfigError, JournalError, ScreenerError
 from screener.journal import (
+    HEARTBEAT_SECONDS,
     AsyncJournal,
     Event,
     EventKind,
     Journal,
+    LeaseLostError,
     RunRecord,
     RunSpec,
     invalidations,
@@ -118,15 +121,16 @@ async def start_run(
     async with oracle:
         journal = AsyncJournal(Journal(db))
         try:
-            run_id = await journal.create_run(spec, run_id)
+            run_id = await journal.create_run(spec, run_id, claim=True)
             if on_start is not None:
                 on_start(run_id, algorithm)
             orchestrator = Orchestrator(
                 algorithm, oracle, journal, run_id, plan.pool, plan.options, progress,
                 seed=plan.seed,
             )  # fmt: skip
-            return run_id, await orchestrator.run()
+            return run_id, await _drive_owned(journal, run_id, orchestrator)
         finally:
+            await journal.release(run_id)
             await journal.aclose()
 
 
@@ -146,6 +150,9 @@ async def resume_run(
     journal = AsyncJournal(Journal(db, create=False))
     try:
         record = await journal.get_run(run_id)
+        # Before reading the events: a run another live process drives is refused, and once
+        # claimed no other process can append behind our back.
+        await journal.claim(run_id)
         events = await journal.events(run_id)
         refuse_resume_after_invalidation(run_id, events)
         if any(event.kind is EventKind.FINISHED for event in events):
@@ -173,9 +180,60 @@ async def resume_run(
                 algorithm, oracle, journal, run_id, pool, run_options, progress,
                 seed=record.seed,
             )  # fmt: skip
-            return await orchestrator.run()
+            return await _drive_owned(journal, run_id, orchestrator)
     finally:
+        await journal.release(run_id)
         await journal.aclose()
+
+
+async def _drive_owned(journal: AsyncJournal, run_id: str, orchestrator: Orchestrator) -> Result:
+    """Drive the run while renewing its lease, and journal how a run that did not finish
+    stopped ("interrupted" or "failed: why"), so that `screener runs` can tell a stop from a
+    crash. A process that loses its lease stops at once and writes nothing more."""
+    work = asyncio.create_task(orchestrator.run())
+    lost: list[LeaseLostError] = []
+    heartbeat = asyncio.create_task(_keep_lease(journal, run_id, work, lost))
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if lost:
+            raise lost[0] from None
+        await _journal_stop(journal, run_id, "interrupted")
+        raise
+    except LeaseLostError:
+        raise
+    except Exception as error:
+        await _journal_stop(journal, run_id, f"failed: {_one_line(error)}")
+        raise
+    finally:
+        heartbeat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await heartbeat
+
+
+async def _keep_lease(
+    journal: AsyncJournal, run_id: str, work: asyncio.Task[Result], lost: list[LeaseLostError]
+) -> None:
+    while True:
+        await asyncio.sleep(HEARTBEAT_SECONDS)
+        try:
+            await journal.renew(run_id)
+        except LeaseLostError as error:
+            lost.append(error)
+            work.cancel()
+            return
+        except JournalError:
+            pass  # a busy database: the next beat tries again, long before the lease expires
+
+
+async def _journal_stop(journal: AsyncJournal, run_id: str, why: str) -> None:
+    with contextlib.suppress(JournalError):  # the database may be what failed
+        await journal.append(run_id, [Event(EventKind.STOPPED, time.time(), detail=why)])
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 300 else text[:299] + "…"
 
 
 def load_result(db: str, run_id: str | None = None) -> tuple[RunRecord, Result]:

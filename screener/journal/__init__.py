@@ -11,12 +11,21 @@ from screener.journal.answers import (
     invalidations,
     logged_answers,
 )
-from screener.journal.events import Event, EventKind, RunRecord, RunSpec, RunSummary
-from screener.journal.schema import SCHEMA_VERSION, EventRow, RunRow, SchemaInfo
+from screener.journal.events import Event, EventKind, RunRecord, RunSpec, RunState, RunSummary
+from screener.journal.leases import (
+    HEARTBEAT_SECONDS,
+    LEASE_SECONDS,
+    Lease,
+    LeaseLostError,
+    RunOwnedError,
+)
+from screener.journal.schema import SCHEMA_VERSION, EventRow, RunLeaseRow, RunRow, SchemaInfo
 from screener.journal.store import MIGRATIONS, Journal, Migration, display_name, new_run_id
 from screener.journal.writer import AsyncJournal
 
 __all__ = [
+    "HEARTBEAT_SECONDS",
+    "LEASE_SECONDS",
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "AsyncJournal",
@@ -25,11 +34,16 @@ __all__ = [
     "EventRow",
     "Invalidation",
     "Journal",
+    "Lease",
+    "LeaseLostError",
     "LoggedAnswer",
     "Migration",
+    "RunLeaseRow",
+    "RunOwnedError",
     "RunRecord",
     "RunRow",
     "RunSpec",
+    "RunState",
     "RunSummary",
     "SchemaInfo",
     "display_name",

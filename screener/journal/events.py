@@ -5,12 +5,16 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from screener.algorithms import Algorithm, create_algorithm
 from screener.pool import WorkerPool
 
-__all__ = ["Event", "EventKind", "RunRecord", "RunSpec", "RunSummary"]
+__all__ = ["Event", "EventKind", "RunRecord", "RunSpec", "RunState", "RunSummary"]
+
+#: Where a run is: ended with its result, driven by a live process now, stopped by Ctrl-C,
+#: stopped by an error, or left behind by a process that died without a word.
+RunState = Literal["finished", "running", "interrupted", "failed", "crashed"]
 
 
 class EventKind(enum.StrEnum):
@@ -28,6 +32,9 @@ class EventKind(enum.StrEnum):
     UNAVAILABLE = "unavailable"
     RETRIED = "retried"
     INVALIDATED = "invalidated"
+    #: A process stopped driving the run before its end; detail "interrupted" (Ctrl-C, a
+    #: cancelled task) or "failed: <why>". A resume continues it.
+    STOPPED = "stopped"
     FINISHED = "finished"
 
 
@@ -88,7 +95,8 @@ class RunSummary:
     algorithm: str
     n_workers: int
     answered: int
-    status: str  # "finished: <detail>" or "running or interrupted"
+    state: RunState
+    status: str  # the state, said in a line: "finished: <detail>", "failed: <why>"...
     #: The oracle's name, and the file it reads when it has a ``path`` option (a dataset).
     oracle: str = ""
     source: str | None = None

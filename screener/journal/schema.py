@@ -1,4 +1,5 @@
-"""The journal's tables. Rows are only ever inserted: state is a fold over the events."""
+"""The journal's tables. Runs and events are only ever inserted: state is a fold over the
+events. ``run_leases`` is the exception by design: who drives a run now (journal.leases)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,17 @@ from sqlmodel import Field, SQLModel
 __all__ = [
     "EVENTS_TABLE",
     "RUNS_TABLE",
+    "RUN_LEASES_TABLE",
     "SCHEMA_INFO_TABLE",
     "SCHEMA_VERSION",
     "EventRow",
+    "RunLeaseRow",
     "RunRow",
     "SchemaInfo",
 ]
 
 # Bump together with a new entry in store.MIGRATIONS.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class SchemaInfo(SQLModel, table=True):
@@ -66,7 +69,23 @@ class EventRow(SQLModel, table=True):
     response: str | None = None  # the worker's raw answer, JSON (schema 2)
 
 
+class RunLeaseRow(SQLModel, table=True):
+    """Who drives a run now (schema 3): one row per run being driven, updated in place,
+    deleted when the run stops. ``epoch`` counts the claims of the run."""
+
+    __tablename__ = "run_leases"
+
+    run_id: str = Field(primary_key=True, foreign_key="runs.id")
+    owner: str  # host:pid:token, unique per claim
+    host: str
+    pid: int
+    epoch: int
+    heartbeat_at: float  # unix seconds
+    expires_at: float
+
+
 # The Core tables, for fast bulk inserts and selects (``Model.__table__`` is untyped).
 SCHEMA_INFO_TABLE: Table = SQLModel.metadata.tables["screener_schema"]
 RUNS_TABLE: Table = SQLModel.metadata.tables["runs"]
 EVENTS_TABLE: Table = SQLModel.metadata.tables["events"]
+RUN_LEASES_TABLE: Table = SQLModel.metadata.tables["run_leases"]

@@ -1,7 +1,8 @@
 """The journal: the append-only event log of screening runs, in any SQLAlchemy database.
 
-Rows are only ever inserted, never updated or deleted; a run's state is a fold over its
-events. SQLite (a file path) is the default and the only backend tested.
+Runs and events are only ever inserted, never updated or deleted; a run's state is a fold
+over its events. The one mutable table, ``run_leases``, says which process drives a run now
+(journal.leases). SQLite (a file path) is the default; PostgreSQL is tested too.
 """
 
 from __future__ import annotations
@@ -24,8 +25,16 @@ from sqlmodel import SQLModel
 
 from screener._version import __version__
 from screener.errors import ConfigError, JournalError, RunNotFoundError, SchemaVersionError
-from screener.journal.events import Event, EventKind, RunRecord, RunSpec, RunSummary
-from screener.journal.schema import EVENTS_TABLE, RUNS_TABLE, SCHEMA_INFO_TABLE, SCHEMA_VERSION
+from screener.journal import leases
+from screener.journal.events import Event, EventKind, RunRecord, RunSpec, RunState, RunSummary
+from screener.journal.leases import Lease
+from screener.journal.schema import (
+    EVENTS_TABLE,
+    RUN_LEASES_TABLE,
+    RUNS_TABLE,
+    SCHEMA_INFO_TABLE,
+    SCHEMA_VERSION,
+)
 
 __all__ = ["MIGRATIONS", "Journal", "Migration"]
 
@@ -39,8 +48,13 @@ def _add_question_columns(conn: Connection) -> None:
     conn.exec_driver_sql("ALTER TABLE events ADD COLUMN response VARCHAR")
 
 
+def _add_run_leases(conn: Connection) -> None:
+    RUN_LEASES_TABLE.create(conn, checkfirst=True)
+
+
 MIGRATIONS: list[Migration] = [
     (1, "1 -> 2: events record the gold question and the raw answer", _add_question_columns),
+    (2, "2 -> 3: runs have leases, so one process drives a run at a time", _add_run_leases),
 ]
 
 # Insert order of the event columns (the tuple built in Journal._insert_events).
@@ -49,6 +63,8 @@ _EVENT_COLUMNS = (
     "response",
 )  # fmt: skip
 _KINDS: dict[str, EventKind] = {kind.value: kind for kind in EventKind}
+#: The events that start or end a process's work on a run: the last one says where it is.
+_LIFECYCLE = (EventKind.STARTED, EventKind.RESUMED, EventKind.STOPPED, EventKind.FINISHED)
 _SYNCHRONOUS = {"normal": "NORMAL", "full": "FULL"}
 # Execution option read by the SQLite "begin" hook: writers take the write lock up front so
 # a read-then-write transaction never fails with "database is locked" halfway through.
@@ -87,6 +103,7 @@ class Journal:
             _configure_sqlite(self._engine, _SYNCHRONOUS[synchronous])
         self._writer = self._engine.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
         self._insert_sql = _positional_event_insert(self._engine)
+        self._leases: dict[str, Lease] = {}
         try:
             self._open(create, check_version)
         except BaseException:
@@ -167,13 +184,18 @@ class Journal:
         with self._writer.begin() as conn:
             if inspect(conn).get_table_names():
                 return  # another process created it between our check and our lock
-            SQLModel.metadata.create_all(conn, tables=[SCHEMA_INFO_TABLE, RUNS_TABLE, EVENTS_TABLE])
+            tables = [SCHEMA_INFO_TABLE, RUNS_TABLE, EVENTS_TABLE, RUN_LEASES_TABLE]
+            SQLModel.metadata.create_all(conn, tables=tables)
             conn.execute(insert(SCHEMA_INFO_TABLE).values(key="version", value=str(SCHEMA_VERSION)))
 
     # -------------------------------------------------------------------- writes
-    def create_run(self, spec: RunSpec, run_id: str | None = None) -> str:
+    def create_run(self, spec: RunSpec, run_id: str | None = None, *, claim: bool = False) -> str:
         """Record a new run and its "started" event in one transaction; return its id
-        (``run_id`` when given: chosen with ``new_run_id`` before the run is written)."""
+        (``run_id`` when given: chosen with ``new_run_id`` before the run is written).
+
+        With ``claim`` this journal also takes the run's lease in that transaction (see
+        ``claim``): the run is never visible without its driver.
+        """
         run_id = run_id or new_run_id()
         now = time.time()
         row = {
@@ -190,7 +212,36 @@ class Journal:
         with self._errors(f"cannot create a run in {self.name}"), self._writer.begin() as conn:
             conn.execute(insert(RUNS_TABLE), row)
             self._insert_events(conn, run_id, [Event(EventKind.STARTED, now)])
+            if claim:
+                self._leases[run_id] = leases.claim(conn, run_id, now)
         return run_id
+
+    def claim(self, run_id: str) -> Lease:
+        """Take the run's lease: from now on this journal's appends to the run succeed only
+        while the lease is still its own (journal.leases). RunOwnedError, naming the holder,
+        when another live process drives the run; nothing is written then."""
+        with (
+            self._errors(f"cannot claim run {run_id} in {self.name}"),
+            self._writer.begin() as conn,
+        ):
+            lease = leases.claim(conn, run_id, time.time())
+        self._leases[run_id] = lease
+        return lease
+
+    def renew(self, run_id: str) -> None:
+        """Extend the lease this journal holds on the run (a heartbeat); LeaseLostError if
+        another process has taken the run over."""
+        lease = self._leases[run_id]
+        with self._errors(f"cannot renew the lease of run {run_id}"), self._writer.begin() as conn:
+            leases.renew(conn, lease, time.time())
+
+    def release(self, run_id: str) -> None:
+        """Give up the run's lease, if this journal holds it."""
+        lease = self._leases.pop(run_id, None)
+        if lease is None:
+            return
+        with self._errors(f"cannot release run {run_id}"), self._writer.begin() as conn:
+            leases.release(conn, lease)
 
     def append(self, run_id: str, events: Sequence[Event]) -> None:
         """Insert ``events`` (their ``id`` is ignored) in one transaction: all or nothing.
@@ -203,6 +254,8 @@ class Journal:
             self._errors(f"cannot append to run {run_id} in {self.name}"),
             self._writer.begin() as conn,
         ):
+            if (lease := self._leases.get(run_id)) is not None:
+                leases.check(conn, lease, time.time())
             self._insert_events(conn, run_id, events)
 
     def _insert_events(self, conn: Connection, run_id: str, events: Sequence[Event]) -> None:
@@ -313,21 +366,25 @@ class Journal:
         counts_query = select(
             e.run_id, func.count().filter(e.kind == EventKind.ANSWERED.value), func.max(e.id)
         ).group_by(e.run_id)
-        finished_query = (
-            select(e.run_id, e.detail, e.id, e.response)
-            .where(e.kind == EventKind.FINISHED.value)
+        lifecycle_query = (
+            select(e.run_id, e.kind, e.detail, e.id, e.response)
+            .where(e.kind.in_([kind.value for kind in _LIFECYCLE]))
             .order_by(e.id)
         )
-        # One connection, one read transaction: the three queries see one snapshot.
+        # One connection, one read transaction: the queries see one snapshot.
         with self._errors(f"cannot list the runs in {self.name}"), self._engine.connect() as conn:
             run_rows = conn.execute(runs_query).all()
             counts = {run_id: (n, last) for run_id, n, last in conn.execute(counts_query)}
-            # Ordered by id, so a later "finished" (after a resume) wins.
-            finished = {row[0]: row[1:] for row in conn.execute(finished_query)}
+            # Ordered by id, so the later event (after a resume) wins.
+            last_lifecycle = {row[0]: row[1:] for row in conn.execute(lifecycle_query)}
+            holders = leases.all_holders(conn)
+        now = time.time()
         summaries = []
         for run_id, created_at, algorithm, pool, oracle in run_rows:
             answered, last_id = counts.get(run_id, (0, None))
-            detail, finished_id, result = finished.get(run_id, (None, None, None))
+            kind, detail, lifecycle_id, result = last_lifecycle.get(run_id, (None,) * 4)
+            holder = holders.get(run_id)
+            state, status = _state(kind, detail, holder, now)
             oracle_info = _from_json(oracle, run_id, "oracle")
             path = dict(oracle_info.get("options") or {}).get("path")
             summaries.append(
@@ -337,10 +394,13 @@ class Journal:
                     algorithm=algorithm,
                     n_workers=len(_from_json(pool, run_id, "pool").get("workers", ())),
                     answered=answered,
-                    status=_status(run_id in finished, detail),
+                    status=status,
+                    state=state,
                     oracle=str(oracle_info.get("name", "")),
                     source=Path(path).name if isinstance(path, str) else None,
-                    stored_result=result if finished_id == last_id else None,
+                    stored_result=result
+                    if state == "finished" and lifecycle_id == last_id
+                    else None,
                 )
             )
         return summaries
@@ -530,10 +590,18 @@ def _from_json(text: str, run_id: str, field: str) -> dict[str, Any]:
     return value
 
 
-def _status(finished: bool, detail: str | None) -> str:
-    if not finished:
-        return "running or interrupted"
-    return f"finished: {detail}" if detail else "finished"
+def _state(
+    kind: str | None, detail: str | None, holder: leases.LeaseHolder | None, now: float
+) -> tuple[RunState, str]:
+    """A run's state from its last lifecycle event and its lease, and the line saying so."""
+    if kind == EventKind.FINISHED.value:
+        return "finished", f"finished: {detail}" if detail else "finished"
+    if holder is not None and holder.is_live(now):
+        return "running", f"running: {holder.describe(now)}"
+    if kind == EventKind.STOPPED.value and detail:
+        state: RunState = "failed" if detail.startswith("failed") else "interrupted"
+        return state, detail
+    return "crashed", "crashed: its process ended without a word (killed?); it can be resumed"
 
 
 def _reason(error: SQLAlchemyError) -> str:

@@ -15,6 +15,7 @@ from typing import Self, TypeVar, TypeVarTuple
 
 from screener.errors import JournalError
 from screener.journal.events import Event, RunRecord, RunSpec
+from screener.journal.leases import Lease
 from screener.journal.store import Journal
 
 __all__ = ["JOURNAL_THREAD_PREFIX", "AsyncJournal"]
@@ -43,8 +44,19 @@ class AsyncJournal:
         """The wrapped journal; calling it directly bypasses the single writer thread."""
         return self._journal
 
-    async def create_run(self, spec: RunSpec, run_id: str | None = None) -> str:
-        return await self._call(self._journal.create_run, spec, run_id)
+    async def create_run(
+        self, spec: RunSpec, run_id: str | None = None, *, claim: bool = False
+    ) -> str:
+        return await self._call(lambda: self._journal.create_run(spec, run_id, claim=claim))
+
+    async def claim(self, run_id: str) -> Lease:
+        return await self._call(self._journal.claim, run_id)
+
+    async def renew(self, run_id: str) -> None:
+        await self._call(self._journal.renew, run_id)
+
+    async def release(self, run_id: str) -> None:
+        await self._call(self._journal.release, run_id)
 
     async def append(self, run_id: str, events: Sequence[Event]) -> None:
         """Commit ``events`` in one transaction; committed when this returns."""

@@ -96,15 +96,17 @@ class Orchestrator:
 
     async def run(self) -> Result:
         """Drive the run to its end and return the final result."""
-        async with asyncio.TaskGroup() as group:
-            if self.progress is not None:
-                group.create_task(self._show_progress(self.progress))
-            try:
-                await self._drive()
-            finally:
-                self._done.set()
-        if self.progress is not None:
-            self.progress.close()
+        # A plain task, not a TaskGroup: a TaskGroup would wrap the driver's own errors (an
+        # oracle that fails mid-run) in an ExceptionGroup, and callers catch the error itself.
+        progress = self.progress
+        shown = None if progress is None else asyncio.create_task(self._show_progress(progress))
+        try:
+            await self._drive()
+        finally:
+            self._done.set()
+            if shown is not None and progress is not None:
+                await asyncio.shield(shown)  # its last line, even when we are cancelled
+                progress.close()
         return self.algorithm.result()
 
     # --------------------------------------------------------------------- main loop

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,10 @@ from cli_helpers import assert_ran
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from screener.journal import Journal
+from screener import session
+from screener.errors import OracleError
+from screener.journal import Journal, LeaseLostError
+from screener.oracles import Answer, SimulatedOracle
 from screener.orchestrator import RunOptions
 from screener.pool import synthetic_pool
 from screener.session import RunPlan, load_results, resume_run, start_run
@@ -59,6 +63,57 @@ async def test_an_interrupted_run_resumes_to_the_same_end(database_url: str) -> 
         kinds = [event.kind.value for event in journal.events(started[0])]
     assert kinds.count("resumed") == 1 and kinds.count("finished") == 1
     assert kinds.count("answered") == 400
+    assert kinds.count("stopped") == 1  # the cancel said so: "interrupted", not a crash
+
+
+class FailingOracle(SimulatedOracle):
+    """The simulated workers, until the service "goes away" after a few batches."""
+
+    calls = 0
+
+    async def receive(self) -> Sequence[Answer]:
+        FailingOracle.calls += 1
+        if FailingOracle.calls > 20:
+            raise OracleError("https://example.invalid went away (HTTP 502 on every retry)")
+        return await super().receive()
+
+
+async def test_a_run_that_fails_says_why_and_resumes(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(session, "load_oracle_class", lambda name: FailingOracle)
+    started: list[str] = []
+    with pytest.raises(OracleError):
+        await start_run(_plan(), database_url, on_start=lambda run_id, _: started.append(run_id))
+    with Journal(database_url, create=False) as journal:
+        (summary,) = journal.runs()
+    assert summary.state == "failed"
+    assert summary.status == "failed: https://example.invalid went away (HTTP 502 on every retry)"
+    monkeypatch.undo()
+    resumed = await resume_run(started[0], database_url)
+    assert resumed.total_pulls == 400
+    with Journal(database_url, create=False) as journal:
+        assert journal.runs()[0].state == "finished"
+
+
+async def test_a_driver_that_loses_its_lease_stops_without_writing(database_url: str) -> None:
+    started: list[str] = []
+    task = asyncio.create_task(
+        start_run(_plan(), database_url, on_start=lambda run_id, _: started.append(run_id))
+    )
+    while not started or _answered(database_url, started[0]) < 50:
+        await asyncio.sleep(0.01)
+    run_id = started[0]
+    with Journal(database_url, create=False) as thief:
+        with thief.engine.begin() as conn:  # as if the driver had stalled past its lease
+            conn.execute(text("UPDATE run_leases SET expires_at = 0"))
+        thief.claim(run_id)
+        with pytest.raises(LeaseLostError, match=f"lost run {run_id}"):
+            await task
+        after_takeover = len(thief.events(run_id))
+        await asyncio.sleep(0.2)
+        assert len(thief.events(run_id)) == after_takeover
+        assert [event.kind.value for event in thief.events(run_id)].count("stopped") == 0
 
 
 def _answered(url: str, run_id: str) -> int:

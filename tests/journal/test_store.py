@@ -316,17 +316,23 @@ def test_upgrade_applies_migrations_in_order(db: Path, monkeypatch: pytest.Monke
 
 
 def test_a_version_1_file_upgrades_and_keeps_its_events(db: Path) -> None:
-    """The real 1 -> 2 migration: a file without the question columns, as screener 0.1 wrote it."""
+    """The real migrations from 1: a file without the question columns and the leases table,
+    as screener 0.1 wrote it."""
     with Journal(str(db)) as journal:
         run_id = journal.create_run(make_spec())
         journal.append(run_id, [Event(EventKind.ANSWERED, 1.0, 0, 0, "w1", 0, 1.0)])
     with sqlite3.connect(db) as conn:
         conn.execute("ALTER TABLE events DROP COLUMN question")
         conn.execute("ALTER TABLE events DROP COLUMN response")
+        conn.execute("DROP TABLE run_leases")
     set_version(db, "1")
     with Journal(str(db), create=False, check_version=False) as old:
-        assert old.upgrade() == ["1 -> 2: events record the gold question and the raw answer"]
+        assert old.upgrade() == [
+            "1 -> 2: events record the gold question and the raw answer",
+            "2 -> 3: runs have leases, so one process drives a run at a time",
+        ]
     with Journal(str(db)) as upgraded:
+        upgraded.claim(run_id)  # the leases table is back
         upgraded.append(run_id, [Event(EventKind.ASKED, 2.0, 1, 0, "w1", 1, question="q7")])
         events = upgraded.events(run_id)
     assert [(e.kind, e.reward, e.question) for e in events][-2:] == [
@@ -418,7 +424,8 @@ def test_runs_are_summarized_from_sql(journal: Journal) -> None:
     assert first.stored_result is None  # written by hand here, without a result
     assert (first.oracle, first.source) == ("simulated", None)
     assert (second.algorithm, second.n_workers, second.answered) == ("wrr", 2, 1)
-    assert second.status == "running or interrupted"
+    assert second.state == "crashed"  # no lease, no word on how it stopped
+    assert second.status.startswith("crashed")
     assert first.created_at <= second.created_at
     assert journal.latest_run_id() == running
 

@@ -28,9 +28,9 @@ class ThreadRecordingJournal(Journal):
         super().__init__(target)
         self.threads: list[threading.Thread] = []
 
-    def create_run(self, spec: RunSpec, run_id: str | None = None) -> str:
+    def create_run(self, spec: RunSpec, run_id: str | None = None, *, claim: bool = False) -> str:
         self.threads.append(threading.current_thread())
-        return super().create_run(spec, run_id)
+        return super().create_run(spec, run_id, claim=claim)
 
     def append(self, run_id: str, events: Sequence[Event]) -> None:
         self.threads.append(threading.current_thread())

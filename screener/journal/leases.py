@@ -1,0 +1,189 @@
+"""Run ownership: one process drives a run at a time, under a lease it keeps renewing.
+
+A lease is a row of ``run_leases`` (the journal's one table of mutable rows: it says who is
+driving a run now, not what happened). Claiming bumps the run's ``epoch``; every append made
+under a lease first checks, in the same transaction and with the row locked, that the epoch
+is still the holder's. So a process that lost its lease (it stalled past the expiry and
+another took the run over) cannot write another event: it gets LeaseLostError instead, and
+two ``screener run --resume`` of one run can never both drive it.
+
+A lease is live until ``expires_at`` (renewed every ``HEARTBEAT_SECONDS``, valid for
+``LEASE_SECONDS``). One exception makes a crash resumable at once: a lease held by a process
+of this machine that no longer exists (kill -9) is expired whatever its clock says. Lease
+times are wall-clock seconds of the writing machine, so machines sharing one PostgreSQL
+server need clocks in step to within a few seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from screener.errors import JournalError
+from screener.journal.schema import RUN_LEASES_TABLE
+
+__all__ = [
+    "HEARTBEAT_SECONDS",
+    "LEASE_SECONDS",
+    "Lease",
+    "LeaseHolder",
+    "LeaseLostError",
+    "RunOwnedError",
+]
+
+#: How long a lease lasts without renewal; a holder renews it every HEARTBEAT_SECONDS.
+LEASE_SECONDS = 30.0
+HEARTBEAT_SECONDS = 5.0
+
+_L = RUN_LEASES_TABLE.c
+
+
+class RunOwnedError(JournalError):
+    """The run is being driven by another live process."""
+
+
+class LeaseLostError(JournalError):
+    """This process's lease on a run was taken over: it must stop writing."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseHolder:
+    """Who holds a run's lease, as stored."""
+
+    owner: str  # unique per claim: host, pid and a random token
+    host: str
+    pid: int
+    epoch: int
+    heartbeat_at: float
+    expires_at: float
+
+    def is_live(self, now: float) -> bool:
+        """Live until it expires, unless its process is known to be gone (same machine)."""
+        if self.host == socket.gethostname() and not _process_exists(self.pid):
+            return False
+        return now < self.expires_at
+
+    def describe(self, now: float) -> str:
+        seen, left = max(0.0, now - self.heartbeat_at), max(0.0, self.expires_at - now)
+        return (
+            f"process {self.pid} on {self.host} (last seen {seen:.0f} s ago; its lease "
+            f"expires in {left:.0f} s unless renewed)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A lease this process holds: the run and the epoch its appends must still match."""
+
+    run_id: str
+    owner: str
+    epoch: int
+
+
+def new_owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def claim(conn: Connection, run_id: str, now: float) -> Lease:
+    """Take run ``run_id``'s lease for this process, or raise RunOwnedError naming the
+    live holder. Call inside a write transaction."""
+    holder = read_holder(conn, run_id, lock=True)
+    owner = new_owner()
+    values = {
+        "owner": owner,
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "heartbeat_at": now,
+        "expires_at": now + LEASE_SECONDS,
+    }
+    if holder is None:
+        try:
+            with conn.begin_nested():
+                conn.execute(insert(RUN_LEASES_TABLE).values(run_id=run_id, epoch=1, **values))
+        except IntegrityError:  # another process inserted it since our read
+            raise _owned(run_id, read_holder(conn, run_id), now) from None
+        return Lease(run_id, owner, 1)
+    if holder.is_live(now):
+        raise _owned(run_id, holder, now)
+    # Compare-and-set on the epoch we read: of two processes taking over the same expired
+    # lease, exactly one matches.
+    taken = conn.execute(
+        update(RUN_LEASES_TABLE)
+        .where(_L.run_id == run_id, _L.epoch == holder.epoch)
+        .values(epoch=holder.epoch + 1, **values)
+    )
+    if taken.rowcount != 1:
+        raise _owned(run_id, read_holder(conn, run_id), now)
+    return Lease(run_id, owner, holder.epoch + 1)
+
+
+def renew(conn: Connection, lease: Lease, now: float) -> None:
+    """Push the lease's expiry on; LeaseLostError if it is no longer ours."""
+    renewed = conn.execute(
+        update(RUN_LEASES_TABLE)
+        .where(_L.run_id == lease.run_id, _L.epoch == lease.epoch, _L.owner == lease.owner)
+        .values(heartbeat_at=now, expires_at=now + LEASE_SECONDS)
+    )
+    if renewed.rowcount != 1:
+        raise _lost(lease, read_holder(conn, lease.run_id), now)
+
+
+def check(conn: Connection, lease: Lease, now: float) -> None:
+    """Inside an append's transaction: the lease is still ours (the row stays locked until
+    the commit on PostgreSQL, so a takeover waits for this append)."""
+    holder = read_holder(conn, lease.run_id, lock=True)
+    if holder is None or holder.epoch != lease.epoch or holder.owner != lease.owner:
+        raise _lost(lease, holder, now)
+
+
+def release(conn: Connection, lease: Lease) -> None:
+    """Give the lease up (the run stopped); a lease already taken over is left alone."""
+    conn.execute(
+        delete(RUN_LEASES_TABLE).where(
+            _L.run_id == lease.run_id, _L.epoch == lease.epoch, _L.owner == lease.owner
+        )
+    )
+
+
+def read_holder(conn: Connection, run_id: str, *, lock: bool = False) -> LeaseHolder | None:
+    query = select(_L.owner, _L.host, _L.pid, _L.epoch, _L.heartbeat_at, _L.expires_at).where(
+        _L.run_id == run_id
+    )
+    row = conn.execute(query.with_for_update() if lock else query).one_or_none()
+    return None if row is None else LeaseHolder(*row)
+
+
+def all_holders(conn: Connection) -> dict[str, LeaseHolder]:
+    query = select(_L.run_id, _L.owner, _L.host, _L.pid, _L.epoch, _L.heartbeat_at, _L.expires_at)
+    return {row[0]: LeaseHolder(*row[1:]) for row in conn.execute(query)}
+
+
+def _owned(run_id: str, holder: LeaseHolder | None, now: float) -> RunOwnedError:
+    who = "another process" if holder is None else holder.describe(now)
+    return RunOwnedError(
+        f"run {run_id} is being driven by {who}",
+        "wait for it to finish or stop it (Ctrl-C), then resume",
+    )
+
+
+def _lost(lease: Lease, holder: LeaseHolder | None, now: float) -> LeaseLostError:
+    who = "another process" if holder is None else holder.describe(now)
+    return LeaseLostError(
+        f"this process lost run {lease.run_id} to {who}; it stopped without writing more",
+        "let that process drive the run; `screener runs` shows who holds it",
+    )
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    return True

@@ -1,0 +1,116 @@
+"""`screener runs` tells running, interrupted, crashed and finished runs apart, and a second
+process cannot resume a run that a live one drives: real processes, real signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from cli_helpers import NOT_COMPLETED
+
+from screener.journal import Journal
+
+SLOW_RUN = [
+    "--workers", "12", "--outliers", "2", "--seed", "3", "--concurrency", "4",
+    "--latency", "constant:0.05", "--budget", "300", "--quiet",
+]  # fmt: skip
+
+
+def screener(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "screener", *args],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def start(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "screener", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def runs(db: Path) -> list[dict[str, Any]]:
+    done = screener("runs", "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    listed: list[dict[str, Any]] = json.loads(done.stdout)
+    return listed
+
+
+def n_events(db: Path, run_id: str) -> int:
+    with Journal(str(db), create=False) as journal:
+        return len(journal.events(run_id))
+
+
+def wait_for_answers(db: Path, child: subprocess.Popen[str], at_least: int = 3) -> str:
+    """The id of the child's run once it has answers, while the child still runs."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert child.poll() is None, child.communicate()
+        if db.exists():
+            listed = [line for line in runs(db) if line["answered"] >= at_least]
+            if listed:
+                return str(listed[-1]["id"])
+        time.sleep(0.2)
+    raise AssertionError("the run never got going")
+
+
+def test_states_through_a_runs_life(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    child = start("run", *SLOW_RUN, "--db", str(db))
+    run_id = wait_for_answers(db, child)
+    [line] = runs(db)
+    assert line["state"] == "running"
+    assert f"process {child.pid} " in line["status"]
+
+    # A second driver is refused in one line naming the owner, and writes nothing.
+    before = n_events(db, run_id)
+    second = screener("run", "--resume", run_id, "--db", str(db))
+    assert second.returncode == 2, second.stderr
+    [message] = second.stderr.strip().splitlines()
+    assert f"run {run_id} is being driven by process {child.pid} on " in message
+    assert "Traceback" not in second.stderr
+    assert n_events(db, run_id) >= before  # the owner goes on; the refused one added nothing
+
+    # Ctrl-C: the run says it was interrupted, and how to continue.
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130, stderr
+    assert f"screener run --resume {run_id}" in stderr
+    [line] = runs(db)
+    assert (line["state"], line["status"]) == ("interrupted", "interrupted")
+
+    # kill -9 of a resumed run: nobody says anything, and the run shows as crashed.
+    resumed = start("run", "--resume", run_id, "--db", str(db), "--quiet")
+    answered = runs(db)[0]["answered"]
+    wait_for_answers(db, resumed, at_least=answered + 2)
+    os.kill(resumed.pid, signal.SIGKILL)
+    resumed.communicate(timeout=60)
+    [line] = runs(db)
+    assert line["state"] == "crashed", line
+
+    # The crashed run resumes at once (its process is gone) and finishes (its budget spent).
+    done = screener("run", "--resume", run_id, "--db", str(db), "--json")
+    assert done.returncode == NOT_COMPLETED, done.stderr
+    [line] = runs(db)
+    assert line["state"] == "finished"
+    assert line["answered"] == 300
+
+
+def test_runs_table_shows_the_state(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    child = start("run", *SLOW_RUN, "--db", str(db))
+    wait_for_answers(db, child)
+    table = screener("runs", "--db", str(db))
+    child.send_signal(signal.SIGINT)
+    child.communicate(timeout=60)
+    assert table.returncode == 0
+    assert f"running: process {child.pid} on " in table.stdout
+    after = screener("runs", "--db", str(db))
+    assert after.stdout.rstrip().endswith("interrupted"), after.stdout
