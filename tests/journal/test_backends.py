@@ -20,7 +20,7 @@ from sqlalchemy.engine import make_url
 
 from screener import session
 from screener.errors import OracleError
-from screener.journal import Journal, LeaseLostError
+from screener.journal import Journal, LeaseLostError, leases
 from screener.oracles import Answer, SimulatedOracle
 from screener.orchestrator import RunOptions
 from screener.pool import synthetic_pool
@@ -153,3 +153,23 @@ def test_the_command_line_never_shows_the_password(database_url: str, tmp_path: 
     finally:
         engine.dispose()
     assert "s3cret-pw" not in stored
+
+
+async def test_the_heartbeat_keeps_a_long_run_owned(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a lease of 0.5 s renewed every 0.05 s, a run of a few seconds stays "running"
+    throughout (without the heartbeat it would show as crashed after 0.5 s)."""
+    monkeypatch.setattr(leases, "LEASE_SECONDS", 0.5)
+    monkeypatch.setattr(session, "HEARTBEAT_SECONDS", 0.05)
+    plan = RunPlan(POOL, "wrr", PARAMS, "simulated", {"latency": "constant:0.02"}, seed=2,
+                   options=RunOptions(concurrency=4, timeout=5.0))  # fmt: skip
+    task = asyncio.create_task(start_run(plan, database_url))
+    states = []
+    with Journal(database_url) as journal:
+        while not task.done():
+            await asyncio.sleep(0.1)
+            states += [summary.state for summary in journal.runs()]
+    await task
+    assert len(states) > 15  # it ran for more than three lease lengths
+    assert set(states[:-1]) == {"running"}, states
