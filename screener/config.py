@@ -36,6 +36,7 @@ from types import NoneType
 from typing import Any, TypeVar
 
 from screener.errors import ConfigError
+from screener.files import is_stdio, read_text, source_name
 from screener.orchestrator import RunOptions
 
 __all__ = ["RunConfig", "load_run_config"]
@@ -94,10 +95,11 @@ class RunConfig:
 
 
 def load_run_config(path: str | Path) -> RunConfig:
-    """Read and check a run file; problems are one ConfigError naming the file and key."""
-    file = Path(path)
+    """Read and check a run file; problems are one ConfigError naming the file and key.
+    ``-`` reads standard input (its relative paths are then relative to the current folder)."""
+    file = Path(source_name(path))
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(path))
     except FileNotFoundError:
         raise ConfigError(f"no config file at {file}", "check the path") from None
     except (OSError, UnicodeDecodeError) as error:
@@ -105,7 +107,7 @@ def load_run_config(path: str | Path) -> RunConfig:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{file} is not valid TOML: {error}") from None
     _no_unknown(data, _TOP_LEVEL, str(file))
-    base = file.parent
+    base = Path(".") if is_stdio(path) else file.parent
     oracle = _table(data, "oracle", file)
     run = _table(data, "run", file)
     _no_unknown(run, set(_RUN_KEYS), f"{file} [run]")

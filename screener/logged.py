@@ -5,13 +5,15 @@ what that does to the result)."""
 from __future__ import annotations
 
 import csv
+import io
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from screener.algorithms import Result
-from screener.errors import ConfigError, JournalError
+from screener.errors import ConfigError
+from screener.files import write_output
 from screener.journal import (
     EventKind,
     Invalidation,
@@ -111,7 +113,7 @@ def export_crowdkit(db: str, run_id: str, path: str | Path) -> tuple[int, Path]:
     and compares labels exactly (screener matches dataset answers case-insensitively), so it
     equals screener's accuracy on data without either (the shared datasets are lower case).
     A run whose oracle gave scores only (simulated workers) has no labels: that is an error.
-    ``--oracle dataset -o path=PATH -o gold=GOLD`` replays the pair.
+    ``--oracle dataset -O path=PATH -O gold=GOLD`` replays the pair.
     """
     answers = _run_answers(db, run_id)
     unlabelled = sum(a.response is None or a.question is None or a.key is None for a in answers)
@@ -143,17 +145,13 @@ def _run_answers(db: str, run_id: str) -> list[LoggedAnswer]:
 
 
 def _write_csv(target: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
-    """Write beside the target and rename into place, so the file is never half there."""
-    partial = target.with_name(f".{target.name}.partial")
-    try:
-        with partial.open("w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(header)
-            writer.writerows(rows)
-        partial.replace(target)
-    except OSError as error:
-        partial.unlink(missing_ok=True)
-        raise JournalError(f"cannot write {target}: {error}", "check the directory") from None
+    """The whole CSV at once, to standard output for ``-`` or beside the target and renamed
+    into place, so the file is never half there."""
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer)
+    writer.writerow(header)
+    writer.writerows(rows)
+    write_output(target, buffer.getvalue(), what="the answers")
 
 
 async def replay_logged_run(

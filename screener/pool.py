@@ -13,6 +13,7 @@ import numpy as np
 from screener.algorithms._checks import MAX_WORKERS, check_seed
 from screener.bank import GoldBank, GoldQuestion
 from screener.errors import PoolError
+from screener.files import read_text, source_name
 
 __all__ = ["WorkerPool", "demo_pool", "load_pool_csv", "synthetic_pool"]
 
@@ -89,10 +90,11 @@ class WorkerPool:
 
 
 def load_pool_csv(path: str | Path) -> WorkerPool:
-    """Read ``worker[,accuracy]`` rows (a header line is required)."""
-    file = Path(path)
+    """Read ``worker[,accuracy]`` rows (a header line is required); ``-`` reads standard
+    input."""
+    file = source_name(path)
     try:
-        text = file.read_text(encoding="utf-8-sig")
+        text = read_text(path, "utf-8-sig")
         reader = csv.DictReader(text.splitlines())
         header = [name.strip().lower() for name in reader.fieldnames or []]
         rows = list(reader)
@@ -123,7 +125,7 @@ def load_pool_csv(path: str | Path) -> WorkerPool:
                 raise PoolError(
                     f"{file}, line {line}: accuracy {clean[accuracy_column]!r} is not a number"
                 ) from None
-    return WorkerPool(tuple(workers), tuple(accuracies) if accuracy_column else None, str(file))
+    return WorkerPool(tuple(workers), tuple(accuracies) if accuracy_column else None, file)
 
 
 def synthetic_pool(n_workers: int, n_outliers: int, *, seed: int = 0) -> WorkerPool:

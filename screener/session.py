@@ -309,7 +309,7 @@ def _oracle_options(name: str) -> Iterator[None]:
     except (TypeError, ValueError) as error:
         raise ConfigError(
             f"bad option for the {name} oracle: {error}",
-            "check its -o KEY=VALUE options or [oracle] table; `screener oracles` lists them",
+            "check its -O KEY=VALUE options or [oracle] table; `screener oracles` lists them",
         ) from None
 
 

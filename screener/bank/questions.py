@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from screener.bank.scoring import Scoring, parse_number, score_answer
 from screener.errors import PoolError
+from screener.files import is_stdio, read_text, source_name
 from screener.simulation.hashing import worker_rng
 
 __all__ = ["GoldBank", "GoldQuestion", "load_bank"]
@@ -120,15 +121,16 @@ class GoldBank:
 
 def load_bank(path: str | Path) -> GoldBank:
     """Read a bank from CSV (``id,payload,key[,scoring,tolerance]``) or JSON (a list of objects
-    with those fields, or ``{"questions": [...]}``). ``answer`` or ``gold`` may name the key."""
-    file = Path(path)
+    with those fields, or ``{"questions": [...]}``). ``answer`` or ``gold`` may name the key.
+    ``-`` reads standard input, JSON when it starts with ``[`` or ``{``, else CSV."""
+    file = source_name(path)
     try:
-        text = file.read_text(encoding="utf-8-sig")
+        text = read_text(path, "utf-8-sig")
     except FileNotFoundError:
         raise PoolError(f"no question bank at {file}", "check the path") from None
     except (OSError, UnicodeDecodeError) as error:
         raise PoolError(f"cannot read question bank {file}: {error}") from None
-    if file.suffix.lower() == ".json":
+    if _is_json(path, text):
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as error:  # too deep, or an integer too long
@@ -142,13 +144,17 @@ def load_bank(path: str | Path) -> GoldBank:
         )
         if not isinstance(rows, list):
             raise PoolError(f'{file}: expected a list of questions or {{"questions": [...]}}')
-        return GoldBank(
-            tuple(_question(row, str(file), i) for i, row in enumerate(rows, 1)), str(file)
-        )
+        return GoldBank(tuple(_question(row, file, i) for i, row in enumerate(rows, 1)), file)
     try:
-        return GoldBank(tuple(_csv_questions(text.splitlines(), str(file))), str(file))
+        return GoldBank(tuple(_csv_questions(text.splitlines(), file)), file)
     except csv.Error as error:
         raise PoolError(f"cannot read question bank {file}: {error}") from None
+
+
+def _is_json(path: str | Path, text: str) -> bool:
+    if is_stdio(path):
+        return text.lstrip()[:1] in ("[", "{")
+    return Path(path).suffix.lower() == ".json"
 
 
 def _csv_questions(lines: Sequence[str], source: str) -> Iterable[GoldQuestion]:

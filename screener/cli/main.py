@@ -11,8 +11,10 @@ import contextlib
 import dataclasses
 import datetime
 import json
+import logging
 import os
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -35,6 +37,7 @@ from screener.cli.algorithms import algorithms
 from screener.cli.serve import serve
 from screener.config import RunConfig, load_run_config, parse_value
 from screener.errors import ConfigError, ScreenerError
+from screener.files import STDIO, is_stdio, write_output
 from screener.journal import Journal, RunSummary, display_name
 from screener.logged import export_answers, export_crowdkit, invalidate_question, replay_logged_run
 from screener.oracles import available_oracles
@@ -79,7 +82,7 @@ _BAR_ALGORITHMS = {
 }
 #: What may be given beside --resume: where the run is and how to print it.
 _RESUME_OPTIONS = frozenset(
-    {"resume_id", "db", "as_json", "output_format", "only", "limit", "html", "quiet"}
+    {"resume_id", "db", "as_json", "output_format", "only", "limit", "html", "output"}
 )
 #: `run`'s exit code when the run ended without its stopping condition (README: exit codes).
 EXIT_NOT_COMPLETED = 3
@@ -89,6 +92,14 @@ _db_option = click.option(
     "--db", default=DEFAULT_DB, show_default=True, envvar=DB_ENV, show_envvar=True,
     help="Run database: a path or SQLAlchemy URL.",
 )  # fmt: skip
+
+
+def _output_file_option(help_text: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """``-o/--output FILE``: the one meaning of -o in every command (- is standard output)."""
+    return click.option(
+        "--output", "-o", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+        default=STDIO, show_default=True, metavar="FILE", help=help_text,
+    )  # fmt: skip
 
 
 def _output_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -113,8 +124,9 @@ def _output_options(command: Callable[..., None]) -> Callable[..., None]:
             "--html", type=click.Path(dir_okay=False, path_type=Path), default=None,
             metavar="FILE",
             help="Also write the report as one self-contained HTML page with plots (opens "
-            "offline; needs crowd-screener[html]).",
+            "offline; needs crowd-screener[html]; - for standard output, with -o FILE).",
         ),
+        _output_file_option("Write the report to FILE instead of standard output."),
     )  # fmt: skip
     for option in reversed(options):
         command = option(command)
@@ -122,13 +134,58 @@ def _output_options(command: Callable[..., None]) -> Callable[..., None]:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="Show tracebacks instead of one-line errors (anywhere on the line).",
+)
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="Data only: no progress line and no notes on stderr (anywhere on the line).",
+)
+@click.option(
+    "--verbose", "-v", count=True,
+    help="Say more on stderr: what a run is about to do and what it cost; -vv also logs "
+    "each service request (anywhere on the line).",
+)  # fmt: skip
 @click.version_option(package_name=DISTRIBUTION)
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(ctx: click.Context, debug: bool, quiet: bool, verbose: int) -> None:
     """Screen crowd workers with as few paid gold questions as possible."""
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose contradict each other: give one")
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
+    ctx.obj["verbosity"] = -1 if quiet else verbose
+    _configure_logging(ctx.obj["verbosity"])
+
+
+def _verbosity() -> int:
+    """-1 with --quiet, 0 by default, 1 with -v, 2 with -vv."""
+    context = click.get_current_context()
+    obj = context.find_root().obj or {}
+    return int(obj.get("verbosity", 0))
+
+
+def _note(message: str, *, level: int = 0) -> None:
+    """A note for the person at the terminal, on stderr: shown at ``level`` 0 unless
+    --quiet, at level 1 only with -v."""
+    if _verbosity() >= level:
+        click.echo(message, err=True)
+
+
+def _configure_logging(verbosity: int) -> None:
+    """screener's loggers (the reference service's requests, for one) at -vv; warnings
+    otherwise, one line each."""
+    level = logging.DEBUG if verbosity >= 2 else logging.INFO if verbosity == 1 else logging.WARNING
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    logger = logging.getLogger("screener")
+    logger.handlers[:] = [handler]
+    logger.setLevel(level)
+    logger.propagate = False
 
 
 @cli.command()
@@ -243,11 +300,11 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.option("--oracle", default="simulated", show_default=True, help="Answer source.")
 @click.option(
     "--oracle-option",
-    "-o",
+    "-O",
     "oracle_extra",
     multiple=True,
     metavar="KEY=VALUE",
-    help="An oracle option, e.g. -o path=answers.csv (repeatable; see `screener oracles`).",
+    help="An oracle option, e.g. -O path=answers.csv (repeatable; see `screener oracles`).",
 )
 @click.option(
     "--rewards",
@@ -284,11 +341,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
     "resume_id",
     default=None,
     help="Continue the interrupted run with this id, with the settings it started with "
-    "(only --db, the report's options and --quiet may be given beside it).",
+    "(only --db and the report's options may be given beside it).",
 )
 @_db_option
 @_output_options
-@click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 def run(
     pool_file: Path | None,
     algorithm: str,
@@ -323,13 +379,16 @@ def run(
     only: Only | None,
     limit: int | None,
     html: Path | None,
-    quiet: bool,
+    output: Path,
 ) -> None:
-    """Screen POOL_FILE (CSV: worker[,accuracy]) or, without it, an embedded demo pool.
+    """Screen POOL_FILE (CSV: worker[,accuracy]; - reads standard input) or, without it, an
+    embedded demo pool.
 
     The demo pool has 30 simulated workers, two of whom answer at chance: the run finds them.
     """
-    out = _output_settings(output_format, as_json, only, limit, html)
+    out = _output_settings(output_format, as_json, only, limit, html, output)
+    _one_standard_input(pool_file, questions, config_file)
+    quiet = _verbosity() < 0
     # On stderr whenever it is a terminal, whatever stdout gets (--json included).
     progress = None if quiet or not sys.stderr.isatty() else Progress(sys.stderr)
     if resume_id is not None:
@@ -378,14 +437,16 @@ def run(
 
     def on_start(run_id: str, algorithm: Algorithm) -> None:
         started.append(run_id)
-        if not quiet:
-            _announce_bound(algorithm)
+        _announce_bound(algorithm)
+        _note(_plan_line(run_id, plan, algorithm, db), level=1)
 
+    began = time.perf_counter()
     with _resume_hint_on_interrupt(started, db):
         run_id, result = asyncio.run(start_run(plan, db, progress=progress, on_start=on_start))
-    if out.format == "table" and not quiet:
+    _note(_cost_line(result, time.perf_counter() - began), level=1)
+    if out.format == "table" and is_stdio(out.output):
         shown = display_name(db)
-        click.echo(
+        _note(
             f"run {run_id} saved in {shown} (report again: screener report {run_id} --db {shown})"
         )
     _print_report(result, pool, run_id, out, db)
@@ -404,6 +465,7 @@ def report(
     only: Only | None,
     limit: int | None,
     html: Path | None,
+    output: Path,
 ) -> None:
     """Report a run (default: the latest): the result a finished run stored, else its journal
     replayed.
@@ -411,7 +473,7 @@ def report(
     When gold questions of the run were invalidated, the report is rebuilt from the
     remaining (or rescored) answers and says which decisions changed.
     """
-    out = _output_settings(output_format, as_json, only, limit, html)
+    out = _output_settings(output_format, as_json, only, limit, html, output)
     record, original, rescored = load_results(db, run_id)
     pool = record.worker_pool()
     if rescored is None:
@@ -470,8 +532,7 @@ def replay(
 
 @cli.command()
 @click.argument("run_id")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="CSV file to write.")  # fmt: skip
+@_output_file_option("CSV file to write (- for standard output, the long layout only).")
 @click.option(
     "--format", "layout", type=click.Choice(["long", "crowd-kit"]), default="long",
     show_default=True,
@@ -481,7 +542,13 @@ def replay(
 @_db_option
 @click.option("--json", "as_json", is_flag=True, help="Say what was written as JSON.")
 def export(run_id: str, output: Path, layout: str, db: str, as_json: bool) -> None:
-    """Write the answers of run RUN_ID as CSV (replay it with --oracle dataset)."""
+    """Write the answers of run RUN_ID as CSV (replay it with --oracle dataset -O path=FILE)."""
+    if is_stdio(output) and as_json:
+        raise click.UsageError("--json and the CSV would both go to standard output: give -o FILE")
+    if is_stdio(output) and layout == "crowd-kit":
+        raise click.UsageError(
+            "--format crowd-kit writes two files (answers and gold): give -o FILE, not -"
+        )
     if layout == "long":
         rows, gold = export_answers(db, run_id, output), None
     else:
@@ -491,7 +558,8 @@ def export(run_id: str, output: Path, layout: str, db: str, as_json: bool) -> No
         click.echo(json.dumps({**written, "gold_path": None if gold is None else str(gold)}))
         return
     also = "" if gold is None else f", their gold to {gold}"
-    click.echo(f"{rows:,} answers of run {run_id} written to {output}{also}")
+    where = "standard output" if is_stdio(output) else output
+    _note(f"{rows:,} answers of run {run_id} written to {where}{also}")
 
 
 @cli.command()
@@ -727,39 +795,65 @@ def _announce_bound(algorithm: Algorithm) -> None:
     bound = algorithm.max_questions_per_worker
     if bound is not None:
         total = bound * algorithm.n_arms
-        click.echo(
+        _note(
             f"at most {bound:,} gold questions per worker ({total:,} for all "
-            f"{algorithm.n_arms:,} workers)",
-            err=True,
+            f"{algorithm.n_arms:,} workers)"
         )
 
 
 @dataclasses.dataclass(frozen=True)
 class _Output:
-    """How ``run`` and ``report`` print a result (--format or --json, --only, --limit, --html)."""
+    """How ``run`` and ``report`` print a result (--format or --json, --only, --limit, --html,
+    -o)."""
 
     format: str
     only: Only | None
     limit: int | None
     html: Path | None
+    output: Path
 
 
 def _output_settings(
-    output_format: str, as_json: bool, only: Only | None, limit: int | None, html: Path | None
+    output_format: str,
+    as_json: bool,
+    only: Only | None,
+    limit: int | None,
+    html: Path | None,
+    output: Path,
 ) -> _Output:
+    """The report's settings, checked before a run starts rather than after it ends."""
     chosen = click.get_current_context().get_parameter_source("output_format")
     if as_json and chosen is ParameterSource.COMMANDLINE and output_format != "json":
         raise click.UsageError(
             f"--json means --format json: drop --json or --format {output_format}"
         )
-    if html is not None:  # checked before a run starts, not after it ends
-        require_html_support()
-        if not html.parent.is_dir():
+    if "=" in output.name:
+        raise ConfigError(
+            f"-o {output} names the report's file (-o is --output in every command)",
+            "give oracle options with -O KEY=VALUE, the short form of --oracle-option",
+        )
+    for target, what in ((html, "HTML report"), (output, "report")):
+        if target is not None and not is_stdio(target) and not target.parent.is_dir():
             raise ConfigError(
-                f"cannot write the HTML report to {html}: no directory {html.parent}",
-                "create it or pass another --html path",
+                f"cannot write the {what} to {target}: no directory {target.parent}",
+                "create it or pass another path",
             )
-    return _Output("json" if as_json else output_format, only, limit, html)
+    if html is not None:
+        require_html_support()
+        if is_stdio(html) and is_stdio(output):
+            raise click.UsageError(
+                "--html - and the report would both go to standard output: give -o FILE for "
+                "the report, or --html FILE"
+            )
+    return _Output("json" if as_json else output_format, only, limit, html, output)
+
+
+def _one_standard_input(*inputs: Path | None) -> None:
+    """Standard input can be read once: at most one input may be -."""
+    if sum(is_stdio(path) for path in inputs) > 1:
+        raise click.UsageError(
+            "only one of POOL_FILE, --questions and --config can be - (standard input)"
+        )
 
 
 def _print_report(
@@ -770,31 +864,58 @@ def _print_report(
     db: str,
     changes: list[DecisionChange] | None = None,
 ) -> None:
-    """The report on stdout in the chosen format (with the decisions an invalidation changed,
-    when given); with --html, the page too."""
+    """The report in the chosen format on standard output or in -o's file (with the
+    decisions an invalidation changed, when given); with --html, the page too."""
+    write_output(out.output, _report_text(result, pool, run_id, out, changes), what="report")
+    if not is_stdio(out.output):
+        _note(f"report written to {out.output}")
+    if out.html is not None:
+        page = html_report(db, run_id, result).encode("utf-8")
+        write_output(out.html, page, what="HTML report")
+        if not is_stdio(out.html):
+            _note(f"report page written to {out.html} ({len(page):,} bytes)")
+
+
+def _report_text(
+    result: Any,
+    pool: WorkerPool,
+    run_id: str,
+    out: _Output,
+    changes: list[DecisionChange] | None,
+) -> str:
     only, limit = out.only, out.limit
     if out.format == "json":
         data = render_json(result, pool, run_id, only=only, limit=limit)
         if changes is not None:
             data["invalidation_changes"] = changes_as_json(changes)
-        click.echo(json.dumps(data, indent=2))
-    elif out.format == "csv":
-        click.echo(render_csv(result, pool, only=only, limit=limit), nl=False)
-    else:
-        width = terminal_width()
-        click.echo(render_table(result, pool, run_id, width=width, only=only, limit=limit))
-        if changes is not None:
-            click.echo(changes_as_text(changes))
-    if out.html is not None:
-        page = html_report(db, run_id, result).encode("utf-8")
-        try:
-            out.html.write_bytes(page)
-        except OSError as error:
-            raise ConfigError(
-                f"cannot write the HTML report to {out.html}: {error.strerror}",
-                "pass another --html path",
-            ) from None
-        click.echo(f"report page written to {out.html} ({len(page):,} bytes)", err=True)
+        return json.dumps(data, indent=2) + "\n"
+    if out.format == "csv":
+        return render_csv(result, pool, only=only, limit=limit)
+    # A table for a file is not fitted to this terminal.
+    width = terminal_width() if is_stdio(out.output) else None
+    text = render_table(result, pool, run_id, width=width, only=only, limit=limit) + "\n"
+    return text if changes is None else text + changes_as_text(changes) + "\n"
+
+
+def _plan_line(run_id: str, plan: RunPlan, algorithm: Algorithm, db: str) -> str:
+    """-v: what the run is about to do, with every parameter (its defaults too)."""
+    params = ", ".join(f"{key}={value}" for key, value in algorithm.params().items())
+    options = ", ".join(f"{key}={value}" for key, value in plan.oracle_options.items())
+    return (
+        f"run {run_id}: {plan.algorithm} ({params}) on {len(plan.pool):,} workers; "
+        f"answers from {plan.oracle}"
+        + (f" ({options})" if options else "")
+        + f"; journal {display_name(db)}; {plan.options.concurrency} in flight"
+    )
+
+
+def _cost_line(result: Result, seconds: float) -> str:
+    """-v: what the run cost."""
+    rate = result.total_pulls / seconds if seconds > 0 else 0.0
+    return (
+        f"{result.total_pulls:,} gold questions answered in {seconds:.2f} s "
+        f"({rate:,.0f} per second); stopped: {result.stop_reason}"
+    )
 
 
 cli.add_command(serve)
@@ -803,10 +924,8 @@ cli.add_command(algorithms)
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point: run the CLI, turning user errors into one line and exit code 2."""
-    args = sys.argv[1:] if argv is None else argv
+    args = _hoist_global_flags(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
-    if debug:  # wherever it was typed: click takes a group's option before the command only
-        args = ["--debug", *(arg for arg in args if arg != "--debug")]
     _route_warnings()
     try:
         # Outside standalone mode click returns an Exit's code instead of raising it.
@@ -845,6 +964,40 @@ def main(argv: list[str] | None = None) -> NoReturn:
         )
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _hoist_global_flags(args: list[str]) -> list[str]:
+    """--debug, -q and -v work wherever they are typed: click takes a group's options before
+    the command name only, so they are moved there. Their names come from the group itself;
+    a token that is the value of another option (``--reason -q``) is left where it is."""
+    flags = {name for param in cli.params if isinstance(param, click.Option) for name in param.opts}
+    front: list[str] = []
+    rest: list[str] = []
+    command: click.Command | None = None
+    tokens = iter(args)
+    for token in tokens:
+        if token == "--":
+            rest += [token, *tokens]
+            break
+        if token in flags or (token.startswith("-v") and set(token[1:]) == {"v"}):
+            front.append(token)
+            continue
+        rest.append(token)
+        if command is None and not token.startswith("-"):
+            command = cli.commands.get(token)
+        elif command is not None and token in _value_options(command):
+            rest.append(next(tokens, ""))
+    return [*front, *rest] if front else args
+
+
+def _value_options(command: click.Command) -> set[str]:
+    """The option names of ``command`` that take a value (the next token)."""
+    return {
+        name
+        for param in command.params
+        if isinstance(param, click.Option) and not param.is_flag and not param.count
+        for name in param.opts + param.secondary_opts
+    }
 
 
 def _one_line(text: str) -> str:

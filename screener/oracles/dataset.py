@@ -158,7 +158,7 @@ def load_answers(path: str | Path, gold: str | Path | None = None) -> RecordedAn
         if rows:
             raise PoolError(
                 f"{file}: none of its {len(rows):,} answers is to a task with gold",
-                "give the gold answers (a gold or true_label column, or -o gold=FILE)",
+                "give the gold answers (a gold or true_label column, or -O gold=FILE)",
             )
         raise PoolError(f"{file} holds no answers")
     return _assemble(kept, column, str(file), len(rows) - len(kept))
@@ -231,7 +231,7 @@ def _reward_column(file: Path, header: Sequence[str], gold_file: bool) -> str | 
         raise PoolError(
             f"{file}: expected columns worker,item,answer plus gold, correct or score, or "
             f"crowd-kit's task,worker,label plus gold (found {', '.join(header) or 'nothing'})",
-            "export one row per answer, e.g. with `screener export`, or pass -o gold=FILE",
+            "export one row per answer, e.g. with `screener export`, or pass -O gold=FILE",
         )
     return column
 
@@ -414,13 +414,13 @@ def _bank_holds_items(pool: WorkerPool, recorded: RecordedAnswers) -> bool:
 
 def _min_answers(options: Mapping[str, Any]) -> int:
     value = options.get("min_answers", 1)
-    return check_count("min_answers", value, 1, "e.g. -o min_answers=3")
+    return check_count("min_answers", value, 1, "e.g. -O min_answers=3")
 
 
 def _answers(options: Mapping[str, Any]) -> RecordedAnswers:
     path = options.get("path")
     if not path:
-        raise ConfigError("the dataset oracle needs a path", "pass -o path=answers.csv")
+        raise ConfigError("the dataset oracle needs a path", "pass -O path=answers.csv")
     gold = str(options["gold"]) if options.get("gold") else None
     return _load_once(str(path), gold, _stamp(str(path)), _stamp(gold))
 

@@ -217,7 +217,7 @@ def delivery_options(options: Mapping[str, Any], oracle: str) -> dict[str, Any]:
 
 
 def parse_flag(value: object, name: str) -> bool:
-    """A boolean option given as a bool or as text (CLI ``-o key=value``, TOML, JSON)."""
+    """A boolean option given as a bool or as text (CLI ``-O key=value``, TOML, JSON)."""
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()

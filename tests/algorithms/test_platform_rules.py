@@ -340,8 +340,8 @@ def test_cli_dataset_replay_decides_on_the_hand_worked_answers(tmp_path: Path) -
         "dan": [1] * 5,  # exhausted after 5: undecided, leaning above
         "eve": [1] * 6 + [0] * 8,  # answers 2-11 hold 5 right: banned at 11; quiz 6 of 10
     })  # fmt: skip
-    source = ["--oracle", "dataset", "-o", "path=answers.csv", "-o", "replacement=false",
-              "-o", "shuffle=false", "--quiet", "--json"]  # fmt: skip
+    source = ["--oracle", "dataset", "-O", "path=answers.csv", "-O", "replacement=false",
+              "-O", "shuffle=false", "--quiet", "--json"]  # fmt: skip
     toloka = report_of(screener("run", *source, "-a", "toloka-rule", "--threshold", "0.6",
                                 cwd=tmp_path))  # fmt: skip
     lines = by_worker(toloka)
@@ -407,7 +407,7 @@ def test_cli_live_run_of_toloka_rule_against_the_reference_service(
 ) -> None:
     env = {**os.environ, "SCREENER_TOKEN": TOKEN}
     report = report_of(screener("run", "workers.csv", "--questions", "questions.csv",
-                                "--oracle", "http", "-o", f"url={service}", "-a", "toloka-rule",
+                                "--oracle", "http", "-O", f"url={service}", "-a", "toloka-rule",
                                 "--threshold", "0.6", "--quiet", "--json", cwd=tmp_path,
                                 env=env))  # fmt: skip
     assert report["condition_met"]

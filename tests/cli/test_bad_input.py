@@ -179,12 +179,12 @@ def test_unreachable_http_service_leaves_no_run(folder: Path, closed_port: int) 
     url = f"http://127.0.0.1:{closed_port}"
     line = refused(
         folder, "run", "--questions", "bank.csv", "--workers", "5", "--oracle", "http",
-        "-o", f"url={url}", "-o", "max_attempts=1", "--db", DB,
+        "-O", f"url={url}", "-O", "max_attempts=1", "--db", DB,
     )  # fmt: skip
     assert line.startswith(f"error: cannot reach the answer stream of {url}: ")
     fresh = screener(
         "run", "--questions", "bank.csv", "--workers", "5", "--oracle", "http",
-        "-o", f"url={url}", "-o", "max_attempts=1", "--db", "fresh.db", cwd=folder,
+        "-O", f"url={url}", "-O", "max_attempts=1", "--db", "fresh.db", cwd=folder,
     )  # fmt: skip
     assert fresh.returncode == 2 and len(fresh.stderr.splitlines()) == 1, fresh.stderr
     assert not (folder / "fresh.db").exists()
@@ -192,7 +192,7 @@ def test_unreachable_http_service_leaves_no_run(folder: Path, closed_port: int) 
 
 def test_an_oracle_without_workers_of_its_own_needs_a_pool(folder: Path, closed_port: int) -> None:
     # The http oracle used to be handed the simulated demo pool's 30 names, silently.
-    line = refused(folder, "run", "--oracle", "http", "-o", f"url=http://127.0.0.1:{closed_port}",
+    line = refused(folder, "run", "--oracle", "http", "-O", f"url=http://127.0.0.1:{closed_port}",
                    "--db", DB)  # fmt: skip
     assert line == (
         "error: the http oracle has no workers of its own, and no pool was given "

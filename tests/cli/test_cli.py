@@ -240,7 +240,7 @@ def test_error_picks_the_bar_algorithm_and_the_report_names_its_level(
         "-p", bound, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    headline, status = done.stdout.splitlines()[1:3]
+    headline, status = done.stdout.splitlines()[0:2]
     assert f"· {algorithm} ·" in headline
     assert promise in status
     assert status.endswith(levels)

@@ -83,7 +83,7 @@ def by_worker(rows: Rows, *columns: str) -> dict[str, list[tuple[str, ...]]]:
 
 def replay_file(folder: Path, db: str, *options: str) -> Rows:
     """Replay an exported file, every record once in file order, and export what it got."""
-    ok("run", "--oracle", "dataset", "-o", "replacement=false", "-o", "shuffle=false",
+    ok("run", "--oracle", "dataset", "-O", "replacement=false", "-O", "shuffle=false",
        *options, "-a", "uniform-thresholding", "-p", "threshold=0.5", "--budget", "100000",
        "--db", db, "--quiet", cwd=folder)  # fmt: skip
     ok("export", last_run(folder, db), "-o", f"{db}.csv", "--db", db, cwd=folder)
@@ -95,7 +95,7 @@ def dataset_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A finished dataset run without replacement, and its long export (answers.csv)."""
     folder = tmp_path_factory.mktemp("dataset-run")
     write_dataset(folder / "data.csv")
-    ok("run", "--oracle", "dataset", "-o", "path=data.csv", "-o", "replacement=false",
+    ok("run", "--oracle", "dataset", "-O", "path=data.csv", "-O", "replacement=false",
        "-a", "rr", "--k", "1.0", "--seed", "4", "--quiet", cwd=folder)  # fmt: skip
     run = last_run(folder)
     ok("export", run, "-o", "answers.csv", cwd=folder)
@@ -124,8 +124,9 @@ def test_both_exports_replay_to_the_same_answers_per_worker(
 ) -> None:
     folder, run = dataset_run
     exported = read(folder / "answers.csv")
-    shown = ok("export", run, "-o", "ck.csv", "--format", "crowd-kit", cwd=folder)
-    assert shown.strip().endswith("their gold to ck.gold.csv")
+    shown = screener("export", run, "-o", "ck.csv", "--format", "crowd-kit", cwd=folder)
+    assert shown.returncode == 0 and shown.stdout == ""  # the note is on stderr, data in files
+    assert shown.stderr.strip().endswith("their gold to ck.gold.csv")
     labels, gold = read(folder / "ck.csv"), read(folder / "ck.gold.csv")
     assert [(r["task"], r["worker"], r["label"]) for r in labels] == [
         (r["item"], r["worker"], r["answer"]) for r in exported
@@ -135,8 +136,8 @@ def test_both_exports_replay_to_the_same_answers_per_worker(
 
     columns = ("item", "answer", "gold", "score")
     expected = by_worker(exported, *columns)
-    assert by_worker(replay_file(folder, "long.db", "-o", "path=answers.csv"), *columns) == expected
-    crowd_kit = replay_file(folder, "ck.db", "-o", "path=ck.csv", "-o", "gold=ck.gold.csv")
+    assert by_worker(replay_file(folder, "long.db", "-O", "path=answers.csv"), *columns) == expected
+    crowd_kit = replay_file(folder, "ck.db", "-O", "path=ck.csv", "-O", "gold=ck.gold.csv")
     assert by_worker(crowd_kit, *columns) == expected
 
 
@@ -149,7 +150,7 @@ def test_crowd_kit_fits_on_the_export(tmp_path: Path) -> None:
     pd = pytest.importorskip("pandas")
     aggregation = pytest.importorskip("crowdkit.aggregation")
     write_dataset(tmp_path / "data.csv", seed=3, clean=True)
-    ok("run", "--oracle", "dataset", "-o", "path=data.csv", "-o", "replacement=false",
+    ok("run", "--oracle", "dataset", "-O", "path=data.csv", "-O", "replacement=false",
        "-a", "rr", "--k", "1.0", "--quiet", cwd=tmp_path)  # fmt: skip
     run = last_run(tmp_path)
     ok("export", run, "-o", "answers.csv", cwd=tmp_path)
@@ -172,7 +173,7 @@ def test_crowd_kit_fits_on_the_export(tmp_path: Path) -> None:
 
 def test_invalidating_an_item_changes_exactly_its_answers(tmp_path: Path) -> None:
     write_dataset(tmp_path / "data.csv", seed=1)
-    ok("run", "--oracle", "dataset", "-o", "path=data.csv", "-o", "replacement=false",
+    ok("run", "--oracle", "dataset", "-O", "path=data.csv", "-O", "replacement=false",
        "-a", "rr", "--k", "1.0", "--quiet", cwd=tmp_path)  # fmt: skip
     run = last_run(tmp_path)
     ok("export", run, "-o", "before.csv", cwd=tmp_path)
@@ -202,7 +203,7 @@ def test_invalidating_an_item_changes_exactly_its_answers(tmp_path: Path) -> Non
 def test_what_a_run_without_raw_answers_cannot_do_is_one_line(tmp_path: Path) -> None:
     graded = [(f"w{w}", f"i{j}", "0.5", "0.6", 0.9 - 0.1 * w) for w in range(3) for j in range(8)]
     write(tmp_path / "graded.csv", ("worker", "item", "answer", "gold", "score"), graded)
-    ok("run", "--oracle", "dataset", "-o", "path=graded.csv", "-o", "replacement=false",
+    ok("run", "--oracle", "dataset", "-O", "path=graded.csv", "-O", "replacement=false",
        "-a", "rr", "--interval", "hoeffding", "--quiet", cwd=tmp_path)  # fmt: skip
     run = last_run(tmp_path)
     for args, message in [
@@ -220,7 +221,7 @@ def test_with_replacement_items_come_back_and_a_log_replay_gets_every_answer(
     tmp_path: Path,
 ) -> None:
     write_dataset(tmp_path / "data.csv", seed=2)
-    ok("run", "--oracle", "dataset", "-o", "path=data.csv", "-a", "rr", "--k", "1.0",
+    ok("run", "--oracle", "dataset", "-O", "path=data.csv", "-a", "rr", "--k", "1.0",
        "--budget", "600", "--quiet", cwd=tmp_path)  # fmt: skip
     run = last_run(tmp_path)
     ok("export", run, "-o", "answers.csv", cwd=tmp_path)
@@ -236,7 +237,7 @@ def test_with_replacement_items_come_back_and_a_log_replay_gets_every_answer(
 @pytest.mark.skipif(not os.environ.get("SCREENER_DATA"), reason="SCREENER_DATA is not set")
 def test_a_shared_dataset_run_exports_its_real_rows(tmp_path: Path) -> None:
     data = Path(os.environ["SCREENER_DATA"]) / "gold_answers" / "Zheng_d_Duck.csv"
-    ok("run", "--oracle", "dataset", "-o", f"path={data}", "-o", "replacement=false",
+    ok("run", "--oracle", "dataset", "-O", f"path={data}", "-O", "replacement=false",
        "--budget", "500", "--quiet", cwd=tmp_path)  # fmt: skip
     run = last_run(tmp_path)
     ok("export", run, "-o", "answers.csv", cwd=tmp_path)

@@ -323,8 +323,8 @@ def oracle_args(draw: st.DrawFn, run_id: str) -> list[str]:
     oracle = draw(mostly(st.sampled_from(["simulated", "dataset", "log", "http"])))
     args = ["--oracle", oracle]
     if oracle == "http":
-        return [*args, "--questions", "bank.csv", "-o", "url=http://127.0.0.1:1",
-                "-o", "max_attempts=1"]  # fmt: skip
+        return [*args, "--questions", "bank.csv", "-O", "url=http://127.0.0.1:1",
+                "-O", "max_attempts=1"]  # fmt: skip
     options: dict[str, st.SearchStrategy[str]] = {
         "simulated": {
             "latency": LATENCY,
@@ -498,15 +498,15 @@ DATASETS = [
 def dataset_files(draw: st.DrawFn) -> tuple[dict[str, bytes], list[str]]:
     header, cells = draw(st.sampled_from(DATASETS))
     files = {"data.csv": draw(csv_file(header, *cells, max_rows=30, keyed=False))}
-    options = ["-o", "path=data.csv"]
+    options = ["-O", "path=data.csv"]
     if draw(st.booleans()):
         files["gold.csv"] = draw(csv_file(columns("task", "true_label"), ITEM, GOLD))
-        options += ["-o", "gold=gold.csv"]
+        options += ["-O", "gold=gold.csv"]
     if draw(st.booleans()):
-        options += ["-o", f"replacement={draw(mostly(st.sampled_from(['true', 'false'])))}"]
+        options += ["-O", f"replacement={draw(mostly(st.sampled_from(['true', 'false'])))}"]
     if draw(st.booleans()):
         min_answers = draw(mostly(typed(st.integers(1, 3)), typed(st.integers(-1, 9))))
-        options += ["-o", f"min_answers={min_answers}"]
+        options += ["-O", f"min_answers={min_answers}"]
     return files, options
 
 

@@ -92,8 +92,8 @@ def test_export_replays_like_the_log_and_invalidation_rescores(tmp_path: Path) -
     replayed = screener("replay", original, "-a", "wrr", "--json", cwd=tmp_path)
     assert replayed.returncode == 0, replayed.stderr
     both = json.loads(replayed.stdout)
-    from_file = screener("run", "--oracle", "dataset", "-o", "path=answers.csv",
-                         "-o", "replacement=false", "-o", "shuffle=false", "-a", "wrr", "--k",
+    from_file = screener("run", "--oracle", "dataset", "-O", "path=answers.csv",
+                         "-O", "replacement=false", "-O", "shuffle=false", "-a", "wrr", "--k",
                          "1.5", "--concurrency", "16", "--seed", "2", "--quiet", "--json",
                          cwd=tmp_path)  # fmt: skip
     assert_ran(from_file.returncode, from_file.stdout, from_file.stderr)
@@ -138,7 +138,7 @@ def test_bad_run_file_is_one_line(tmp_path: Path) -> None:
 @pytest.mark.skipif(not os.environ.get("SCREENER_DATA"), reason="SCREENER_DATA is not set")
 def test_a_shared_dataset_replays_end_to_end(tmp_path: Path) -> None:
     data = Path(os.environ["SCREENER_DATA"]) / "gold_answers" / "Zheng_d_Duck.csv"
-    done = screener("run", "--oracle", "dataset", "-o", f"path={data}", "-o", "replacement=false",
+    done = screener("run", "--oracle", "dataset", "-O", f"path={data}", "-O", "replacement=false",
                     "-a", "rr", "--budget", "3000", "--quiet", "--json", cwd=tmp_path)  # fmt: skip
     assert_ran(done.returncode, done.stdout, done.stderr)
     report = json.loads(done.stdout)
@@ -157,7 +157,7 @@ def service(tmp_path: Path) -> Iterator[str]:
 def test_a_live_run_against_the_reference_service(tmp_path: Path, service: str) -> None:
     env = {**os.environ, "SCREENER_TOKEN": "s3cret-token-for-tests"}
     done = screener("run", "workers.csv", "--questions", "questions.csv", "--oracle", "http",
-                    "-o", f"url={service}", "-a", "rr", "--k", "1.5", "--quiet", "--json",
+                    "-O", f"url={service}", "-a", "rr", "--k", "1.5", "--quiet", "--json",
                     cwd=tmp_path, env=env)  # fmt: skip
     assert_ran(done.returncode, done.stdout, done.stderr)
     report = json.loads(done.stdout)

@@ -143,7 +143,7 @@ def test_the_command_line_never_shows_the_password(database_url: str, tmp_path: 
     assert [line["answered"] for line in json.loads(listed.stdout)][:2] == [60, 60]
     for shown in (ran, shown_saved, replayed, listed, report):
         assert "s3cret-pw" not in shown.stdout + shown.stderr
-    assert "***" in shown_saved.stdout  # "saved in postgresql+psycopg://postgres:***@..."
+    assert "***" in shown_saved.stderr  # "saved in postgresql+psycopg://postgres:***@..."
     engine = create_engine(target)
     try:
         with engine.connect() as conn:
