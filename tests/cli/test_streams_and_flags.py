@@ -65,7 +65,7 @@ def test_global_flags_are_moved_before_the_command(args: list[str], hoisted: lis
 
 def test_quiet_anywhere_leaves_only_the_data(tmp_path: Path) -> None:
     (tmp_path / "pool.csv").write_text(POOL, encoding="utf-8")
-    outputs = []
+    outputs: list[str] = []
     for where in (["-q", "run"], ["run", "-q"]):
         args = [*where, "pool.csv", *RUN, "--db", f"{len(outputs)}.db", "--format", "table"]
         done = ok(*args, cwd=tmp_path)
