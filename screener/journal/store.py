@@ -151,6 +151,7 @@ class Journal:
                 # One transaction per step, re-reading the version under the write lock so
                 # two concurrent upgrades cannot apply the same step twice.
                 with self._writer.begin() as conn:
+                    _lock_schema(conn)
                     current = _read_version(conn, self.name)
                     if current >= SCHEMA_VERSION:
                         break
@@ -182,6 +183,7 @@ class Journal:
 
     def _create_schema(self) -> None:
         with self._writer.begin() as conn:
+            _lock_schema(conn)
             if inspect(conn).get_table_names():
                 return  # another process created it between our check and our lock
             tables = [SCHEMA_INFO_TABLE, RUNS_TABLE, EVENTS_TABLE, RUN_LEASES_TABLE]
@@ -499,6 +501,19 @@ def _configure_sqlite(engine: Engine, synchronous: str) -> None:
 
 
 # ----------------------------------------------------------------------- schema
+#: The PostgreSQL advisory lock that serialises schema creation and upgrades (any constant
+#: shared by every screener; this one is "scrn" in ASCII).
+_SCHEMA_LOCK = 0x7363726E
+
+
+def _lock_schema(conn: Connection) -> None:
+    """Serialise creating or upgrading the schema across processes. SQLite's BEGIN IMMEDIATE
+    already does; on PostgreSQL two processes would both find no tables and both create them
+    (one failing on a duplicate key), so they queue on a lock held until the commit."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK})")
+
+
 def _read_version(conn: Connection, name: str) -> int:
     query = select(SCHEMA_INFO_TABLE.c.value).where(SCHEMA_INFO_TABLE.c.key == "version")
     value: str | None = conn.execute(query).scalar_one_or_none()

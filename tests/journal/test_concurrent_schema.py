@@ -1,0 +1,59 @@
+"""Many processes creating or upgrading one database at the same instant: every one succeeds
+and each migration step is applied once, on SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+
+from sqlalchemy import text
+
+from screener.journal import SCHEMA_VERSION, Journal, RunSpec
+
+N_PROCESSES = 8
+
+
+def _open_at(url: str, start: float, upgrade: bool, outcomes: multiprocessing.Queue[str]) -> None:
+    time.sleep(max(0.0, start - time.time()))
+    try:
+        with Journal(url, create=not upgrade, check_version=not upgrade) as journal:
+            applied = journal.upgrade() if upgrade else []
+            outcomes.put(f"ok {len(applied)}")
+    except Exception as error:  # reported, so that the test shows it
+        outcomes.put(f"error: {type(error).__name__}: {error}")
+
+
+def race(url: str, upgrade: bool) -> list[str]:
+    context = multiprocessing.get_context("spawn")
+    outcomes: multiprocessing.Queue[str] = context.Queue()
+    start = time.time() + 2.0  # spawned interpreters take a moment to import
+    racers = [
+        context.Process(target=_open_at, args=(url, start, upgrade, outcomes))
+        for _ in range(N_PROCESSES)
+    ]
+    for racer in racers:
+        racer.start()
+    results = sorted(outcomes.get(timeout=120) for _ in racers)
+    for racer in racers:
+        racer.join(timeout=30)
+    return results
+
+
+def test_processes_creating_one_database_at_once_all_succeed(database_url: str) -> None:
+    assert race(database_url, upgrade=False) == ["ok 0"] * N_PROCESSES
+    with Journal(database_url, create=False) as journal:
+        assert journal.schema_version() == SCHEMA_VERSION
+
+
+def test_processes_upgrading_one_database_at_once_apply_each_step_once(database_url: str) -> None:
+    spec = RunSpec("wrr", {}, 0, {"name": "simulated"}, {"workers": ["a", "b"]}, {})
+    with Journal(database_url) as journal:
+        run_id = journal.create_run(spec)
+        with journal.engine.begin() as conn:  # back to schema 2: no leases table
+            conn.execute(text("DROP TABLE run_leases"))
+            conn.execute(text("UPDATE screener_schema SET value = '2' WHERE key = 'version'"))
+    results = race(database_url, upgrade=True)
+    assert results == ["ok 0"] * (N_PROCESSES - 1) + ["ok 1"], results
+    with Journal(database_url, create=False) as journal:
+        assert journal.schema_version() == SCHEMA_VERSION
+        journal.claim(run_id)  # the table the step created works
