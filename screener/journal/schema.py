@@ -3,7 +3,7 @@ events. ``run_leases`` is the exception by design: who drives a run now (journal
 
 from __future__ import annotations
 
-from sqlalchemy import Index, Table
+from sqlalchemy import BigInteger, Column, Index, Integer, Table
 from sqlmodel import Field, SQLModel
 
 __all__ = [
@@ -55,7 +55,12 @@ class EventRow(SQLModel, table=True):
     # of its own: a second index would only slow down inserts.
     __table_args__ = (Index("ix_events_run_id_id", "run_id", "id"),)
 
-    id: int | None = Field(default=None, primary_key=True)
+    # 64-bit on PostgreSQL (a busy database passes 2^31 events); SQLite's INTEGER PRIMARY KEY
+    # is already 64-bit, and must be spelled INTEGER to stay the rowid.
+    id: int | None = Field(
+        default=None,
+        sa_column=Column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True),
+    )
     run_id: str = Field(foreign_key="runs.id")
     kind: str
     pull_id: int | None = None

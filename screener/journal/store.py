@@ -50,11 +50,18 @@ def _add_question_columns(conn: Connection) -> None:
 
 def _add_run_leases(conn: Connection) -> None:
     RUN_LEASES_TABLE.create(conn, checkfirst=True)
+    if conn.dialect.name == "postgresql":  # event ids were 32-bit there
+        conn.exec_driver_sql("ALTER TABLE events ALTER COLUMN id TYPE BIGINT")
+        conn.exec_driver_sql("ALTER SEQUENCE IF EXISTS events_id_seq AS BIGINT")
 
 
 MIGRATIONS: list[Migration] = [
     (1, "1 -> 2: events record the gold question and the raw answer", _add_question_columns),
-    (2, "2 -> 3: runs have leases, so one process drives a run at a time", _add_run_leases),
+    (
+        2,
+        "2 -> 3: runs have leases, so one process drives a run at a time; 64-bit event ids",
+        _add_run_leases,
+    ),
 ]
 
 # Insert order of the event columns (the tuple built in Journal._insert_events).

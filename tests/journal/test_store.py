@@ -329,7 +329,7 @@ def test_a_version_1_file_upgrades_and_keeps_its_events(db: Path) -> None:
     with Journal(str(db), create=False, check_version=False) as old:
         assert old.upgrade() == [
             "1 -> 2: events record the gold question and the raw answer",
-            "2 -> 3: runs have leases, so one process drives a run at a time",
+            "2 -> 3: runs have leases, so one process drives a run at a time; 64-bit event ids",
         ]
     with Journal(str(db)) as upgraded:
         upgraded.claim(run_id)  # the leases table is back

@@ -1,14 +1,15 @@
-"""Many processes creating or upgrading one database at the same instant: every one succeeds
-and each migration step is applied once, on SQLite and PostgreSQL alike."""
+"""Schema changes: many processes creating or upgrading one database at the same instant (every one succeeds
+and each step is applied once, on SQLite and PostgreSQL alike), and 64-bit event ids."""
 
 from __future__ import annotations
 
 import multiprocessing
 import time
 
+import pytest
 from sqlalchemy import text
 
-from screener.journal import SCHEMA_VERSION, Journal, RunSpec
+from screener.journal import SCHEMA_VERSION, Event, EventKind, Journal, RunSpec
 
 N_PROCESSES = 8
 
@@ -57,3 +58,25 @@ def test_processes_upgrading_one_database_at_once_apply_each_step_once(database_
     with Journal(database_url, create=False) as journal:
         assert journal.schema_version() == SCHEMA_VERSION
         journal.claim(run_id)  # the table the step created works
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)  # SQLite: always 64-bit
+@pytest.mark.parametrize("upgraded", [False, True], ids=["new", "upgraded-from-2"])
+def test_event_ids_go_past_32_bits_on_postgresql(database_url: str, upgraded: bool) -> None:
+    spec = RunSpec("wrr", {}, 0, {"name": "simulated"}, {"workers": ["a", "b"]}, {})
+    with Journal(database_url) as journal:
+        run_id = journal.create_run(spec)
+        if upgraded:  # as schema 2 left it: 32-bit ids, no leases
+            with journal.engine.begin() as conn:
+                conn.execute(text("DROP TABLE run_leases"))
+                conn.execute(text("ALTER TABLE events ALTER COLUMN id TYPE INTEGER"))
+                conn.execute(text("ALTER SEQUENCE events_id_seq AS INTEGER"))
+                conn.execute(text("UPDATE screener_schema SET value = '2' WHERE key = 'version'"))
+    if upgraded:
+        with Journal(database_url, create=False, check_version=False) as old:
+            assert len(old.upgrade()) == 1
+    with Journal(database_url) as journal:
+        with journal.engine.begin() as conn:
+            conn.execute(text("SELECT setval('events_id_seq', 3000000000)"))
+        journal.append(run_id, [Event(EventKind.ASKED, 1.0, 0, 0, "a", 0)])
+        assert journal.events(run_id)[-1].id == 3_000_000_001
