@@ -1,5 +1,6 @@
-"""Schema changes: many processes creating or upgrading one database at the same instant (every one succeeds
-and each step is applied once, on SQLite and PostgreSQL alike), and 64-bit event ids."""
+"""Schema changes: many processes creating or upgrading one database at the same instant
+(every one succeeds and each step is applied once, on SQLite and PostgreSQL alike), and
+64-bit event ids."""
 
 from __future__ import annotations
 
