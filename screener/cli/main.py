@@ -40,7 +40,7 @@ from screener.errors import ConfigError, ScreenerError
 from screener.files import STDIO, is_stdio, write_output
 from screener.journal import Journal, RunSummary, display_name
 from screener.logged import export_answers, export_crowdkit, invalidate_question, replay_logged_run
-from screener.oracles import available_oracles
+from screener.oracles import available_oracles, load_oracle_class
 from screener.orchestrator import Progress, RunOptions
 from screener.pool import WorkerPool, load_pool_csv, synthetic_pool
 from screener.report import (
@@ -659,15 +659,41 @@ def upgrade(db: str) -> None:
 
 
 @cli.command()
+@click.argument("name", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def oracles(as_json: bool) -> None:
-    """List the installed oracles (entry-point group screener.oracles)."""
+def oracles(name: str | None, as_json: bool) -> None:
+    """List the installed oracles (entry-point group screener.oracles), or one oracle's
+    options (-O NAME=VALUE) with their defaults."""
     found = available_oracles()
-    if as_json:
-        click.echo(json.dumps([dataclasses.asdict(info) for info in found], indent=2))
+    if name is None:
+        if as_json:
+            click.echo(json.dumps([dataclasses.asdict(info) for info in found], indent=2))
+            return
+        for info in found:
+            click.echo(f"{info.name:<16} {info.package} {info.version}  ({info.target})")
         return
-    for info in found:
-        click.echo(f"{info.name:<16} {info.package} {info.version}  ({info.target})")
+    chosen = next((info for info in found if info.name == name), None)
+    if chosen is None:
+        known = ", ".join(info.name for info in found)
+        raise ConfigError(f"no oracle named {name!r}", f"installed: {known}")
+    options = load_oracle_class(name).OPTIONS
+    if as_json:
+        listed = [dataclasses.asdict(option) for option in options]
+        click.echo(json.dumps({**dataclasses.asdict(chosen), "options": listed}, indent=2))
+        return
+    click.echo(f"{chosen.name}: {chosen.package} {chosen.version} ({chosen.target})")
+    if not options:
+        click.echo("it declares no options")
+        return
+    width = max(len(option.name) for option in options)
+    for option in options:
+        default = (
+            "required" if option.required
+            else "" if option.default is None
+            else f"default {json.dumps(option.default)}"
+        )  # fmt: skip
+        extra = f" ({default})" if default else ""
+        click.echo(f"  -O {option.name:<{width}}  {option.help}{extra}")
 
 
 def _algorithm_params(

@@ -1,6 +1,6 @@
 """Oracles: pluggable asynchronous sources of answers to gold questions."""
 
-from screener.oracles.base import Answer, Oracle, PullRequest, RetryNote
+from screener.oracles.base import Answer, Oracle, OracleOption, PullRequest, RetryNote
 from screener.oracles.latency import Latency
 from screener.oracles.registry import (
     ENTRY_POINT_GROUP,
@@ -16,6 +16,7 @@ __all__ = [
     "Latency",
     "Oracle",
     "OracleInfo",
+    "OracleOption",
     "PullRequest",
     "RetryNote",
     "SimulatedOracle",

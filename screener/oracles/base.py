@@ -15,11 +15,26 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from screener.errors import ConfigError
+
 if TYPE_CHECKING:
     from screener.bank import GoldQuestion
     from screener.pool import WorkerPool
 
-__all__ = ["Answer", "Oracle", "PullRequest", "RetryNote"]
+__all__ = ["Answer", "Oracle", "OracleOption", "PullRequest", "RetryNote"]
+
+
+@dataclass(frozen=True, slots=True)
+class OracleOption:
+    """One option an oracle takes (``-O NAME=VALUE``, a run file's ``[oracle]`` table):
+    ``screener oracles NAME`` lists them, and ``Oracle.check_options`` refuses any other."""
+
+    name: str
+    help: str
+    #: Shown as the default; None when there is none (a required option, or one whose
+    #: default is computed, as a random namespace).
+    default: Any = None
+    required: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +97,28 @@ class Oracle(abc.ABC):
     retractable: bool = True
     #: The id of the run this oracle serves, once ``bind_run`` was called (before ``open``).
     run_id: str | None = None
+    #: The options ``from_options`` takes, declared once: listed by ``screener oracles NAME``
+    #: and checked by ``check_options``.
+    OPTIONS: ClassVar[tuple[OracleOption, ...]] = ()
+
+    @classmethod
+    def check_options(cls, options: Mapping[str, Any]) -> None:
+        """Refuse options the oracle does not declare, and declared required ones that are
+        missing, in one line each; ``from_options`` calls it first."""
+        known = [option.name for option in cls.OPTIONS]
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise ConfigError(
+                f"unknown option(s) for the {cls.name} oracle: {', '.join(unknown)}",
+                f"its options are {', '.join(known) or 'none'} "
+                f"(`screener oracles {cls.name}` explains them)",
+            )
+        missing = [o.name for o in cls.OPTIONS if o.required and options.get(o.name) in (None, "")]
+        if missing:
+            raise ConfigError(
+                f"the {cls.name} oracle needs {' and '.join(missing)}",
+                f"give {' '.join(f'-O {name}=...' for name in missing)}",
+            )
 
     def bind_run(self, run_id: str) -> None:
         """Called once, before ``open``, with the id of the run this oracle serves (the same

@@ -29,15 +29,15 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from screener.algorithms._checks import check_count
 from screener.bank import GoldBank, GoldQuestion, Scoring, parse_number, score_answer
 from screener.errors import ConfigError, PoolError
-from screener.oracles.base import Answer, PullRequest
-from screener.oracles.simulated import SimulatedOracle, delivery_options, parse_flag
+from screener.oracles.base import Answer, OracleOption, PullRequest
+from screener.oracles.simulated import DELIVERY, SimulatedOracle, delivery_options, parse_flag
 from screener.pool import WorkerPool
 from screener.simulation.recorded import RecordedRewards
 
@@ -346,6 +346,20 @@ class DatasetOracle(SimulatedOracle):
     """
 
     name = "dataset"
+    OPTIONS: ClassVar[tuple[OracleOption, ...]] = (
+        OracleOption("path", "the answers: CSV worker,item,answer,gold (or correct / score), "
+                     "or crowd-kit's task,worker,label", required=True),
+        OracleOption("gold", "crowd-kit gold file task,true_label, when the answers carry no "
+                     "gold"),
+        OracleOption("replacement", "true: each question draws one of the worker's records "
+                     "at random (the papers' setup); false: each record once, then the worker "
+                     "is exhausted", True),
+        OracleOption("shuffle", "without replacement: records in a seeded shuffle (false: "
+                     "file order)", True),
+        OracleOption("min_answers", "the pool, when none is given: workers with at least "
+                     "this many answers", 1),
+        *DELIVERY,
+    )  # fmt: skip
     _replay: _Replay | None = None
 
     @classmethod
@@ -354,8 +368,7 @@ class DatasetOracle(SimulatedOracle):
 
     @classmethod
     def from_options(cls, pool: WorkerPool, options: Mapping[str, Any], seed: int) -> Self:
-        known = {"path", "gold", "replacement", "shuffle", "min_answers"}
-        rest = {k: v for k, v in options.items() if k not in known}
+        cls.check_options(options)
         recorded = _answers(options).for_pool(pool)
         model = RecordedRewards(
             pool.workers,
@@ -364,7 +377,7 @@ class DatasetOracle(SimulatedOracle):
             replacement=parse_flag(options.get("replacement", True), "replacement"),
             shuffle=parse_flag(options.get("shuffle", True), "shuffle"),
         )
-        oracle = cls(model, **delivery_options(rest, cls.name))
+        oracle = cls(model, **delivery_options(options))
         if _bank_holds_items(pool, recorded):
             oracle._replay = _Replay(model, recorded)
         oracle.source_options = {

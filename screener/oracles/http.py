@@ -25,7 +25,7 @@ import secrets
 import time
 import uuid
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -50,19 +50,13 @@ from screener.live.api import (
     parse_submit_result,
     verify,
 )
-from screener.oracles.base import Answer, Oracle, PullRequest
+from screener.oracles.base import Answer, Oracle, OracleOption, PullRequest
 from screener.pool import WorkerPool
 
 __all__ = ["NEEDS_BANK", "HttpOracle"]
 
 NEEDS_BANK = "the http oracle needs a gold question bank"
 _DELIVERIES = ("poll", "webhook")
-_OPTIONS = frozenset(
-    {
-        "url", "token_env", "delivery", "poll_wait", "batch", "request_timeout",
-        "max_attempts", "backoff", "webhook_host", "webhook_port", "webhook_url", "namespace",
-    }
-)  # fmt: skip
 _WEBHOOK_ROUTE = "/screener/webhook"
 _BACKOFF_CAP = 30.0
 _RETRY_AFTER_CAP = 120.0
@@ -85,6 +79,23 @@ class HttpOracle(Oracle):
     """
 
     name = "http"
+    OPTIONS: ClassVar[tuple[OracleOption, ...]] = (
+        OracleOption("url", "the service's base URL", required=True),
+        OracleOption("token_env", "environment variable holding the bearer token (unset or "
+                     "empty: no Authorization header)", "SCREENER_TOKEN"),
+        OracleOption("delivery", "poll (long-poll the answer stream) or webhook (the service "
+                     "calls us)", "poll"),
+        OracleOption("poll_wait", "long-poll seconds", 10.0),
+        OracleOption("batch", "assignments per POST", 100),
+        OracleOption("request_timeout", "seconds per request", 10.0),
+        OracleOption("max_attempts", "tries per request (5xx, 429, timeouts)", 5),
+        OracleOption("backoff", "base seconds between tries (doubling, capped)", 0.2),
+        OracleOption("webhook_host", "where screener listens for webhooks", "127.0.0.1"),
+        OracleOption("webhook_port", "port for webhooks (0: any free one)", 0),
+        OracleOption("webhook_url", "the address the service should call, when it is not "
+                     "http://webhook_host:webhook_port/..."),
+        OracleOption("namespace", "assignment id prefix (default: generated per run)"),
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -131,14 +142,7 @@ class HttpOracle(Oracle):
 
     @classmethod
     def from_options(cls, pool: WorkerPool, options: Mapping[str, Any], seed: int) -> Self:
-        unknown = set(options) - _OPTIONS
-        if unknown:
-            raise ConfigError(
-                f"unknown option(s) for the http oracle: {', '.join(sorted(unknown))}",
-                f"its options are {', '.join(sorted(_OPTIONS))}",
-            )
-        if not options.get("url"):
-            raise ConfigError("the http oracle needs a url", "pass the service's base URL")
+        cls.check_options(options)
         if pool.bank is None:
             raise ConfigError(NEEDS_BANK, "give the pool a question bank (--questions)")
         kwargs: dict[str, Any] = {

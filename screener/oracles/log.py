@@ -8,14 +8,15 @@ logged answers are used up, w is exhausted. Nothing is paid for: the log is the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from screener.bank import GoldQuestion
 from screener.errors import ConfigError
 from screener.journal import Journal, LoggedAnswer, logged_answers
-from screener.oracles.simulated import SimulatedOracle, delivery_options
+from screener.oracles.base import OracleOption
+from screener.oracles.simulated import DELIVERY, SimulatedOracle, delivery_options
 from screener.pool import WorkerPool
 from screener.simulation.recorded import RecordedRewards
 
@@ -45,6 +46,11 @@ class LogOracle(SimulatedOracle):
     oracle's delivery options (``latency``, ``batch_release``, ...; none by default)."""
 
     name = "log"
+    OPTIONS: ClassVar[tuple[OracleOption, ...]] = (
+        OracleOption("db", "the database of the logged run", required=True),
+        OracleOption("run", "the logged run's id", required=True),
+        *DELIVERY,
+    )  # fmt: skip
     #: Each pool worker's logged questions, in the order its answers were received.
     _questions: list[list[str | None]]
 
@@ -55,6 +61,7 @@ class LogOracle(SimulatedOracle):
 
     @classmethod
     def from_options(cls, pool: WorkerPool, options: Mapping[str, Any], seed: int) -> Self:
+        cls.check_options(options)
         db, run_id = _source(options)
         logged_pool, per_arm = _logged(db, run_id)
         by_worker = dict(zip(logged_pool.workers, per_arm, strict=True))
@@ -69,8 +76,7 @@ class LogOracle(SimulatedOracle):
             pool.workers, [[a.reward for a in logged] for logged in answers], seed,
             replacement=False, shuffle=False,
         )  # fmt: skip
-        rest = {k: v for k, v in options.items() if k not in ("db", "run")}
-        oracle = cls(model, **delivery_options(rest, cls.name))
+        oracle = cls(model, **delivery_options(options))
         oracle.source_options = {"db": db, "run": run_id}
         oracle._questions = [[a.question for a in logged] for logged in answers]
         return oracle

@@ -7,12 +7,12 @@ import contextlib
 import heapq
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from screener.errors import ConfigError
-from screener.oracles.base import Answer, Oracle, PullRequest
+from screener.oracles.base import Answer, Oracle, OracleOption, PullRequest
 from screener.oracles.latency import Latency
 from screener.pool import WorkerPool, demo_pool
 from screener.simulation.hashing import uniforms
@@ -21,7 +21,17 @@ from screener.simulation.rewards import BernoulliRewards, BetaRewards, RewardMod
 
 __all__ = ["DELIVERY_OPTIONS", "SimulatedOracle", "delivery_options", "parse_flag"]
 
-DELIVERY_OPTIONS = frozenset({"latency", "batch_release", "loss", "duplicates", "retractable"})
+#: How simulated answers are delivered; the dataset and log oracles take them too.
+DELIVERY = (
+    OracleOption("latency", "how long each answer takes: none, constant:S or exponential:S "
+                 "(seconds)", "none"),
+    OracleOption("batch_release", "answers are held and released in groups of this size", 1),
+    OracleOption("loss", "probability that an answer never comes", 0.0),
+    OracleOption("duplicates", "probability that an answer is delivered twice", 0.0),
+    OracleOption("retractable", "whether cancelling a question withdraws it (false: its "
+                 "answer still comes)", True),
+)  # fmt: skip
+DELIVERY_OPTIONS = frozenset(option.name for option in DELIVERY)
 
 _LOSS_STREAM = 2
 _DUPLICATE_STREAM = 3
@@ -44,6 +54,13 @@ class SimulatedOracle(Oracle):
     """
 
     name = "simulated"
+    OPTIONS: ClassVar[tuple[OracleOption, ...]] = (
+        OracleOption("rewards", "bernoulli (right or wrong) or beta (graded in [0, 1])",
+                     "bernoulli"),
+        OracleOption("concentration", "beta rewards: how tightly scores gather around the "
+                     "worker's accuracy", 10.0),
+        *DELIVERY,
+    )  # fmt: skip
     #: Options of subclasses that replay records (dataset, log), kept for ``describe``.
     source_options: dict[str, Any] | None = None
 
@@ -81,8 +98,8 @@ class SimulatedOracle(Oracle):
 
     @classmethod
     def from_options(cls, pool: WorkerPool, options: Mapping[str, Any], seed: int) -> Self:
-        own = {"rewards", "concentration"}
-        delivery = delivery_options({k: v for k, v in options.items() if k not in own}, cls.name)
+        cls.check_options(options)
+        delivery = delivery_options(options)
         accuracies = pool.require_accuracies()
         kind = options.get("rewards", "bernoulli")
         model: RewardModel
@@ -197,15 +214,9 @@ class SimulatedOracle(Oracle):
             self._changed.set()
 
 
-def delivery_options(options: Mapping[str, Any], oracle: str) -> dict[str, Any]:
-    """SimulatedOracle's delivery keyword arguments from plain options; anything else is an
-    error naming ``oracle`` and what it accepts (its own options are removed beforehand)."""
-    unknown = set(options) - DELIVERY_OPTIONS
-    if unknown:
-        raise ConfigError(
-            f"unknown option(s) for the {oracle} oracle: {', '.join(sorted(unknown))}",
-            f"delivery options are {', '.join(sorted(DELIVERY_OPTIONS))}",
-        )
+def delivery_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """SimulatedOracle's delivery keyword arguments from plain options (the DELIVERY ones;
+    the caller's ``check_options`` has refused unknown names)."""
     latency = options.get("latency", "none")
     return {
         "latency": latency if isinstance(latency, Latency) else Latency.parse(str(latency)),

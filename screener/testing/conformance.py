@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from screener.algorithms import create_algorithm
-from screener.errors import ScreenerError
+from screener.errors import ConfigError, ScreenerError
 from screener.journal import AsyncJournal, EventKind, Journal, RunSpec
 from screener.oracles import Answer, Oracle, PullRequest
 from screener.orchestrator import Orchestrator, RunOptions
@@ -495,6 +495,25 @@ async def _check_describe(context: _Context) -> str | None:
     return None
 
 
+async def _check_options(context: _Context) -> str | None:
+    """The oracle declares its options (``OPTIONS``: unique names, every key ``describe()``
+    journals among them), and ``from_options`` refuses an undeclared one with ConfigError."""
+    oracle = context.build()
+    declared = [option.name for option in type(oracle).OPTIONS]
+    if not declared:
+        return "the oracle declares no OPTIONS: declare them so `screener oracles NAME` lists them"
+    if len(set(declared)) != len(declared):
+        raise _Failed(f"OPTIONS names an option twice: {declared}")
+    undeclared = sorted(set(oracle.describe()) - set(declared))
+    if undeclared:
+        raise _Failed(f"describe() journals {undeclared}, which OPTIONS does not declare")
+    try:
+        context.build({**context.options, "no_such_option_xyz": 1})
+    except ConfigError:
+        return None
+    raise _Failed("from_options accepted an undeclared option; call cls.check_options(options)")
+
+
 def _keys(value: object) -> Iterator[str]:
     """Every mapping key in a JSON-like value, at any depth."""
     if isinstance(value, Mapping):
@@ -515,4 +534,5 @@ CHECKS: Mapping[str, Callable[[_Context], Awaitable[str | None]]] = {
     "timeouts": _check_timeouts,
     "close": _check_close,
     "describe": _check_describe,
+    "options": _check_options,
 }

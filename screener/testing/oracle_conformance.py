@@ -79,3 +79,6 @@ class OracleConformance:
 
     def test_describe(self) -> None:
         self.run_check("describe")
+
+    def test_options(self) -> None:
+        self.run_check("options")

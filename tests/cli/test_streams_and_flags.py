@@ -13,6 +13,7 @@ import pytest
 from cli_helpers import NOT_COMPLETED
 
 from screener.cli.main import _hoist_global_flags
+from screener.oracles import load_oracle_class
 
 POOL = "worker,accuracy\n" + "".join(f"w{i},0.9\n" for i in range(8)) + "spammer,0.3\n"
 RUN = ["-a", "wrr", "--k", "1.5", "--seed", "4", "--budget", "3000"]
@@ -140,3 +141,16 @@ def test_bad_outputs_are_refused_in_one_line_before_anything_is_written(tmp_path
     run_id = json.loads(ok("runs", "--json", cwd=tmp_path).stdout)[0]["id"]
     assert "give -o FILE" in refused("export", run_id, "--json", cwd=tmp_path)
     assert "two files" in refused("export", run_id, "--format", "crowd-kit", cwd=tmp_path)
+
+
+@pytest.mark.parametrize("name", ["simulated", "dataset", "log", "http"])
+def test_each_oracle_lists_the_options_it_declares(name: str, tmp_path: Path) -> None:
+    declared = load_oracle_class(name).OPTIONS
+    listed = json.loads(ok("oracles", name, "--json", cwd=tmp_path).stdout)
+    assert [option["name"] for option in listed["options"]] == [o.name for o in declared]
+    table = ok("oracles", name, cwd=tmp_path).stdout
+    for option in declared:
+        assert f"-O {option.name} " in table
+    if any(option.required for option in declared):
+        assert "(required)" in table
+    assert "no oracle named 'nope'" in refused("oracles", "nope", cwd=tmp_path)

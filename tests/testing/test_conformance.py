@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import pytest
 
 from screener.oracles import Answer, PullRequest, SimulatedOracle
+from screener.pool import WorkerPool
 from screener.testing import (
     CHECKS,
     ConformanceError,
@@ -103,6 +104,15 @@ class TokenOracle(SimulatedOracle):
         return {**super().describe(), "api_token": "s3cret"}
 
 
+class LaxOracle(SimulatedOracle):
+    """Ignores options it does not know instead of refusing them (a typo goes unnoticed)."""
+
+    @classmethod
+    def from_options(cls, pool: WorkerPool, options: Mapping[str, Any], seed: int) -> Self:
+        known = {option.name for option in cls.OPTIONS}
+        return super().from_options(pool, {k: v for k, v in options.items() if k in known}, seed)
+
+
 @pytest.mark.parametrize(
     ("oracle", "check", "message"),
     [
@@ -110,16 +120,18 @@ class TokenOracle(SimulatedOracle):
         (FlippingOracle, "deterministic", "must be a pure function of the seed"),
         (DeafOracle, "cancel", "were cancelled but their answers arrived afterwards"),
         (TokenOracle, "describe", "['api_token'] that look like credentials"),
+        (LaxOracle, "options", "from_options accepted an undeclared option"),
     ],
-    ids=["leaks-tasks", "nondeterministic", "ignores-cancel", "secret-in-describe"],
+    ids=["leaks-tasks", "nondeterministic", "ignores-cancel", "secret-in-describe", "lax"],
 )
 def test_a_broken_oracle_fails_the_matching_check(
     oracle: type[SimulatedOracle], check: str, message: str
 ) -> None:
     report = _report(oracle, silent_options={"loss": 0.3})
     failed = {r.name: r.message for r in report.failures}
-    # A nondeterministic oracle is also one that from_options(describe()) cannot rebuild.
-    also = {"describe"} if check == "deterministic" else set()
+    # A nondeterministic oracle is also one that from_options(describe()) cannot rebuild; a
+    # key that describe() journals must be a declared option.
+    also = {"deterministic": {"describe"}, "describe": {"options"}}.get(check, set())
     assert set(failed) == {check, *also}, str(report)
     assert message in failed[check]
     with pytest.raises(ConformanceError, match=check):

@@ -248,7 +248,7 @@ def test_a_truncated_inbox_is_read_again_from_its_start(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"inbox": "a.jsonl"}, "needs file paths for outbox"),
+        ({"inbox": "a.jsonl"}, "the jsonl oracle needs outbox"),
         ({"outbox": "a.jsonl", "inbox": "a.jsonl"}, "the same file"),
         ({"outbox": "a", "inbox": "b", "poll": 0}, "poll must be a positive"),
         ({"outbox": "a", "inbox": "b", "token": "x"}, "unknown option(s) for the jsonl oracle"),

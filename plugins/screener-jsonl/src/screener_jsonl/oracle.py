@@ -16,12 +16,20 @@ from pathlib import Path
 from typing import Any, Self
 
 from screener.errors import ConfigError
-from screener.oracles import Answer, Oracle, PullRequest
+from screener.oracles import Answer, Oracle, OracleOption, PullRequest
 from screener.pool import WorkerPool
 
 __all__ = ["OPTIONS", "JsonlOracle", "inbox_line", "parse_answer", "parse_line"]
 
-OPTIONS = frozenset({"outbox", "inbox", "poll", "retractable"})
+#: Declared for `screener oracles jsonl` and checked by ``Oracle.check_options``.
+OPTIONS = (
+    OracleOption("outbox", "file the questions (and cancellations) are appended to",
+                 required=True),
+    OracleOption("inbox", "file the other process appends answers to", required=True),
+    OracleOption("poll", "seconds between looks at the inbox", 0.05),
+    OracleOption("retractable", "drop answers to cancelled pulls (false: deliver them, "
+                 "logged as late)", True),
+)  # fmt: skip
 _ANSWER_FIELDS = ("answer", "reward", "unavailable", "error")
 #: Finds the pull id in a line that is not valid JSON, so that pull can fail visibly.
 _PULL_ID = re.compile(rb'"pull_id"\s*:\s*(\d+)')
@@ -43,6 +51,7 @@ class JsonlOracle(Oracle):
     """
 
     name = "jsonl"
+    OPTIONS = OPTIONS
 
     def __init__(
         self, outbox: Path, inbox: Path, *, poll: float = 0.05, retractable: bool = True
@@ -63,18 +72,7 @@ class JsonlOracle(Oracle):
 
     @classmethod
     def from_options(cls, pool: WorkerPool, options: Mapping[str, Any], seed: int) -> Self:
-        unknown = set(options) - OPTIONS
-        if unknown:
-            raise ConfigError(
-                f"unknown option(s) for the jsonl oracle: {', '.join(sorted(unknown))}",
-                f"it accepts {', '.join(sorted(OPTIONS))}",
-            )
-        missing = [key for key in ("outbox", "inbox") if not options.get(key)]
-        if missing:
-            raise ConfigError(
-                f"the jsonl oracle needs file paths for {' and '.join(missing)}",
-                "pass e.g. outbox=questions.jsonl inbox=answers.jsonl",
-            )
+        cls.check_options(options)
         retractable = options.get("retractable", True)
         if not isinstance(retractable, bool):
             retractable = str(retractable).strip().lower() in ("true", "1", "yes")
