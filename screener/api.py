@@ -45,13 +45,18 @@ def run(
     ``screener report RUN_ID --db FILE`` shows it again and ``screener run --resume`` continues
     it; default: a temporary file, removed afterwards (``result.run_id`` then names nothing).
 
-    Examples:
-        >>> import screener
-        >>> pool = screener.synthetic_pool(12, 2, seed=1)
-        >>> result = screener.run(pool, algorithm="toloka-rule", params={"threshold": 0.6})
-        >>> result.condition_met, result.names[:2]
-        (True, ('w01', 'w02'))
-        >>> banned = [result.name(w.arm) for w in result.workers if w.decision == "below"]
+    Examples
+    --------
+    >>> import screener
+    >>> pool = screener.synthetic_pool(12, 2, seed=1)
+    >>> result = screener.run(pool, algorithm="toloka-rule", params={"threshold": 0.6})
+    >>> result.condition_met, result.names[:2]
+    (True, ('w01', 'w02'))
+    >>> [result.name(w.arm) for w in result.workers if w.decision == "below"]
+    ['w06', 'w08', 'w10', 'w11']
+
+    Toloka's rule bans the two spammers (w10, w11: about 50% right) and two good workers
+    (w06, w08: 84% and 82%) that had a bad run of ten answers.
     """
     coroutine = arun(
         pool, algorithm=algorithm, params=params, oracle=oracle, oracle_options=oracle_options,
@@ -79,7 +84,20 @@ async def arun(
     options: RunOptions | None = None,
     progress: Progress | None = None,
 ) -> Result:
-    """``run`` as a coroutine, for code that already runs an event loop."""
+    """``run`` as a coroutine, for code that already runs an event loop.
+
+    Examples
+    --------
+    Inside a running event loop (a notebook, an async service):
+
+    >>> import asyncio
+    >>> import screener
+    >>> async def main() -> screener.Result:
+    ...     pool = screener.synthetic_pool(12, 2, seed=1)
+    ...     return await screener.arun(pool, algorithm="toloka-rule", params={"threshold": 0.6})
+    >>> asyncio.run(main()).condition_met
+    True
+    """
     chosen = pool if pool is not None else default_pool(oracle, oracle_options or {})
     plan = RunPlan(
         pool=chosen, algorithm=algorithm, params=dict(params or {}), oracle=oracle,

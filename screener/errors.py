@@ -20,6 +20,17 @@ class ScreenerError(Exception):
     """Root of every error screener raises on purpose.
 
     ``hint`` says how to fix the problem; the CLI prints ``message (hint)`` on one line.
+
+    Examples
+    --------
+    Every deliberate error says what is wrong and, when it can, how to fix it:
+
+    >>> from screener import synthetic_pool
+    >>> try:
+    ...     synthetic_pool(3, 5)
+    ... except ScreenerError as error:
+    ...     print(type(error).__name__, "-", error)
+    PoolError - ...
     """
 
     def __init__(self, message: str, hint: str | None = None) -> None:

@@ -23,7 +23,16 @@ _ACCURACY_COLUMNS = ("accuracy", "mean")
 @dataclass(frozen=True)
 class WorkerPool:
     """Worker ids in a fixed order (index = arm), with optional true accuracies and an
-    optional gold question bank (a task pool)."""
+    optional gold question bank (a task pool).
+
+    Examples
+    --------
+    >>> pool = WorkerPool(("ann", "bob", "cy"), (0.9, 0.85, 0.4))
+    >>> len(pool), pool.workers[2]
+    (3, 'cy')
+    >>> WorkerPool.from_dict(pool.to_dict()) == pool  # as the journal stores it
+    True
+    """
 
     workers: tuple[str, ...]
     accuracies: tuple[float, ...] | None = None
@@ -91,7 +100,17 @@ class WorkerPool:
 
 def load_pool_csv(path: str | Path) -> WorkerPool:
     """Read ``worker[,accuracy]`` rows (a header line is required); ``-`` reads standard
-    input."""
+    input.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "pool.csv").write_text("worker,accuracy\\nann,0.9\\nbob,0.4\\n")
+    >>> pool = load_pool_csv(folder / "pool.csv")
+    >>> pool.workers, pool.accuracies
+    (('ann', 'bob'), (0.9, 0.4))
+    """
     file = source_name(path)
     try:
         text = read_text(path, "utf-8-sig")
@@ -133,6 +152,12 @@ def synthetic_pool(n_workers: int, n_outliers: int, *, seed: int = 0) -> WorkerP
 
     The outliers (spammers) answer at 0.45-0.55: clearly below mean - 2 std of the pool for
     pools of 10 workers or more with a handful of outliers.
+
+    Examples
+    --------
+    >>> pool = synthetic_pool(6, 1, seed=3)
+    >>> len(pool), min(pool.require_accuracies()) < 0.7 < max(pool.require_accuracies())
+    (6, True)
     """
     if n_workers < 2 or not 0 <= n_outliers < n_workers:
         raise PoolError(
@@ -151,7 +176,16 @@ def synthetic_pool(n_workers: int, n_outliers: int, *, seed: int = 0) -> WorkerP
 
 
 def demo_pool() -> WorkerPool:
-    """The embedded default: 30 simulated workers, 2 of them spammers."""
+    """The embedded default: 30 simulated workers, 2 of them spammers.
+
+    Examples
+    --------
+    >>> pool = demo_pool()
+    >>> len(pool), pool.workers[:3]
+    (30, ('w01', 'w02', 'w03'))
+    >>> sorted(pool.require_accuracies())[:2]  # the two spammers, near chance
+    [0.455, 0.531]
+    """
     pool = synthetic_pool(30, 2, seed=2017)
     return WorkerPool(pool.workers, pool.accuracies, "demo")
 

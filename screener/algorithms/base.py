@@ -110,7 +110,24 @@ class Ask:
 
 
 class Algorithm(abc.ABC):
-    """Base class of every screening algorithm (see the module docstring for the contract)."""
+    """Base class of every screening algorithm (see the module docstring for the contract).
+
+    Examples
+    --------
+    The ask / tell loop every algorithm runs, here Round-Robin against simulated answers
+    (``simulate`` runs the same loop):
+
+    >>> import numpy as np
+    >>> from screener import RoundRobin
+    >>> algorithm = RoundRobin(3, k=1.0, budget=30, seed=0)
+    >>> ask = algorithm.ask(3)  # three pulls: one per worker
+    >>> ask.arms.tolist(), ask.seqs.tolist()
+    ([0, 1, 2], [0, 0, 0])
+    >>> algorithm.tell_many(ask.ids.tolist(), [1.0, 1.0, 0.0]).tolist()  # 0: accepted
+    [0, 0, 0]
+    >>> algorithm.n_answered, algorithm.finished
+    (3, False)
+    """
 
     name: ClassVar[str]
     #: What the algorithm promises when its stopping condition holds; None for heuristics.

@@ -126,7 +126,14 @@ def parameter_choices(name: str) -> tuple[str, ...]:
 
 
 def create_algorithm(name: str, n_workers: int, params: Mapping[str, Any]) -> Algorithm:
-    """Build algorithm ``name`` for ``n_workers`` from plain keyword parameters."""
+    """Build algorithm ``name`` for ``n_workers`` from plain keyword parameters.
+
+    Examples
+    --------
+    >>> algorithm = create_algorithm("wrr", 10, {"k": 1.5, "direction": "low"})
+    >>> type(algorithm).__name__, algorithm.params()["k"], algorithm.params()["delta"]
+    ('WeightedRoundRobin', 1.5, 0.1)
+    """
     try:
         cls = ALGORITHMS[name]
     except KeyError:

@@ -19,6 +19,17 @@ __all__ = ["Decision", "Result", "StopReason", "Threshold", "WorkerResult"]
 
 
 class Decision(enum.StrEnum):
+    """What an algorithm concluded about one worker: outlier / normal (k-sigma question),
+    above / below the bar (thresholding), selected / rejected (top K), or undecided.
+
+    Examples
+    --------
+    Decisions compare equal to their names, as the JSON report writes them:
+
+    >>> Decision.OUTLIER == "outlier", Decision("below") is Decision.BELOW
+    (True, True)
+    """
+
     OUTLIER = "outlier"
     NORMAL = "normal"
     ABOVE = "above"
@@ -29,6 +40,15 @@ class Decision(enum.StrEnum):
 
 
 class StopReason(enum.StrEnum):
+    """Why a run ended: its stopping condition held (its promise applies), or it ran out
+    of budget or of workers to ask (only the decided workers carry the promise).
+
+    Examples
+    --------
+    >>> StopReason.BUDGET_SPENT.value
+    'budget spent'
+    """
+
     CONDITION_MET = "condition met"
     BUDGET_SPENT = "budget spent"
     WORKERS_EXHAUSTED = "workers exhausted"
@@ -88,7 +108,21 @@ class WorkerResult:
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    """A snapshot of an algorithm's conclusions; taking one never changes the algorithm."""
+    """A snapshot of an algorithm's conclusions; taking one never changes the algorithm.
+
+    Examples
+    --------
+    >>> from screener import BernoulliRewards, RoundRobin, simulate, synthetic_pool
+    >>> pool = synthetic_pool(10, 1, seed=3)
+    >>> algorithm = RoundRobin(len(pool), k=1.5, direction="low", seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(pool.accuracies, seed=1)).named(pool.workers)
+    >>> result.condition_met, result.stop_reason.value, result.total_pulls
+    (True, 'condition met', 7930)
+    >>> [result.name(arm) for arm in result.outliers]
+    ['w08']
+    >>> result.to_dict()["workers"][0]["worker"]  # ranked: the most outlying first
+    'w08'
+    """
 
     algorithm: str
     params: Mapping[str, Any]

@@ -34,6 +34,17 @@ class WeightedRoundRobin(KSigmaAlgorithm):
     their extra pulls until they have that many answers). With one pull per ask and immediate
     answers this is exactly Algorithm 2; with batches of B, visits inside a batch use the
     activity known when the batch was asked.
+
+    Examples
+    --------
+    The same outlier as Round-Robin finds on this pool, with fewer pulls:
+
+    >>> from screener import BernoulliRewards, simulate, synthetic_pool
+    >>> pool = synthetic_pool(10, 1, seed=3)
+    >>> wrr = WeightedRoundRobin(len(pool), k=1.5, direction="low", seed=0)
+    >>> result = simulate(wrr, BernoulliRewards(pool.accuracies, seed=1)).named(pool.workers)
+    >>> [result.name(arm) for arm in result.outliers], result.total_pulls
+    (['w08'], 5910)
     """
 
     name = "wrr"

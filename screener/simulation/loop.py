@@ -19,6 +19,15 @@ def simulate(algorithm: Algorithm, rewards: RewardModel, *, batch: int | None = 
     paper's one-pull-at-a-time loop exactly. Cap the cost with the algorithm's ``budget``.
     A NaN draw (recorded answers used up) makes that worker unavailable, as the orchestrator
     does for an oracle's "unavailable" answer.
+
+    Examples
+    --------
+    >>> from screener import BernoulliRewards, RoundRobin, synthetic_pool
+    >>> pool = synthetic_pool(10, 1, seed=3)
+    >>> result = simulate(RoundRobin(10, k=1.5, direction="low", seed=0),
+    ...                   BernoulliRewards(pool.accuracies, seed=1))
+    >>> result.condition_met, result.outliers
+    (True, (7,))
     """
     if rewards.n_arms != algorithm.n_arms:
         raise ScreenerError(

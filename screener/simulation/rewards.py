@@ -46,7 +46,19 @@ class RewardModel(abc.ABC):
 
 
 class BernoulliRewards(RewardModel):
-    """Binary rewards: worker i answers correctly with probability ``means[i]``."""
+    """Binary rewards: worker i answers correctly with probability ``means[i]``.
+
+    Examples
+    --------
+    Rewards are a pure function of (seed, worker, question number):
+
+    >>> import numpy as np
+    >>> rewards = BernoulliRewards([0.9, 0.2], seed=0)
+    >>> rewards.sample(np.array([0, 1, 0, 1]), np.array([0, 0, 1, 1])).tolist()
+    [1.0, 1.0, 1.0, 0.0]
+    >>> rewards.sample(np.array([1]), np.array([1])).tolist()  # asked again: the same answer
+    [0.0]
+    """
 
     kind = "bernoulli"
 
@@ -61,6 +73,14 @@ class BetaRewards(RewardModel):
 
     Each draw comes from a generator seeded by (seed, arm, seq), so it is as reproducible as
     the Bernoulli model, at the price of a Python-level loop (fine off the benchmark path).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rewards = BetaRewards([0.9, 0.2], seed=0)
+    >>> scores = rewards.sample(np.array([0, 1]), np.array([0, 0]))
+    >>> [round(float(score), 3) for score in scores]
+    [0.995, 0.243]
     """
 
     kind = "beta"
