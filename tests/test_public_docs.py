@@ -1,4 +1,4 @@
-"""Every public class and function of screener's top-level API shows its use in a runnable
+"""Every public class and function of screener and screener.algorithms shows its use in a runnable
 ``Examples`` section (numpy style), which pytest runs as a doctest.
 
 "Public" comes from one place, the ``__all__`` of the modules below; constants and type
@@ -13,7 +13,7 @@ import inspect
 import pytest
 
 #: The namespaces whose every exported class and function must have examples.
-DOCUMENTED_MODULES = ["screener"]
+DOCUMENTED_MODULES = ["screener", "screener.algorithms"]
 
 
 def public_objects() -> list[tuple[str, object]]:

@@ -129,6 +129,19 @@ class ADE(KSigmaAlgorithm):
     union bound and delta hold unchanged. (Free pairs do not advance t: counting them would
     inflate log(1/delta_t) for nothing.) The arm-vs-threshold rule is the paper's, with the
     planned counts and these levels.
+
+    Examples
+    --------
+    On six simulated workers (one worker far above the rest):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.25, 0.3, 0.3, 0.35, 0.95]
+    >>> algorithm = ADE(6, k=1.5, budget=3000, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('budget spent', 3000)
+    >>> [w.arm for w in sorted(result.workers, key=lambda w: w.rank)][:2]  # most outlying first
+    [5, 3]
     """
 
     name = "ade"

@@ -80,6 +80,19 @@ class CrowdPrior(ThresholdingAlgorithm):
     Schedule: one question in flight per worker (the decision follows each answer), fewest
     answers first, ties to the lowest index; decided workers and workers at ``max_answers``
     are not asked again. Graded rewards enter the likelihood with fractional successes.
+
+    Examples
+    --------
+    On six simulated workers (three workers under the bar of 0.5, three over it):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
+    >>> algorithm = CrowdPrior(6, threshold=0.5, max_answers=60, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('workers exhausted', 185)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['below', 'undecided', 'undecided', 'above', 'above', 'above']
     """
 
     name = "crowd-prior"

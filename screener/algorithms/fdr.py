@@ -94,6 +94,19 @@ class FDRThresholding(ThresholdingAlgorithm):
     the decisions come from the e-values, not from them. ``extra`` holds both lists' cuts and
     every worker's natural-log e-values. Stops with CONDITION_MET when every worker is decided;
     workers exhausted or left undecided by the budget stay UNDECIDED with the reason.
+
+    Examples
+    --------
+    On six simulated workers (three workers under the bar of 0.5, three over it):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
+    >>> algorithm = FDRThresholding(6, threshold=0.5, eps=0.1, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('condition met', 198)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['below', 'below', 'below', 'above', 'above', 'above']
     """
 
     name = "fdr-thresholding"

@@ -261,6 +261,19 @@ class GOLD(Algorithm):
       approximation, and its radii depend on the data: a heuristic.
 
     See the module docstring for the stopping rule, the decisions and pending pulls.
+
+    Examples
+    --------
+    On six simulated workers (one worker far above the rest):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.25, 0.3, 0.3, 0.35, 0.95]
+    >>> algorithm = GOLD(6, rho=0.8, budget=3000, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('budget spent', 3000)
+    >>> [w.arm for w in sorted(result.workers, key=lambda w: w.rank)][:2]  # most outlying first
+    [5, 0]
     """
 
     name = "gold"

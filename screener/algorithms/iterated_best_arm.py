@@ -61,6 +61,19 @@ class IteratedBestArm(KSigmaAlgorithm):
     the width it will have once its answers arrive (scheduling only: decisions use answers
     only), so a batch spreads over challengers instead of repeating one pair. With one pull per
     ask and immediate answers the pulls are exactly LUCB1's: h, then l, then a new pair.
+
+    Examples
+    --------
+    On six simulated workers (one worker far above the rest):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.25, 0.3, 0.3, 0.35, 0.95]
+    >>> algorithm = IteratedBestArm(6, k=1.5, budget=2000, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('budget spent', 2000)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['undecided', 'undecided', 'undecided', 'undecided', 'undecided', 'outlier']
     """
 
     name = "ib"

@@ -117,6 +117,17 @@ class KSigmaAlgorithm(Algorithm):
     active, so it is neither decided nor out of the schedule; the stopping condition needs
     every worker out of the active set, hence every worker at ``min_answers`` or more. The
     intervals and their levels do not change, so neither does the promise.
+
+    Examples
+    --------
+    Every k-sigma algorithm shares its parameters and its threshold estimate:
+
+    >>> from screener.algorithms import RoundRobin, WeightedRoundRobin
+    >>> issubclass(WeightedRoundRobin, KSigmaAlgorithm)
+    True
+    >>> params = RoundRobin(10, k=2.0).params()
+    >>> params["k"], params["delta"], params["interval"], params["direction"]
+    (2.0, 0.1, 'mixture', 'high')
     """
 
     min_workers: ClassVar[int] = 2

@@ -56,6 +56,16 @@ class PlatformRule(ThresholdingAlgorithm):
     rule that fired in its reason; an undecided worker with answers is UNDECIDED, leaning
     ABOVE (the platform keeps a worker it never banned). The estimate and its informational
     Hoeffding interval describe all the worker's answers; the decision does not use them.
+
+    Examples
+    --------
+    A rule bounds what one worker can cost before the first question:
+
+    >>> from screener.algorithms import Quiz, TolokaRule
+    >>> TolokaRule(5, threshold=0.6).max_questions_per_worker
+    20
+    >>> issubclass(Quiz, PlatformRule)
+    True
     """
 
     fixed_budget: ClassVar[bool] = False
@@ -159,6 +169,19 @@ class TolokaRule(PlatformRule):
       the pool). The rule itself never accepts.
     * Answers are in the order ``tell`` accepted them, the order Toloka would have them if
       answers arrive as the questions were asked (one question in flight per worker here).
+
+    Examples
+    --------
+    On six simulated workers (three workers under the bar of 0.5, three over it):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
+    >>> algorithm = TolokaRule(6, threshold=0.6, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('condition met', 75)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['below', 'below', 'above', 'below', 'above', 'above']
     """
 
     name = "toloka-rule"
@@ -253,6 +276,19 @@ class Quiz(PlatformRule):
     * Default ``threshold = 0.7``: the pages above name the Minimum Accuracy setting but give
       no default value; 0.7 is this package's choice. The default quiz length on Appen is the
       Rows Per Page setting; 10 is the page's own example.
+
+    Examples
+    --------
+    On six simulated workers (three workers under the bar of 0.5, three over it):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
+    >>> algorithm = Quiz(6, threshold=0.6, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('condition met', 60)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['below', 'above', 'above', 'above', 'above', 'above']
     """
 
     name = "quiz"

@@ -109,14 +109,29 @@ def _parameter(p: inspect.Parameter, hint: Any) -> Parameter:
 
 
 def accepted_parameters(cls: type[Algorithm]) -> frozenset[str]:
-    """Keyword parameters the constructor of ``cls`` accepts, following ``**kwargs`` upwards."""
+    """Keyword parameters the constructor of ``cls`` accepts, following ``**kwargs`` upwards.
+
+    Examples
+    --------
+    >>> from screener.algorithms import TolokaRule
+    >>> sorted(accepted_parameters(TolokaRule))
+    ['accept_after', 'budget', 'lower', 'min_answers', 'seed', 'threshold', 'upper', 'window']
+    """
     return frozenset(p.name for p in parameters(cls))
 
 
 def parameter_choices(name: str) -> tuple[str, ...]:
     """Every value some algorithm accepts for its ``Literal``-typed parameter ``name``
     (``interval``, ``direction``...), read from the constructors' annotations, so that the
-    command line offers exactly what the algorithms take; each algorithm checks its own."""
+    command line offers exactly what the algorithms take; each algorithm checks its own.
+
+    Examples
+    --------
+    >>> parameter_choices("direction")
+    ('high', 'low')
+    >>> "mixture" in parameter_choices("interval")
+    True
+    """
     values: dict[str, None] = {}
     for cls in ALGORITHMS.values():
         for p in parameters(cls):

@@ -57,7 +57,17 @@ class StopReason(enum.StrEnum):
 @dataclass(frozen=True, slots=True)
 class Threshold:
     """A threshold estimate with its confidence interval (k-sigma algorithms), or the bar a
-    requester gave (thresholding algorithms: estimate, lower and upper all the bar)."""
+    requester gave (thresholding algorithms: estimate, lower and upper all the bar).
+
+    Examples
+    --------
+    A bar given by the requester is its own interval:
+
+    >>> from screener.algorithms import ConfidentThresholding
+    >>> bar = ConfidentThresholding(4, threshold=0.6).result().threshold
+    >>> bar.estimate, bar.given
+    (0.6, True)
+    """
 
     estimate: float
     lower: float
@@ -76,6 +86,15 @@ class WorkerResult:
     ``decision`` is only OUTLIER/NORMAL/... when the algorithm's own evidence supports it;
     ``leaning`` is the current best answer even when it does not (for reports under a spent
     budget). ``score`` is the algorithm's ranking key where it has one (GOLD's round).
+
+    Examples
+    --------
+    >>> from screener import BernoulliRewards, RoundRobin, simulate
+    >>> result = simulate(RoundRobin(6, k=1.5, seed=0),
+    ...                   BernoulliRewards([0.2, 0.25, 0.3, 0.3, 0.35, 0.95], seed=1))
+    >>> line = result.workers[0]  # ranked: the most outlying first
+    >>> line.arm, line.decision.value, line.pulls, round(line.estimate, 2)
+    (5, 'outlier', 121, 0.98)
     """
 
     arm: int

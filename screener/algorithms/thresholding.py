@@ -68,6 +68,14 @@ class ThresholdingAlgorithm(Algorithm):
     count 0) top priority, in worker order (the initialisation of LSA, APT, UCBE, Uniform);
     ``needs_answers`` holds back an arm whose first answer is still in flight (its mean is
     unknown, so its index is undefined) until that answer arrives.
+
+    Examples
+    --------
+    >>> from screener.algorithms import LSA, ConfidentThresholding
+    >>> [issubclass(cls, ThresholdingAlgorithm) for cls in (LSA, ConfidentThresholding)]
+    [True, True]
+    >>> LSA(4, threshold=0.6, budget=100).result().threshold  # the bar, given
+    Threshold(estimate=0.6, lower=0.6, upper=0.6)
     """
 
     min_workers: ClassVar[int] = 1
@@ -266,6 +274,19 @@ class LSA(ThresholdingAlgorithm):
     Pending pulls: ``T_i`` is answered + pending (+ pulls already chosen in the same batch),
     the mean uses answers only; a worker whose first answer is in flight is not asked again
     until it arrives. Ties go to the lowest worker index.
+
+    Examples
+    --------
+    On six simulated workers (three workers under the bar of 0.5, three over it):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
+    >>> algorithm = LSA(6, threshold=0.5, budget=600, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('budget spent', 600)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['below', 'below', 'below', 'above', 'above', 'above']
     """
 
     name = "lsa"
@@ -397,6 +418,19 @@ class ConfidentThresholding(ThresholdingAlgorithm):
     The means use answered pulls only. Stops with CONDITION_MET when every worker is
     decided. Workers still overlapping when the budget is spent, or made unavailable, stay
     UNDECIDED with the reason.
+
+    Examples
+    --------
+    On six simulated workers (three workers under the bar of 0.5, three over it):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
+    >>> algorithm = ConfidentThresholding(6, threshold=0.5, eps=0.1, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('condition met', 584)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['below', 'below', 'below', 'above', 'above', 'above']
     """
 
     name = "confident-thresholding"

@@ -35,6 +35,19 @@ class UniformThresholding(ThresholdingAlgorithm):
     workers: a released pull is reissued first (``Algorithm.release``), so the effective
     counts of the available workers differ only by whose turn has come, and a worker who
     leaves drops out of the cycle. The means are computed for the result only.
+
+    Examples
+    --------
+    On six simulated workers (three workers under the bar of 0.5, three over it):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
+    >>> algorithm = UniformThresholding(6, threshold=0.5, budget=600, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('budget spent', 600)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['below', 'below', 'below', 'above', 'above', 'above']
     """
 
     name = "uniform-thresholding"
@@ -87,6 +100,19 @@ class APT(ThresholdingAlgorithm):
     ``hatDelta_i = |mean_i - threshold|`` in reward units. Pending pulls: ``T_i`` is answered
     + pending (+ pulls already chosen in the same batch), the mean uses answers only; a worker
     whose first answer is in flight waits for it. Ties go to the lowest worker index.
+
+    Examples
+    --------
+    On six simulated workers (three workers under the bar of 0.5, three over it):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
+    >>> algorithm = APT(6, threshold=0.5, budget=600, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('budget spent', 600)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['below', 'below', 'below', 'above', 'above', 'above']
     """
 
     name = "apt"
@@ -132,6 +158,19 @@ class UCBE(ThresholdingAlgorithm):
     here ``a`` is given directly. Pending pulls: ``T_i`` is answered + pending (+ pulls
     already chosen in the same batch), the mean uses answers only; a worker whose first
     answer is in flight waits for it. Ties go to the lowest worker index.
+
+    Examples
+    --------
+    On six simulated workers (three workers under the bar of 0.5, three over it):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
+    >>> algorithm = UCBE(6, threshold=0.5, budget=600, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('budget spent', 600)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['below', 'below', 'below', 'above', 'above', 'above']
     """
 
     name = "ucbe"
@@ -188,6 +227,19 @@ class OptKG(ThresholdingAlgorithm):
     mirror images (a, b) and (b, a). Keys are ``-log(gain)``, which keeps far-off workers
     ordered where the gain underflows. Other exact ties between different states (at x =
     1/2, Beta(2, 1) and Beta(2, 3) both gain 1/8) are ordered by rounding.
+
+    Examples
+    --------
+    On six simulated workers (three workers under the bar of 0.5, three over it):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
+    >>> algorithm = OptKG(6, threshold=0.5, budget=600, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('budget spent', 600)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['below', 'below', 'below', 'above', 'above', 'above']
     """
 
     name = "opt-kg"

@@ -124,6 +124,19 @@ class AdaptiveTopK(Algorithm):
     SELECTED ("accepted in round r" or "filled at the end"), the rest REJECTED. Before that, or
     when a fixed-confidence run stopped otherwise, every worker is UNDECIDED with its leaning
     (the selection if the run stopped now). Ranked by mean, descending.
+
+    Examples
+    --------
+    On six simulated workers (the best two are 0.85 and 0.9):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.3, 0.5, 0.55, 0.6, 0.85, 0.9]
+    >>> algorithm = AdaptiveTopK(6, k=2, eps=0.1, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('condition met', 2570)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['rejected', 'rejected', 'rejected', 'rejected', 'selected', 'selected']
     """
 
     name = "adaptive-topk"

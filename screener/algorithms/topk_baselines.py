@@ -119,6 +119,19 @@ class OptMAI(Algorithm):
     If Q runs out first (only with rounds of one pull each), the run ends BUDGET_SPENT and the
     selection fills the places left with the survivors of largest mean over all their answers.
     Both endings are final: SELECTED / REJECTED.
+
+    Examples
+    --------
+    On six simulated workers (the best two are 0.85 and 0.9):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.3, 0.5, 0.55, 0.6, 0.85, 0.9]
+    >>> algorithm = OptMAI(6, k=2, budget=600, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('condition met', 370)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['rejected', 'rejected', 'rejected', 'rejected', 'selected', 'selected']
     """
 
     name = "optmai"
@@ -322,6 +335,19 @@ class CLUCBPAC(Algorithm):
     (UNDECIDED) in fixed-confidence mode, final (SELECTED / REJECTED) with ``fixed_budget=True``,
     which is how Chen et al. 2017 run it against a budget. The stopping rule stays on in both
     modes: a run that meets it has its answer (and uses less than the budget).
+
+    Examples
+    --------
+    On six simulated workers (the best two are 0.85 and 0.9):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.3, 0.5, 0.55, 0.6, 0.85, 0.9]
+    >>> algorithm = CLUCBPAC(6, k=2, eps=0.1, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('condition met', 1757)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['rejected', 'rejected', 'rejected', 'rejected', 'selected', 'selected']
     """
 
     name = "clucb-pac"
