@@ -1,5 +1,5 @@
-"""Every public class and function of screener and screener.algorithms shows its use in a runnable
-``Examples`` section (numpy style), which pytest runs as a doctest.
+"""Every public class and function of the user-facing namespaces (DOCUMENTED_MODULES) shows
+its use in a runnable ``Examples`` section (numpy style), which pytest runs as a doctest.
 
 "Public" comes from one place, the ``__all__`` of the modules below; constants and type
 aliases in it need no example.
@@ -13,7 +13,7 @@ import inspect
 import pytest
 
 #: The namespaces whose every exported class and function must have examples.
-DOCUMENTED_MODULES = ["screener", "screener.algorithms"]
+DOCUMENTED_MODULES = ["screener", "screener.algorithms", "screener.oracles", "screener.testing"]
 
 
 def public_objects() -> list[tuple[str, object]]:

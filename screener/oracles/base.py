@@ -27,7 +27,14 @@ __all__ = ["Answer", "Oracle", "OracleOption", "PullRequest", "RetryNote"]
 @dataclass(frozen=True, slots=True)
 class OracleOption:
     """One option an oracle takes (``-O NAME=VALUE``, a run file's ``[oracle]`` table):
-    ``screener oracles NAME`` lists them, and ``Oracle.check_options`` refuses any other."""
+    ``screener oracles NAME`` lists them, and ``Oracle.check_options`` refuses any other.
+
+    Examples
+    --------
+    >>> from screener.oracles import load_oracle_class
+    >>> [option.name for option in load_oracle_class("http").OPTIONS if option.required]
+    ['url']
+    """
 
     name: str
     help: str
@@ -43,6 +50,12 @@ class PullRequest:
 
     ``question`` is that question when the pool has a gold question bank (a retried pull
     carries the same question), else None.
+
+    Examples
+    --------
+    >>> request = PullRequest(pull_id=7, worker="ann", arm=0, seq=2)
+    >>> request.worker, request.seq, request.question is None  # no question bank
+    ('ann', 2, True)
     """
 
     pull_id: int
@@ -63,6 +76,13 @@ class Answer:
     that know the score only (simulations, dataset replays) give ``reward``. ``error`` means
     this pull failed (the question may be asked again); ``unavailable`` means the worker can
     never be asked again (left the platform, or has no unseen gold question left).
+
+    Examples
+    --------
+    >>> Answer(3, reward=1.0).reward
+    1.0
+    >>> Answer(4, unavailable="left the platform").unavailable
+    'left the platform'
     """
 
     pull_id: int
@@ -81,14 +101,37 @@ class Answer:
 
 @dataclass(frozen=True, slots=True)
 class RetryNote:
-    """An oracle tried again on its own (a resent request): journaled as "retried" events."""
+    """An oracle tried again on its own (a resent request): journaled as "retried" events.
+
+    Examples
+    --------
+    >>> RetryNote((1, 2), "HTTP 503, sent again").pull_ids
+    (1, 2)
+    """
 
     pull_ids: tuple[int, ...]
     detail: str
 
 
 class Oracle(abc.ABC):
-    """Base class of every oracle; plugins subclass it and register an entry point."""
+    """Base class of every oracle; plugins subclass it and register an entry point.
+
+    Examples
+    --------
+    Every oracle is used the same way: open it, submit pulls, receive answers as they come.
+
+    >>> import asyncio
+    >>> from screener import synthetic_pool
+    >>> from screener.oracles import PullRequest, SimulatedOracle
+    >>> pool = synthetic_pool(4, 1, seed=0)
+    >>> async def ask_two() -> list[float | None]:
+    ...     oracle = SimulatedOracle.from_options(pool, {"latency": "none"}, seed=0)
+    ...     async with oracle:
+    ...         await oracle.submit([PullRequest(0, "w01", 0, 0), PullRequest(1, "w04", 3, 0)])
+    ...         return [answer.reward for answer in await oracle.receive()]
+    >>> asyncio.run(ask_two())
+    [1.0, 0.0]
+    """
 
     #: The entry-point name under ``screener.oracles``.
     name: ClassVar[str]

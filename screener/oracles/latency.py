@@ -18,7 +18,13 @@ _KINDS = ("none", "constant", "exponential")
 
 @dataclass(frozen=True, slots=True)
 class Latency:
-    """Seconds between asking and answering: ``none``, ``constant:S`` or ``exponential:MEAN``."""
+    """Seconds between asking and answering: ``none``, ``constant:S`` or ``exponential:MEAN``.
+
+    Examples
+    --------
+    >>> Latency.parse("exponential:0.5"), str(Latency.parse("none"))
+    (Latency(kind='exponential', seconds=0.5), 'none')
+    """
 
     kind: str = "none"
     seconds: float = 0.0

@@ -19,6 +19,16 @@ ENTRY_POINT_GROUP = "screener.oracles"
 
 @dataclass(frozen=True, slots=True)
 class OracleInfo:
+    """An installed oracle: its entry-point name, the class it names, and the distribution
+    (package and version) that registered it.
+
+    Examples
+    --------
+    >>> info = next(info for info in available_oracles() if info.name == "simulated")
+    >>> info.package, info.target
+    ('crowd-screener', 'screener.oracles.simulated:SimulatedOracle')
+    """
+
     name: str
     target: str
     package: str
@@ -30,7 +40,14 @@ def _entry_points() -> dict[str, EntryPoint]:
 
 
 def available_oracles() -> list[OracleInfo]:
-    """Every registered oracle, sorted by name."""
+    """Every registered oracle, sorted by name.
+
+    Examples
+    --------
+    >>> names = [info.name for info in available_oracles()]
+    >>> {"simulated", "dataset", "log", "http"} <= set(names)
+    True
+    """
     found = []
     for name, ep in sorted(_entry_points().items()):
         dist = ep.dist
@@ -41,7 +58,13 @@ def available_oracles() -> list[OracleInfo]:
 
 
 def load_oracle_class(name: str) -> type[Oracle]:
-    """The oracle class registered as ``name``; unknown names list the available ones."""
+    """The oracle class registered as ``name``; unknown names list the available ones.
+
+    Examples
+    --------
+    >>> load_oracle_class("simulated").__name__
+    'SimulatedOracle'
+    """
     points = _entry_points()
     if name not in points:
         known = ", ".join(sorted(points)) or "none (is screener installed with pip?)"

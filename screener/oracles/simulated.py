@@ -51,6 +51,20 @@ class SimulatedOracle(Oracle):
     - ``duplicates``: probability that an answer is delivered a second time.
     - ``retractable``: whether ``cancel`` withdraws a question (True) or its answer still
       arrives (False), as on platforms where an assignment cannot be taken back.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> from screener import synthetic_pool
+    >>> from screener.oracles import PullRequest, SimulatedOracle
+    >>> pool = synthetic_pool(4, 1, seed=0)
+    >>> async def ask_two() -> list[float | None]:
+    ...     oracle = SimulatedOracle.from_options(pool, {"latency": "none"}, seed=0)
+    ...     async with oracle:
+    ...         await oracle.submit([PullRequest(0, "w01", 0, 0), PullRequest(1, "w04", 3, 0)])
+    ...         return [answer.reward for answer in await oracle.receive()]
+    >>> asyncio.run(ask_two())
+    [1.0, 0.0]
     """
 
     name = "simulated"

@@ -179,7 +179,15 @@ TEST_SETUPS: Mapping[str, tuple[AlgorithmSetup, ...]] = {
 
 
 class AlgorithmConformanceReport(ConformanceReport):
-    """Every check's result, in the order they ran (``oracle`` holds the algorithm's label)."""
+    """Every check's result, in the order they ran (``oracle`` holds the algorithm's label).
+
+    Examples
+    --------
+    >>> from screener.testing import check_algorithm
+    >>> report = check_algorithm("toloka-rule", {"threshold": 0.6})
+    >>> report.ok, len(report.results)
+    (True, 12)
+    """
 
     def raise_for_failures(self) -> None:
         """Raise ConformanceError naming every failed check."""
@@ -211,6 +219,12 @@ def check_algorithm(
     pulls) so that each history ends. ``means`` are the simulated workers' rates of the top
     reward (default: spread from 0.15 to 0.95); ``histories`` random histories are played per
     check, each at most ``steps`` steps. ``only`` runs a subset of :data:`ALGORITHM_CHECKS`.
+
+    Examples
+    --------
+    >>> report = check_algorithm("toloka-rule", {"threshold": 0.6})
+    >>> report.ok, len(report.results)
+    (True, 12)
     """
     factory, label, setup = _resolve(algorithm, params)
     n = n_workers or setup.n_workers
@@ -280,6 +294,16 @@ class AlgorithmConformance:
     Set ``algorithm_class`` and ``params`` (small: a budget of a few hundred pulls), or
     override ``make_algorithm`` when building the algorithm takes more than keyword
     parameters. ``means`` are the simulated workers' rates of the top reward (one per worker).
+
+    Examples
+    --------
+    In a test module (pytest collects the ``Test`` class and runs one test per check):
+
+    >>> from screener.algorithms import TolokaRule
+    >>> class TestMyRule(AlgorithmConformance):
+    ...     algorithm_class = TolokaRule
+    ...     params = {"threshold": 0.6}
+    >>> TestMyRule().test_batch_asks()  # one check, as pytest would run it
     """
 
     algorithm_class: ClassVar[type[Algorithm] | None] = None

@@ -46,7 +46,19 @@ _TIMEOUT_PARAMS = {"k": 2.0, "delta": 0.1, "direction": "low"}
 
 
 class ConformanceError(ScreenerError, AssertionError):
-    """An oracle broke its contract (an AssertionError, so pytest reports it as a failure)."""
+    """An oracle broke its contract (an AssertionError, so pytest reports it as a failure).
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> from screener.oracles import SimulatedOracle
+    >>> from screener.testing import check_oracle
+    >>> try:
+    ...     asyncio.run(check_oracle(SimulatedOracle, only=["nope"]))
+    ... except ConformanceError as error:
+    ...     print(str(error).split(" (")[0])
+    unknown conformance check(s): nope
+    """
 
 
 class _Failed(Exception):
@@ -55,7 +67,18 @@ class _Failed(Exception):
 
 @dataclass(frozen=True)
 class CheckResult:
-    """The outcome of one named check: passed, failed (``message`` says why) or skipped."""
+    """The outcome of one named check: passed, failed (``message`` says why) or skipped.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> from screener.oracles import SimulatedOracle
+    >>> from screener.testing import check_oracle
+    >>> report = asyncio.run(check_oracle(SimulatedOracle, options={}, only=["deterministic"]))
+    >>> result = report["deterministic"]
+    >>> result.name, result.status
+    ('deterministic', 'passed')
+    """
 
     name: str
     status: str  # "passed" | "failed" | "skipped"
@@ -70,7 +93,19 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class ConformanceReport:
-    """Every check's result, in the order they ran."""
+    """Every check's result, in the order they ran.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> from screener.testing import check_oracle
+    >>> from screener.oracles import SimulatedOracle
+    >>> report = asyncio.run(check_oracle(SimulatedOracle, options={"latency": "none"}))
+    >>> report.ok, [result.name for result in report.failures]
+    (True, [])
+    >>> report["timeouts"].status  # no silent_options given
+    'skipped'
+    """
 
     oracle: str
     results: tuple[CheckResult, ...]
@@ -140,7 +175,14 @@ class _Context:
 
 
 def default_pool() -> WorkerPool:
-    """Eight simulated workers (one spammer) with accuracies, no question bank."""
+    """Eight simulated workers (one spammer) with accuracies, no question bank.
+
+    Examples
+    --------
+    >>> pool = default_pool()
+    >>> len(pool), pool.bank is None
+    (8, True)
+    """
     return synthetic_pool(8, 1, seed=2017)
 
 
@@ -163,6 +205,16 @@ async def check_oracle(
     (skipped without them). ``settle`` is how long the oracle may take to have answers ready
     (raise it above the oracle's latency); ``answer_timeout`` bounds each wait for answers.
     ``only`` runs a subset of :data:`CHECKS` by name.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> from screener.oracles import SimulatedOracle
+    >>> report = asyncio.run(check_oracle(SimulatedOracle, options={"latency": "none"}))
+    >>> report.ok, [result.name for result in report.failures]
+    (True, [])
+    >>> report["timeouts"].status  # no silent_options given
+    'skipped'
     """
     build: OracleFactory = factory
     if isinstance(factory, type) and issubclass(factory, Oracle):

@@ -21,6 +21,16 @@ class OracleConformance:
     override ``make_oracle`` when building the oracle takes more than options (files to
     create, a helper process). The test methods are plain functions that run their check
     with ``asyncio.run``, so no pytest-asyncio configuration is needed.
+
+    Examples
+    --------
+    In a plugin's test module (pytest collects the ``Test`` class and runs one test per check):
+
+    >>> from screener.oracles import SimulatedOracle
+    >>> class TestSimulated(OracleConformance):
+    ...     oracle_class = SimulatedOracle
+    ...     options = {"latency": "none"}
+    >>> TestSimulated().test_deterministic()  # one check, as pytest would run it
     """
 
     oracle_class: ClassVar[type[Oracle] | None] = None
