@@ -17,7 +17,7 @@ DOCUMENTED_MODULES = ["screener", "screener.algorithms", "screener.oracles", "sc
 
 
 def public_objects() -> list[tuple[str, object]]:
-    found = []
+    found: list[tuple[str, object]] = []
     for module_name in DOCUMENTED_MODULES:
         module = importlib.import_module(module_name)
         for name in module.__all__:
