@@ -13,7 +13,13 @@ import inspect
 import pytest
 
 #: The namespaces whose every exported class and function must have examples.
-DOCUMENTED_MODULES = ["screener", "screener.algorithms", "screener.oracles", "screener.testing"]
+DOCUMENTED_MODULES = [
+    "screener",
+    "screener.algorithms",
+    "screener.oracles",
+    "screener.testing",
+    "screener.journal",
+]
 
 
 def public_objects() -> list[tuple[str, object]]:

@@ -16,7 +16,14 @@ __all__ = ["Invalidation", "LoggedAnswer", "invalidation_event", "invalidations"
 
 @dataclass(frozen=True, slots=True)
 class Invalidation:
-    """Gold question ``question`` was wrong; ``key`` is its corrected key, if one is known."""
+    """Gold question ``question`` was wrong; ``key`` is its corrected key, if one is known.
+
+    Examples
+    --------
+    >>> event = invalidation_event(3.0, Invalidation("q1", None, "the key was wrong"))
+    >>> event.kind.value, event.question
+    ('invalidated', 'q1')
+    """
 
     question: str
     key: str | None
@@ -25,7 +32,14 @@ class Invalidation:
 
 @dataclass(frozen=True, slots=True)
 class LoggedAnswer:
-    """One answered pull, with its reward after invalidations (``rescored`` if it changed)."""
+    """One answered pull, with its reward after invalidations (``rescored`` if it changed).
+
+    Examples
+    --------
+    >>> answers = logged_answers([Event(EventKind.ANSWERED, 2.0, 0, 0, "ann", 0, 1.0)], None)
+    >>> answers[0].worker, answers[0].reward, answers[0].rescored
+    ('ann', 1.0, False)
+    """
 
     pull_id: int
     arm: int
@@ -39,12 +53,27 @@ class LoggedAnswer:
 
 
 def invalidation_event(at: float, invalidation: Invalidation) -> Event:
+    """The journal event that records ``invalidation`` (its key and reason as JSON).
+
+    Examples
+    --------
+    >>> event = invalidation_event(3.0, Invalidation("q1", None, "the key was wrong"))
+    >>> event.kind.value, event.question
+    ('invalidated', 'q1')
+    """
     detail = json.dumps({"key": invalidation.key, "reason": invalidation.reason})
     return Event(EventKind.INVALIDATED, at, detail=detail, question=invalidation.question)
 
 
 def invalidations(events: Sequence[Event]) -> dict[str, Invalidation]:
-    """Invalidated questions by id (a later invalidation of the same question wins)."""
+    """Invalidated questions by id (a later invalidation of the same question wins).
+
+    Examples
+    --------
+    >>> events = [invalidation_event(3.0, Invalidation("q1", "7", "rescore against 7"))]
+    >>> invalidations(events)["q1"].key
+    '7'
+    """
     found: dict[str, Invalidation] = {}
     for event in events:
         if event.kind is EventKind.INVALIDATED and event.question is not None:
@@ -56,7 +85,14 @@ def invalidations(events: Sequence[Event]) -> dict[str, Invalidation]:
 
 
 def logged_answers(events: Sequence[Event], bank: GoldBank | None) -> list[LoggedAnswer]:
-    """Answered pulls in journal order, invalidations applied (dropped answers left out)."""
+    """Answered pulls in journal order, invalidations applied (dropped answers left out).
+
+    Examples
+    --------
+    >>> answers = logged_answers([Event(EventKind.ANSWERED, 2.0, 0, 0, "ann", 0, 1.0)], None)
+    >>> answers[0].worker, answers[0].reward, answers[0].rescored
+    ('ann', 1.0, False)
+    """
     invalid = invalidations(events)
     answers = []
     for event in events:

@@ -18,7 +18,13 @@ RunState = Literal["finished", "running", "interrupted", "failed", "crashed"]
 
 
 class EventKind(enum.StrEnum):
-    """What happened; stored as its string value."""
+    """What happened; stored as its string value.
+
+    Examples
+    --------
+    >>> EventKind("answered") is EventKind.ANSWERED, EventKind.STOPPED.value
+    (True, 'stopped')
+    """
 
     STARTED = "started"
     RESUMED = "resumed"
@@ -40,7 +46,14 @@ class EventKind(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One journal entry. ``id`` is None until the event has been written and read back."""
+    """One journal entry. ``id`` is None until the event has been written and read back.
+
+    Examples
+    --------
+    >>> event = Event(EventKind.ANSWERED, 2.0, pull_id=0, arm=0, worker="ann", seq=0, reward=1.0)
+    >>> event.kind.value, event.reward, event.id is None  # no id until written
+    ('answered', 1.0, True)
+    """
 
     kind: EventKind
     at: float  # unix seconds
@@ -59,7 +72,19 @@ class Event:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """Everything that defines a run; the mappings must be JSON-serializable."""
+    """Everything that defines a run; the mappings must be JSON-serializable.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from screener.journal import Event, EventKind, Journal, RunSpec
+    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
+    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
+    >>> with Journal(db) as journal:
+    ...     record = journal.get_run(journal.create_run(spec))
+    >>> record.algorithm, record.params
+    ('wrr', {'k': 2.0})
+    """
 
     algorithm: str
     params: Mapping[str, Any]
@@ -71,7 +96,19 @@ class RunSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class RunRecord(RunSpec):
-    """A run as stored: its spec (decoded from JSON) plus what the journal added."""
+    """A run as stored: its spec (decoded from JSON) plus what the journal added.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from screener.journal import Event, EventKind, Journal, RunSpec
+    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
+    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
+    >>> with Journal(db) as journal:
+    ...     record = journal.get_run(journal.create_run(spec))
+    >>> record.worker_pool().workers, type(record.build_algorithm()).__name__
+    (('ann', 'bob'), 'WeightedRoundRobin')
+    """
 
     id: str
     created_at: float
@@ -88,7 +125,21 @@ class RunRecord(RunSpec):
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One line of ``screener runs``."""
+    """One line of ``screener runs``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from screener.journal import Event, EventKind, Journal, RunSpec
+    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
+    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
+    >>> with Journal(db) as journal:
+    ...     run_id = journal.create_run(spec)
+    ...     journal.append(run_id, [Event(EventKind.FINISHED, 2.0, detail="condition met")])
+    ...     summary = journal.runs()[0]
+    >>> summary.state, summary.status, summary.n_workers
+    ('finished', 'finished: condition met', 2)
+    """
 
     id: str
     created_at: float

@@ -44,11 +44,46 @@ _L = RUN_LEASES_TABLE.c
 
 
 class RunOwnedError(JournalError):
-    """The run is being driven by another live process."""
+    """The run is being driven by another live process.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from screener.journal import Event, EventKind, Journal, RunSpec
+    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
+    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
+    >>> from screener.journal import RunOwnedError
+    >>> with Journal(db) as first, Journal(db) as second:
+    ...     run_id = first.create_run(spec, claim=True)
+    ...     try:
+    ...         second.claim(run_id)
+    ...     except RunOwnedError as error:
+    ...         print(str(error).split(" (")[0])  # doctest: +ELLIPSIS
+    run ... is being driven by process ...
+    """
 
 
 class LeaseLostError(JournalError):
-    """This process's lease on a run was taken over: it must stop writing."""
+    """This process's lease on a run was taken over: it must stop writing.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from screener.journal import Event, EventKind, Journal, RunSpec
+    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
+    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
+    >>> from screener.journal import LeaseLostError
+    >>> with Journal(db) as first, Journal(db) as second:
+    ...     run_id = first.create_run(spec, claim=True)
+    ...     with first.engine.begin() as conn:  # as if the first had stalled past its lease
+    ...         _ = conn.exec_driver_sql("UPDATE run_leases SET expires_at = 0")
+    ...     _ = second.claim(run_id)
+    ...     try:
+    ...         first.append(run_id, [Event(EventKind.ASKED, 1.0, 0, 0, "ann", 0)])
+    ...     except LeaseLostError:
+    ...         print("the first process may not write any more")
+    the first process may not write any more
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +113,20 @@ class LeaseHolder:
 
 @dataclass(frozen=True, slots=True)
 class Lease:
-    """A lease this process holds: the run and the epoch its appends must still match."""
+    """A lease this process holds: the run and the epoch its appends must still match.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from screener.journal import Event, EventKind, Journal, RunSpec
+    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
+    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
+    >>> with Journal(db) as journal:
+    ...     lease = journal.claim(journal.create_run(spec))
+    ...     state = journal.runs()[0].state
+    >>> lease.epoch, state
+    (1, 'running')
+    """
 
     run_id: str
     owner: str

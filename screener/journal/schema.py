@@ -23,7 +23,14 @@ SCHEMA_VERSION = 3
 
 
 class SchemaInfo(SQLModel, table=True):
-    """Key/value facts about the database itself; ``version`` is the schema version."""
+    """Key/value facts about the database itself; ``version`` is the schema version.
+
+    Examples
+    --------
+    >>> from sqlmodel import SQLModel
+    >>> sorted(SQLModel.metadata.tables)
+    ['events', 'run_leases', 'runs', 'screener_schema']
+    """
 
     __tablename__ = "screener_schema"
 
@@ -32,7 +39,14 @@ class SchemaInfo(SQLModel, table=True):
 
 
 class RunRow(SQLModel, table=True):
-    """One screening run: everything needed to rebuild it. Written once, never updated."""
+    """One screening run: everything needed to rebuild it. Written once, never updated.
+
+    Examples
+    --------
+    >>> from sqlmodel import SQLModel
+    >>> sorted(SQLModel.metadata.tables)
+    ['events', 'run_leases', 'runs', 'screener_schema']
+    """
 
     __tablename__ = "runs"
 
@@ -48,7 +62,14 @@ class RunRow(SQLModel, table=True):
 
 
 class EventRow(SQLModel, table=True):
-    """One event of a run; the autoincrement id is the global order of events."""
+    """One event of a run; the autoincrement id is the global order of events.
+
+    Examples
+    --------
+    >>> from sqlmodel import SQLModel
+    >>> sorted(SQLModel.metadata.tables)
+    ['events', 'run_leases', 'runs', 'screener_schema']
+    """
 
     __tablename__ = "events"
     # Serves every per-run lookup ("events of run X in order"), so run_id needs no index
@@ -76,7 +97,14 @@ class EventRow(SQLModel, table=True):
 
 class RunLeaseRow(SQLModel, table=True):
     """Who drives a run now (schema 3): one row per run being driven, updated in place,
-    deleted when the run stops. ``epoch`` counts the claims of the run."""
+    deleted when the run stops. ``epoch`` counts the claims of the run.
+
+    Examples
+    --------
+    >>> from sqlmodel import SQLModel
+    >>> sorted(SQLModel.metadata.tables)
+    ['events', 'run_leases', 'runs', 'screener_schema']
+    """
 
     __tablename__ = "run_leases"
 

@@ -89,6 +89,20 @@ class Journal:
     default) a committed transaction survives the process being killed at any point,
     SIGKILL included, but the last commits may be lost on power loss or an OS crash.
     ``synchronous="full"`` also survives those, at the cost of an fsync per commit.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from screener.journal import Event, EventKind, Journal, RunSpec
+    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
+    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
+    >>> with Journal(db) as journal:
+    ...     run_id = journal.create_run(spec)
+    ...     journal.append(run_id, [Event(EventKind.ASKED, 1.0, 0, 0, "ann", 0),
+    ...                             Event(EventKind.ANSWERED, 2.0, 0, 0, "ann", 0, 1.0)])
+    ...     kinds = [event.kind.value for event in journal.events(run_id)]
+    >>> kinds
+    ['started', 'asked', 'answered']
     """
 
     def __init__(
@@ -427,13 +441,28 @@ class Journal:
 
 
 def new_run_id() -> str:
-    """A fresh run id: 12 hex digits, random."""
+    """A fresh run id: 12 hex digits, random.
+
+    Examples
+    --------
+    >>> run_id = new_run_id()
+    >>> len(run_id), all(c in "0123456789abcdef" for c in run_id)
+    (12, True)
+    """
     return uuid.uuid4().hex[:12]
 
 
 # ---------------------------------------------------------------------- opening
 def display_name(target: str | os.PathLike[str]) -> str:
-    """How output shows a database: its path, or its URL with the password hidden."""
+    """How output shows a database: its path, or its URL with the password hidden.
+
+    Examples
+    --------
+    >>> display_name("postgresql+psycopg://me:secret@db.example/runs")
+    'postgresql+psycopg://me:***@db.example/runs'
+    >>> display_name("runs.db")
+    'runs.db'
+    """
     return _resolve(target)[1]
 
 

@@ -32,6 +32,21 @@ class AsyncJournal:
     When ``append`` or ``create_run`` returns, the rows are committed. If the awaiting task
     is cancelled, a call already running on the thread still completes (a transaction
     cannot be abandoned halfway); one still queued is dropped.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from screener.journal import Event, EventKind, Journal, RunSpec
+    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
+    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
+    >>> import asyncio
+    >>> async def record() -> int:
+    ...     async with AsyncJournal(Journal(db)) as journal:
+    ...         run_id = await journal.create_run(spec)
+    ...         await journal.append(run_id, [Event(EventKind.ASKED, 1.0, 0, 0, "ann", 0)])
+    ...         return len(await journal.events(run_id))
+    >>> asyncio.run(record())  # "started" and "asked"
+    2
     """
 
     def __init__(self, journal: Journal) -> None:
