@@ -17,6 +17,7 @@ PAGES = {
     "screener": "screener",
     "algorithms": "screener.algorithms",
     "oracles": "screener.oracles",
+    "bank": "screener.bank",
     "testing": "screener.testing",
     "journal": "screener.journal",
 }

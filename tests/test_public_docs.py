@@ -17,6 +17,7 @@ DOCUMENTED_MODULES = [
     "screener",
     "screener.algorithms",
     "screener.oracles",
+    "screener.bank",
     "screener.testing",
     "screener.journal",
 ]

@@ -34,7 +34,16 @@ _DEFAULT_TOLERANCE = {Scoring.NUMERIC: 0.0, Scoring.GRADED: 1.0}
 
 @dataclass(frozen=True, slots=True)
 class GoldQuestion:
-    """One gold question: what the worker sees (``payload``), the key, and how to score."""
+    """One gold question: what the worker sees (``payload``), the key, and how to score.
+
+    Examples
+    --------
+    >>> question = GoldQuestion("q1", "How many legs has a spider?", "8")
+    >>> question.score("8"), question.score(" 8 "), question.score("six")
+    (1.0, 1.0, 0.0)
+    >>> GoldQuestion("q2", "pi to 2 places", "3.14", Scoring.NUMERIC, 0.01).score("3.141")
+    1.0
+    """
 
     id: str
     payload: Any
@@ -63,7 +72,20 @@ class GoldQuestion:
 
 @dataclass(frozen=True)
 class GoldBank:
-    """Gold questions in a fixed order; ``question_for`` hands them out per worker."""
+    """Gold questions in a fixed order; ``question_for`` hands them out per worker.
+
+    Examples
+    --------
+    Each worker gets the questions in an order of its own (seeded), each question once:
+
+    >>> bank = GoldBank((GoldQuestion("q1", "2+2", "4"), GoldQuestion("q2", "3+3", "6"),
+    ...                  GoldQuestion("q3", "1+1", "2")))
+    >>> len(bank), "q2" in bank, bank.get("q2").key
+    (3, True, '6')
+    >>> [question.id if question else None for question in
+    ...  (bank.question_for("ann", seq, 0) for seq in range(4))]  # then exhausted
+    ['q3', 'q2', 'q1', None]
+    """
 
     questions: tuple[GoldQuestion, ...]
     source: str = "inline"
@@ -122,7 +144,17 @@ class GoldBank:
 def load_bank(path: str | Path) -> GoldBank:
     """Read a bank from CSV (``id,payload,key[,scoring,tolerance]``) or JSON (a list of objects
     with those fields, or ``{"questions": [...]}``). ``answer`` or ``gold`` may name the key.
-    ``-`` reads standard input, JSON when it starts with ``[`` or ``{``, else CSV."""
+    ``-`` reads standard input, JSON when it starts with ``[`` or ``{``, else CSV.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> file = pathlib.Path(tempfile.mkdtemp()) / "bank.csv"
+    >>> _ = file.write_text("id,payload,key,scoring,tolerance\\nq1,2+2,4,numeric,0\\n")
+    >>> bank = load_bank(file)
+    >>> bank.get("q1").score("4.0"), bank.get("q1").scoring.value
+    (1.0, 'numeric')
+    """
     file = source_name(path)
     try:
         text = read_text(path, "utf-8-sig")

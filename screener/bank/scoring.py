@@ -9,7 +9,13 @@ __all__ = ["Scoring", "parse_number", "score_answer"]
 
 
 class Scoring(enum.StrEnum):
-    """Scoring rules of a gold question."""
+    """Scoring rules of a gold question.
+
+    Examples
+    --------
+    >>> [rule.value for rule in Scoring]
+    ['exact', 'case-insensitive', 'numeric', 'graded']
+    """
 
     #: 1 when the answer equals the key after trimming surrounding whitespace, else 0.
     EXACT = "exact"
@@ -22,7 +28,13 @@ class Scoring(enum.StrEnum):
 
 
 def parse_number(text: object) -> float | None:
-    """``text`` as a finite float, or None when it is not one."""
+    """``text`` as a finite float, or None when it is not one.
+
+    Examples
+    --------
+    >>> parse_number(" 3.5 "), parse_number("x"), parse_number("inf")
+    (3.5, None, None)
+    """
     if isinstance(text, bool):
         return None
     try:
@@ -41,6 +53,15 @@ def score_answer(scoring: Scoring, key: str, tolerance: float, answer: object) -
 
     An answer that cannot be read under the rule (text where a number is due) is a wrong
     answer, scored 0: the worker gave it, and the platform paid for it.
+
+    Examples
+    --------
+    >>> score_answer(Scoring.CASE_INSENSITIVE, "Cat", 0.0, " cat ")
+    1.0
+    >>> score_answer(Scoring.GRADED, "1", 0.5, "0.75")  # a quarter off on a scale of a half
+    0.5
+    >>> score_answer(Scoring.NUMERIC, "10", 0.5, "ten")  # unreadable: wrong, and paid for
+    0.0
     """
     if scoring is Scoring.EXACT:
         return float(str(answer).strip() == key.strip())
