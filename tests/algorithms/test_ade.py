@@ -138,6 +138,7 @@ def _truth(means: np.ndarray, k: float) -> tuple[int, ...]:
     return tuple(np.flatnonzero(means > theta).tolist())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("share", [False, True])
 def test_delta_correctness(share: bool) -> None:
     # k = 0 (threshold = mean reward): with k = 2 the sigma term of r_theta needs millions

@@ -45,6 +45,7 @@ def test_the_instance_has_one_outlier() -> None:
     assert 0.15 < np.min(np.abs(MEANS - theta)) < 0.25  # not trivially easy
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("cls", "params", "runs", "batch"),
     [
@@ -85,6 +86,7 @@ def test_error_rate_is_at_most_delta(
     assert min(pulls) >= 2 * MEANS.size  # every worker more than once: a real run each time
 
 
+@pytest.mark.slow
 def test_the_same_check_rejects_nrr() -> None:
     # Control: NRR (no guarantee; the paper shows it falls short of 1 - delta) run through the
     # same harness on the same instance must fail the binomial test, so the test has teeth.

@@ -477,6 +477,7 @@ def _correct(algorithm: GOLD, outliers: frozenset[int]) -> bool:
     return worst_outlier < best_normal
 
 
+@pytest.mark.slow
 def test_delta_correctness_on_generated_instances() -> None:
     """120 runs, n = 20, rho = 0.9, delta = 0.1: wrong results at rate <= delta (binomial).
 

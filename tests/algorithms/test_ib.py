@@ -176,6 +176,7 @@ def test_the_instance_has_two_outliers() -> None:
     assert true_outliers(MEANS, K) == (8, 9)
 
 
+@pytest.mark.slow
 def test_error_rate_is_at_most_delta() -> None:
     truth = true_outliers(MEANS, K)
     runs, errors = 60, 0
@@ -208,6 +209,7 @@ def _drive_delayed(alg: IteratedBestArm, means: FloatArray, seed: int, batch: in
     raise AssertionError("IB did not stop")
 
 
+@pytest.mark.slow
 def test_batches_with_delayed_answers_are_correct() -> None:
     truth = true_outliers(MEANS, K)
     runs, errors = 12, 0

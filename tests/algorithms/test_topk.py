@@ -180,6 +180,7 @@ def test_unavailable_worker_stalls_the_round() -> None:
     assert "unavailable: left" in {w.arm: w for w in result.workers}[2].reason
 
 
+@pytest.mark.slow
 def test_delta_correctness() -> None:
     """Aggregate regret <= eps * k in all but a delta fraction of runs (one-sided test)."""
     n, k, eps, delta, runs = 10, 3, 0.1, 0.1, 100

@@ -159,6 +159,7 @@ def test_optmai_tiny_budget_is_spent_and_filled() -> None:
     assert len(result.arms_with(Decision.REJECTED)) == 5
 
 
+@pytest.mark.slow
 def test_optmai_selects_the_top_k_on_an_easy_instance() -> None:
     means = np.linspace(0.1, 0.9, 8)
     runs, errors = 60, 0
@@ -271,6 +272,7 @@ def test_clucb_batches_fill_with_the_constant_liar(size: int) -> None:
         assert len(set(big.arms.tolist())) == len(big)
 
 
+@pytest.mark.slow
 def test_clucb_delta_correctness() -> None:
     """Aggregate regret <= eps * k in all but a delta fraction of runs (one-sided test)."""
     n, k, eps, delta, runs = 8, 3, 0.1, 0.2, 40

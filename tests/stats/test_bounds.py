@@ -411,6 +411,7 @@ def _miss_counts(means: FloatArray, truth: float, radius: FloatArray | float) ->
     return above, below
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("p", "m", "level"), [_cell(*cell) for cell in GRID])
 def test_hoeffding_coverage(p: float, m: int, level: float) -> None:
     rng = np.random.default_rng([1, m, round(p * 100), round(level * 1000)])
@@ -420,6 +421,7 @@ def test_hoeffding_coverage(p: float, m: int, level: float) -> None:
     assert_rate_at_most(below, DRAWS, level)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("p", "m", "level"),
     [_cell(p, m, level, xfail=(m == 100 and p != 0.5 and level == 0.05)) for p, m, level in GRID],
@@ -436,6 +438,7 @@ def test_agresti_coull_coverage(p: float, m: int, level: float) -> None:
 THRESHOLD_ARMS = np.array([0.1, 0.125, 0.15, 0.175, 0.2, 0.225, 0.25, 0.275, 0.3, 0.9])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m", [20, 100])
 @pytest.mark.parametrize("level", [0.05, 0.01])
 def test_bounded_threshold_radius_coverage(m: int, level: float) -> None:
@@ -451,6 +454,7 @@ def test_bounded_threshold_radius_coverage(m: int, level: float) -> None:
     assert_rate_at_most(below, DRAWS, level)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m", [20, 100])
 def test_delta_method_threshold_radius_coverage(m: int) -> None:
     # The delta method is a first-order approximation (the paper uses it heuristically) and it
@@ -524,6 +528,7 @@ def test_kl_bounds_shrink_with_samples(mean: float, m: int, extra: int, level: f
     assert low2 >= low1 - 1e-12 and high2 <= high1 + 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kind", "mu", "m"), [("bernoulli", 0.9, 30), ("bernoulli", 0.1, 200), ("beta", 0.75, 20)]
 )
