@@ -14,13 +14,13 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_flag
-from screener.algorithms.base import Algorithm, Ask, IntArray
+from screener.algorithms.base import Ask, IntArray
 from screener.algorithms.ksigma import Direction, KSigmaAlgorithm
 from screener.algorithms.result import Decision, Result, WorkerResult
 from screener.errors import ConfigError
@@ -205,16 +205,6 @@ class ADE(KSigmaAlgorithm):
         self.level = ade_level(self.delta, n, 1)
         self.means = np.full(n, np.nan)
         self.radii = np.full(n, np.inf)
-
-    def params(self) -> dict[str, Any]:
-        return {
-            **Algorithm.params(self),
-            "k": self.k,
-            "delta": self.delta,
-            "direction": self.direction,
-            "share_samples": self.share_samples,
-            "min_answers": self.min_answers,
-        }
 
     # --------------------------------------------------------------------- pull ids
     def ask(self, limit: int = 1) -> Ask:

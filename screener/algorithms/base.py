@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from screener.algorithms import _ledger
 from screener.algorithms._checks import check_count
+from screener.algorithms._signature import parameters
 from screener.algorithms.result import Result, StopReason, Threshold, WorkerResult
 from screener.errors import (
     ConfigError,
@@ -382,8 +383,17 @@ class Algorithm(abc.ABC):
         return math.isfinite(reward) and self.lower <= reward <= self.upper
 
     def params(self) -> dict[str, Any]:
-        """The constructor's keyword arguments, enough to rebuild an identical algorithm."""
-        return {"lower": self.lower, "upper": self.upper, "budget": self.budget, "seed": self.seed}
+        """The constructor's keyword arguments, enough to rebuild an identical algorithm.
+
+        Derived from the constructor's signature (every keyword parameter, up the ``**kwargs``
+        chain), each read from the attribute of the same name; a subclass that stores one
+        otherwise says so in ``_param_value``.
+        """
+        return {p.name: self._param_value(p.name) for p in parameters(type(self))}
+
+    def _param_value(self, name: str) -> Any:
+        """The value constructor parameter ``name`` was given, as ``params()`` reports it."""
+        return getattr(self, name)
 
     @property
     def max_questions_per_worker(self) -> int | None:

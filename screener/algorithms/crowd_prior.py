@@ -188,20 +188,12 @@ class CrowdPrior(ThresholdingAlgorithm):
         if self.costs is not None:
             self._refit()
 
-    def params(self) -> dict[str, Any]:
-        costs = self.costs
-        return {
-            **super().params(),
-            "q": self.q,
-            "false_ban": None if costs is None else costs.false_ban,
-            "missed_bad": None if costs is None else costs.missed_bad,
-            "question": 1.0 if costs is None else costs.question,
-            "min_answers": self.min_answers,
-            "max_answers": self.max_answers,
-            "prior": self.prior_family,
-            "contamination": self.contamination,
-            "robust": self.robust,
-        }
+    def _param_value(self, name: str) -> Any:
+        # The costs are kept together (all given or none); the prior's family by name.
+        if name in ("question", "false_ban", "missed_bad"):
+            unset = 1.0 if name == "question" else None
+            return unset if self.costs is None else getattr(self.costs, name)
+        return self.prior_family if name == "prior" else super()._param_value(name)
 
     # ------------------------------------------------------------------ decisions
     def _scaled_successes(self) -> FloatArray:

@@ -159,14 +159,6 @@ class FDRThresholding(ThresholdingAlgorithm):
         self.log_e_below: FloatArray = np.zeros(self.n_arms)
         self.log_e_above: FloatArray = np.zeros(self.n_arms)
 
-    def params(self) -> dict[str, Any]:
-        return {
-            **super().params(),
-            "q": self.q,
-            "eps": self.eps,
-            "min_answers": self.min_answers,
-        }
-
     @property
     def decided(self) -> BoolArray:
         """Workers on either list (as of the last refresh), settled or not."""

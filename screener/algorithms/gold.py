@@ -93,7 +93,7 @@ the run may stop with that side ranked first. (The strict reading tolerates such
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -325,18 +325,6 @@ class GOLD(Algorithm):
         self.graph: NeighbourGraph | None = None
         self._changed = np.zeros(n, dtype=bool)
         self._cursor = 0
-
-    def params(self) -> dict[str, Any]:
-        return {
-            **super().params(),
-            "eps": self.eps,
-            "rho": self.rho,
-            "delta": self.delta,
-            "interval": self.interval,
-            "quantile": self.quantile,
-            "inclusive": self.inclusive,
-            "min_answers": self.min_answers,
-        }
 
     def _check_room(self, minority: float, rho: float) -> None:
         """An outlier group of one arm must fit: ``1 < n (1 - rho)``, or ``<=`` when inclusive."""

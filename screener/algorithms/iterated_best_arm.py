@@ -94,9 +94,6 @@ class IteratedBestArm(KSigmaAlgorithm):
         self._best_turn = True  # the comparison phase alternates the best arm and round robin
         self._cursor = 0
 
-    def params(self) -> dict[str, Any]:
-        return {**super().params(), "epsilon": self.epsilon}
-
     # --------------------------------------------------------------------------- stages
     def ask(self, limit: int = 1) -> Ask:
         # Stage changes happen here, not in _refresh: result() refreshes too, and taking a

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -185,17 +185,6 @@ class KSigmaAlgorithm(Algorithm):
         self._bounds_count = np.zeros(n, dtype=np.int64)  # counts the mixture bounds are at
         #: Every available worker has min_answers answers (one, by default) and some have any.
         self._warmed_up = False
-
-    def params(self) -> dict[str, Any]:
-        return {
-            **super().params(),
-            "k": self.k,
-            "delta": self.delta,
-            "interval": self.interval,
-            "quantile": self.quantile,
-            "direction": self.direction,
-            "min_answers": self.min_answers,
-        }
 
     def interval_level(self, total_pulls: int) -> float:
         """The level every interval is built at after ``total_pulls`` answers: ``delta / n``

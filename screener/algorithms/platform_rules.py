@@ -215,14 +215,6 @@ class TolokaRule(PlatformRule):
         )  # fmt: skip
         self._recent: list[deque[float]] = [deque(maxlen=self.window) for _ in range(self.n_arms)]
 
-    def params(self) -> dict[str, Any]:
-        return {
-            **super().params(),
-            "window": self.window,
-            "min_answers": self.min_answers,
-            "accept_after": self.accept_after,
-        }
-
     @property
     def max_answers(self) -> int:
         return self.accept_after
@@ -313,9 +305,6 @@ class Quiz(PlatformRule):
             "hidden", hidden, 0, "give the number of hidden test questions after the quiz, e.g. 5"
         )
         self._totals = [0.0] * self.n_arms
-
-    def params(self) -> dict[str, Any]:
-        return {**super().params(), "quiz_size": self.quiz_size, "hidden": self.hidden}
 
     @property
     def max_answers(self) -> int:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
 import re
-import typing
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from screener.algorithms._checks import HEURISTIC_INTERVALS
+from screener.algorithms._signature import Parameter, parameters
 from screener.algorithms.ade import ADE
 from screener.algorithms.base import Algorithm
 from screener.algorithms.crowd_prior import CrowdPrior
@@ -64,48 +62,6 @@ ALGORITHMS: Mapping[str, type[Algorithm]] = {
 #: Parameters every run sets from its own options (reward range, budget, seed): not worth
 #: listing to someone who misspelt an algorithm parameter.
 _ALWAYS_SET = frozenset({"lower", "upper", "budget", "seed"})
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """One keyword parameter of an algorithm's constructor: its default (``required`` when it
-    has none), its type as written, and its values when the type is a ``Literal``."""
-
-    name: str
-    default: Any
-    required: bool
-    kind: str
-    choices: tuple[str, ...]
-
-
-def parameters(cls: type[Algorithm]) -> tuple[Parameter, ...]:
-    """The keyword parameters of ``cls``, following ``**kwargs`` up to the base classes (the
-    subclass's default wins), in the order a reader meets them."""
-    found: dict[str, Parameter] = {}
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        signature = inspect.signature(init).parameters.values()
-        hints = typing.get_type_hints(init)
-        for p in signature:
-            if p.kind is p.KEYWORD_ONLY and p.name not in found:
-                found[p.name] = _parameter(p, hints.get(p.name))
-        if not any(p.kind is p.VAR_KEYWORD for p in signature):
-            break
-    return tuple(found.values())
-
-
-def _parameter(p: inspect.Parameter, hint: Any) -> Parameter:
-    literal = typing.get_origin(hint) is typing.Literal
-    kind = re.sub(r"\btyping\.|<class '(\w+)'>", r"\1", str(hint)) if hint is not None else ""
-    return Parameter(
-        name=p.name,
-        default=None if p.default is p.empty else p.default,
-        required=p.default is p.empty,
-        kind="one of" if literal else kind,
-        choices=tuple(str(v) for v in typing.get_args(hint)) if literal else (),
-    )
 
 
 def accepted_parameters(cls: type[Algorithm]) -> frozenset[str]:

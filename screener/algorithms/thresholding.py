@@ -108,9 +108,6 @@ class ThresholdingAlgorithm(Algorithm):
         self.means: FloatArray = np.full(self.n_arms, np.nan)
         self.gaps: FloatArray = np.full(self.n_arms, np.nan)
 
-    def params(self) -> dict[str, Any]:
-        return {**super().params(), "threshold": self.threshold}
-
     # ------------------------------------------------------------------ subclass steps
     @abc.abstractmethod
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
@@ -303,9 +300,6 @@ class LSA(ThresholdingAlgorithm):
             raise ConfigError(f"alpha must be a finite number > 0, got {alpha}", "try 1.35")
         self.alpha = float(alpha)
 
-    def params(self) -> dict[str, Any]:
-        return {**super().params(), "alpha": self.alpha}
-
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
         gaps = self.gaps[arms]
         return self.alpha * effective * gaps * gaps + 0.5 * np.log(effective)
@@ -492,12 +486,6 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         self._clear_hopeful = np.full(self.n_arms, math.inf)
         self._seen = np.full(self.n_arms, -1, dtype=np.int64)
         self._max_questions = self._bound_on_questions()
-
-    def params(self) -> dict[str, Any]:
-        return {
-            **super().params(), "delta": self.delta, "interval": self.interval,
-            "eps": self.eps, "min_answers": self.min_answers, "schedule": self.schedule,
-        }  # fmt: skip
 
     def worker_levels(self) -> dict[str, float]:
         """How each worker's share ``delta / n`` is split between the sequences its

@@ -128,9 +128,6 @@ class APT(ThresholdingAlgorithm):
             raise ConfigError(f"epsilon must be a finite number >= 0, got {epsilon}", "try 0.05")
         self.epsilon = float(epsilon)
 
-    def params(self) -> dict[str, Any]:
-        return {**super().params(), "epsilon": self.epsilon}
-
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
         return np.sqrt(effective) * (self.gaps[arms] + self.epsilon)
 
@@ -183,9 +180,6 @@ class UCBE(ThresholdingAlgorithm):
         if not (math.isfinite(a) and a > 0):
             raise ConfigError(f"a must be a finite number > 0, got {a}", "see ucbe_exploration")
         self.a = float(a)
-
-    def params(self) -> dict[str, Any]:
-        return {**super().params(), "a": self.a}
 
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
         return self.gaps[arms] - np.sqrt(self.a / effective)
@@ -275,9 +269,6 @@ class OptKG(ThresholdingAlgorithm):
         self._lean, self._log_w = [lean] * n, [log_w] * n
         self._seen = np.zeros(n, dtype=np.int64)
         self._keys: FloatArray = np.full(n, -self._log_gain(a, b, lean, log_w))
-
-    def params(self) -> dict[str, Any]:
-        return {**super().params(), "prior_a": self.prior_a, "prior_b": self.prior_b}
 
     def posterior(self) -> tuple[FloatArray, FloatArray]:
         """Beta posterior parameters (a_i, b_i) of every worker from the answers so far."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -184,16 +184,6 @@ class AdaptiveTopK(Algorithm):
         self._done = self._fill_only and self.min_answers == 1
         if self._fill_only:
             self.target = self.min_answers
-
-    def params(self) -> dict[str, Any]:
-        return {
-            **super().params(),
-            "k": self.k,
-            "eps": self.eps,
-            "delta": self.delta,
-            "fixed_budget": self.fixed_budget,
-            "min_answers": self.min_answers,
-        }
 
     def _target(self, r: int) -> int:
         """Answers per undecided worker at the end of round r: ``N_r``, at least min_answers."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -176,9 +176,6 @@ class OptMAI(Algorithm):
         self.completed_rounds = 0
         self._done = False
         self._start_round(1)
-
-    def params(self) -> dict[str, Any]:
-        return {**super().params(), "k": self.k, "eps": self.eps, "beta": self.beta}
 
     @property
     def needed(self) -> int:
@@ -383,16 +380,6 @@ class CLUCBPAC(Algorithm):
         self.gap = math.nan  # w~(M~) - w~(M); NaN before every worker has answered
         self._order = _EMPTY  # M xor M~ by radius, descending
         self._done = False
-
-    def params(self) -> dict[str, Any]:
-        return {
-            **super().params(),
-            "k": self.k,
-            "eps": self.eps,
-            "delta": self.delta,
-            "fixed_budget": self.fixed_budget,
-            "min_answers": self.min_answers,
-        }
 
     # ------------------------------------------------------------------ subclass steps
     def _refresh(self) -> None:

@@ -59,8 +59,9 @@ class WeightedRoundRobin(KSigmaAlgorithm):
         self._cursor = 0
         self._current = -1  # worker whose visit was cut short by a batch limit
 
-    def params(self) -> dict[str, Any]:
-        return {**super().params(), "rho": self.rho_given}
+    def _param_value(self, name: str) -> Any:
+        # rho as given (None: rho*, recomputed on rebuild), not the value in use.
+        return self.rho_given if name == "rho" else super()._param_value(name)
 
     def _schedule(self, limit: int) -> IntArray:
         effective = (self.stats.count + self.pending).astype(np.float64)

@@ -18,7 +18,9 @@ from screener.algorithms import (
     StopReason,
     TellOutcome,
     WeightedRoundRobin,
+    accepted_parameters,
 )
+from screener.algorithms.registry import parameters
 from screener.errors import ConfigError
 from screener.testing.algorithm_conformance import (
     ALGORITHM_CHECKS,
@@ -268,3 +270,18 @@ def test_the_base_class_fails_a_broken_algorithm_by_name() -> None:
         Broken().run_check("batch_asks")
     with pytest.raises(ConformanceError, match="sets no algorithm_class"):
         AlgorithmConformance().run_check("deterministic")
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_params_name_every_constructor_parameter_and_rebuild_the_algorithm(name: str) -> None:
+    """params() is derived from the constructor's signature: one key per keyword parameter,
+    and the values (defaults included) rebuild an algorithm with the same params."""
+    cls = ALGORITHMS[name]
+    setup = TEST_SETUPS[name][0]
+    algorithm = cls(setup.n_workers, **setup.params, seed=5)
+    params = algorithm.params()
+    assert list(params) == [p.name for p in parameters(cls)]
+    assert set(params) == accepted_parameters(cls)
+    assert cls(setup.n_workers, **params).params() == params
+    for key, given in setup.params.items():
+        assert params[key] == given, key
