@@ -118,19 +118,16 @@ class Oracle(abc.ABC):
 
     Examples
     --------
-    Every oracle is used the same way: open it, submit pulls, receive answers as they come.
+    Every oracle is used the same way: built from plain options, opened with ``async with``,
+    then ``submit`` and ``receive`` (``SimulatedOracle`` shows a whole exchange). A plugin's
+    oracle is found by its entry-point name, like the built-in ones:
 
-    >>> import asyncio
     >>> from screener import synthetic_pool
-    >>> from screener.oracles import PullRequest, SimulatedOracle
-    >>> pool = synthetic_pool(4, 1, seed=0)
-    >>> async def ask_two() -> list[float | None]:
-    ...     oracle = SimulatedOracle.from_options(pool, {"latency": "none"}, seed=0)
-    ...     async with oracle:
-    ...         await oracle.submit([PullRequest(0, "w01", 0, 0), PullRequest(1, "w04", 3, 0)])
-    ...         return [answer.reward for answer in await oracle.receive()]
-    >>> asyncio.run(ask_two())
-    [1.0, 0.0]
+    >>> from screener.oracles import load_oracle_class
+    >>> oracle_class = load_oracle_class("simulated")
+    >>> oracle = oracle_class.from_options(synthetic_pool(4, 1, seed=0), {"loss": 0.1}, seed=0)
+    >>> oracle.name, oracle.describe()["loss"], oracle.retractable
+    ('simulated', 0.1, True)
     """
 
     #: The entry-point name under ``screener.oracles``.

@@ -97,14 +97,18 @@ class ConformanceReport:
 
     Examples
     --------
+    Its text is one line per check (status, name, seconds) and the checks' notes:
+
     >>> import asyncio
     >>> from screener.testing import check_oracle
     >>> from screener.oracles import SimulatedOracle
-    >>> report = asyncio.run(check_oracle(SimulatedOracle, options={"latency": "none"}))
-    >>> report.ok, [result.name for result in report.failures]
-    (True, [])
-    >>> report["timeouts"].status  # no silent_options given
-    'skipped'
+    >>> checks = ["deterministic", "describe"]
+    >>> report = asyncio.run(check_oracle(SimulatedOracle, options={}, only=checks))
+    >>> print(report)  # doctest: +ELLIPSIS
+    conformance of SimulatedOracle:
+      passed  deterministic ...
+      passed  describe ...
+    >>> report.raise_for_failures()  # nothing failed: nothing raised
     """
 
     oracle: str

@@ -48,19 +48,14 @@ async def test_a_run_is_stored_reported_and_listed(database_url: str) -> None:
 
 
 async def test_an_interrupted_run_resumes_to_the_same_end(database_url: str) -> None:
-    started: list[str] = []
-    task = asyncio.create_task(
-        start_run(_plan(), database_url, on_start=lambda run_id, _: started.append(run_id))
-    )
-    while not started or _answered(database_url, started[0]) < 100:
-        await asyncio.sleep(0.01)
+    task, run_id = await _started_run(database_url, answered=100)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    resumed = await resume_run(started[0], database_url)
+    resumed = await resume_run(run_id, database_url)
     assert resumed.total_pulls == 400
     with Journal(database_url, create=False) as journal:
-        kinds = [event.kind.value for event in journal.events(started[0])]
+        kinds = [event.kind.value for event in journal.events(run_id)]
     assert kinds.count("resumed") == 1 and kinds.count("finished") == 1
     assert kinds.count("answered") == 400
     assert kinds.count("stopped") == 1  # the cancel said so: "interrupted", not a crash
@@ -97,13 +92,7 @@ async def test_a_run_that_fails_says_why_and_resumes(
 
 
 async def test_a_driver_that_loses_its_lease_stops_without_writing(database_url: str) -> None:
-    started: list[str] = []
-    task = asyncio.create_task(
-        start_run(_plan(), database_url, on_start=lambda run_id, _: started.append(run_id))
-    )
-    while not started or _answered(database_url, started[0]) < 50:
-        await asyncio.sleep(0.01)
-    run_id = started[0]
+    task, run_id = await _started_run(database_url, answered=50)
     with Journal(database_url, create=False) as thief:
         with thief.engine.begin() as conn:  # as if the driver had stalled past its lease
             conn.execute(text("UPDATE run_leases SET expires_at = 0"))
@@ -114,6 +103,17 @@ async def test_a_driver_that_loses_its_lease_stops_without_writing(database_url:
         await asyncio.sleep(0.2)
         assert len(thief.events(run_id)) == after_takeover
         assert [event.kind.value for event in thief.events(run_id)].count("stopped") == 0
+
+
+async def _started_run(url: str, *, answered: int) -> tuple[asyncio.Task[Any], str]:
+    """A run of _plan() going on in a task, once it has this many answers."""
+    started: list[str] = []
+    task = asyncio.create_task(
+        start_run(_plan(), url, on_start=lambda run_id, _: started.append(run_id))
+    )
+    while not started or _answered(url, started[0]) < answered:
+        await asyncio.sleep(0.01)
+    return task, started[0]
 
 
 def _answered(url: str, run_id: str) -> int:
