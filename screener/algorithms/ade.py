@@ -207,30 +207,20 @@ class ADE(KSigmaAlgorithm):
         self.radii = np.full(n, np.inf)
 
     # --------------------------------------------------------------------- pull ids
-    def ask(self, limit: int = 1) -> Ask:
-        out = super().ask(limit)
-        for pull in out:
+    def _on_asked(self, ask: Ask) -> None:
+        for pull in ask:
             self._slot_of[pull.id] = self._unassigned[pull.arm].popleft()
-        return out
 
-    def release(self, pull_id: int) -> bool:
-        if not self.is_pending(pull_id):
-            return super().release(pull_id)  # raises for unknown ids, else False
-        arm = self._ledger.arm(pull_id)
-        super().release(pull_id)
+    def _on_released(self, pull_id: int, arm: int) -> None:
         slot = self._slot_of.pop(pull_id)
         if self.available[arm]:
             self._unassigned.setdefault(arm, deque()).append(slot)
         else:
             self._drop(slot)
-        return True
 
-    def set_unavailable(self, arm: int, reason: str) -> None:
-        was_available = 0 <= arm < self.n_arms and bool(self.available[arm])
-        super().set_unavailable(arm, reason)
-        if was_available:
-            for slot in self._unassigned.pop(arm, deque()):
-                self._drop(slot)
+    def _on_unavailable(self, arm: int) -> None:
+        for slot in self._unassigned.pop(arm, deque()):
+            self._drop(slot)
 
     # -------------------------------------------------------------------- estimates
     def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:

@@ -23,7 +23,7 @@ import math
 from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, final
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -242,12 +242,19 @@ class Algorithm(abc.ABC):
         self._stop_reason: StopReason | None = None
 
     # ----------------------------------------------------------------- public contract
+    @final
     def ask(self, limit: int = 1) -> Ask:
         """Up to ``limit`` new pulls, or WAIT (answers needed first), or DONE."""
         if limit < 1:
             raise ConfigError(f"ask limit must be at least 1, got {limit}")
         if self._stop_reason is not None:
             return Ask(AskState.DONE)
+        self._before_ask()
+        ask = self._next_ask(limit)
+        self._on_asked(ask)
+        return ask
+
+    def _next_ask(self, limit: int) -> Ask:
         self._ensure_fresh()
         if self._condition_met():
             return self._stop(StopReason.CONDITION_MET)
@@ -314,6 +321,7 @@ class Algorithm(abc.ABC):
             self._dirty = True
         return outcomes
 
+    @final
     def release(self, pull_id: int) -> bool:
         """A pull failed, timed out or was cancelled: forget it and reissue it if useful.
 
@@ -329,8 +337,10 @@ class Algorithm(abc.ABC):
         self._released += 1
         if self.available[arm]:
             self._retry.append(arm)
+        self._on_released(pull_id, arm)
         return True
 
+    @final
     def set_unavailable(self, arm: int, reason: str) -> None:
         """The worker left or ran out of gold questions: never ask for it again."""
         if not 0 <= arm < self.n_arms:
@@ -341,6 +351,7 @@ class Algorithm(abc.ABC):
         self.unavailable_reason[arm] = reason
         self._retry = deque(a for a in self._retry if a != arm)
         self._dirty = True
+        self._on_unavailable(arm)
 
     def result(self) -> Result:
         """An immutable snapshot of the current conclusions (legal at any time)."""
@@ -402,6 +413,21 @@ class Algorithm(abc.ABC):
         return None
 
     # ------------------------------------------------------------------ subclass steps
+    # ask, release and set_unavailable are final; an algorithm that must act around them
+    # overrides these hooks, which do nothing here.
+    def _before_ask(self) -> None:  # noqa: B027 (hooks do nothing unless overridden)
+        """Before an ask that may hand out pulls (the run is not over): decisions that must
+        wait for an ask, not a result() (IB's stages, NRR's stability)."""
+
+    def _on_asked(self, ask: Ask) -> None:  # noqa: B027
+        """After every such ask, whatever it returned (ADE gives each pull its slot)."""
+
+    def _on_released(self, pull_id: int, arm: int) -> None:  # noqa: B027
+        """After a pending pull of ``arm`` was released (it will be asked again)."""
+
+    def _on_unavailable(self, arm: int) -> None:  # noqa: B027
+        """After ``arm`` became unavailable."""
+
     @abc.abstractmethod
     def _refresh(self) -> None:
         """Recompute estimates and the stopping condition from the answers so far."""

@@ -170,14 +170,11 @@ class FDRThresholding(ThresholdingAlgorithm):
         return self.settled_below | self.settled_above
 
     # ------------------------------------------------------------------ the contract
-    def ask(self, limit: int = 1) -> Ask:
-        """Ask as every algorithm does; unless that says WAIT, settle the lists it used."""
-        was_finished = self.finished
-        ask = super().ask(limit)
-        if not (ask.wait or was_finished):
+    def _on_asked(self, ask: Ask) -> None:
+        """Unless the ask said WAIT, settle the lists it used."""
+        if not ask.wait:
             self.settled_below |= self.banned
             self.settled_above |= self.accepted
-        return ask
 
     def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:
         super()._on_answers(pull_ids, arms, rewards)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms.base import Ask, IntArray
+from screener.algorithms.base import IntArray
 from screener.algorithms.ksigma import KSigmaAlgorithm
 from screener.algorithms.result import Decision, Result, WorkerResult
 from screener.errors import ConfigError
@@ -95,13 +95,11 @@ class IteratedBestArm(KSigmaAlgorithm):
         self._cursor = 0
 
     # --------------------------------------------------------------------------- stages
-    def ask(self, limit: int = 1) -> Ask:
+    def _before_ask(self) -> None:
         # Stage changes happen here, not in _refresh: result() refreshes too, and taking a
         # result must not decide a stage on answers an ask would never have looked at.
-        if limit >= 1 and not self.finished:
-            self._ensure_fresh()
-            self._advance()
-        return super().ask(limit)
+        self._ensure_fresh()
+        self._advance()
 
     def _advance(self) -> None:
         """Take every stage decision the current intervals allow (a fixpoint: idempotent)."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from screener.algorithms.base import Ask, IntArray
+from screener.algorithms.base import IntArray
 from screener.algorithms.ksigma import KSigmaAlgorithm
 
 __all__ = ["NaiveRoundRobin", "RoundRobin"]
@@ -82,16 +82,14 @@ class NaiveRoundRobin(RoundRobin):
         self._last_set: bytes | None = None
         self._stable_since = 0
 
-    def ask(self, limit: int = 1) -> Ask:
+    def _before_ask(self) -> None:
         # The set is compared between asks only: result() refreshes the estimates too, and
         # taking a result must not change when NRR stops (nor what a replay reproduces).
-        if not self.finished:
-            self._ensure_fresh()
-            current = (self.means > self.theta).tobytes() if math.isfinite(self.theta) else None
-            if current != self._last_set:
-                self._last_set = current
-                self._stable_since = self.stats.n_samples
-        return super().ask(limit)
+        self._ensure_fresh()
+        current = (self.means > self.theta).tobytes() if math.isfinite(self.theta) else None
+        if current != self._last_set:
+            self._last_set = current
+            self._stable_since = self.stats.n_samples
 
     def _condition_met(self) -> bool:
         stable_for = self.stats.n_samples - self._stable_since

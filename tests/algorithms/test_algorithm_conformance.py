@@ -124,10 +124,8 @@ class ClipsRewards(RoundRobin):
 class NeverRetries(RoundRobin):
     """Forgets a released pull instead of asking it again first."""
 
-    def release(self, pull_id: int) -> bool:
-        released = super().release(pull_id)
+    def _on_released(self, pull_id: int, arm: int) -> None:
         self._retry.clear()
-        return released
 
 
 class AsksEveryone(RoundRobin):
@@ -140,10 +138,10 @@ class AsksEveryone(RoundRobin):
 class StopsShort(RoundRobin):
     """Says 'budget spent' one answer before the budget is."""
 
-    def ask(self, limit: int = 1) -> Ask:
-        if self.budget is not None and self.n_answered >= self.budget - 1 and not self.finished:
+    def _next_ask(self, limit: int) -> Ask:
+        if self.budget is not None and self.n_answered >= self.budget - 1:
             return self._stop(StopReason.BUDGET_SPENT)
-        return super().ask(limit)
+        return super()._next_ask(limit)
 
 
 class RefreshCounts(RoundRobin):
