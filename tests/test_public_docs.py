@@ -40,14 +40,3 @@ def test_public_api_has_a_runnable_example(name: str, value: object) -> None:
     assert "\nExamples\n--------\n" in doc, f"{name} has no numpy-style Examples section"
     examples = doc.split("\nExamples\n--------\n", 1)[1]
     assert ">>> " in examples, f"{name}'s Examples section has no >>> line"
-
-
-def test_the_doctests_are_part_of_the_test_command() -> None:
-    """The README's `pytest` collects screener/ with --doctest-modules (pyproject.toml)."""
-    import tomllib
-    from pathlib import Path
-
-    config = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
-    options = config["tool"]["pytest"]["ini_options"]
-    assert "screener" in options["testpaths"]
-    assert "--doctest-modules" in options["addopts"].split()
