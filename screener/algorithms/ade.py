@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -154,12 +154,9 @@ class ADE(KSigmaAlgorithm):
         k: float = 2.0,
         delta: float = 0.1,
         direction: Direction = "high",
-        lower: float = 0.0,
-        upper: float = 1.0,
-        budget: int | None = None,
-        seed: int = 0,
         share_samples: bool = False,
         min_answers: int = 1,
+        **common: Any,
     ) -> None:
         super().__init__(
             n_workers,
@@ -167,14 +164,11 @@ class ADE(KSigmaAlgorithm):
             delta=delta,
             direction=direction,
             min_answers=min_answers,
-            lower=lower,
-            upper=upper,
-            budget=budget,
-            seed=seed,
+            **common,
         )
         if self.lower < 0:
             raise ConfigError(
-                f"ADE needs rewards in [a, b] with a >= 0, got lower={lower}",
+                f"ADE needs rewards in [a, b] with a >= 0, got lower={self.lower}",
                 "shift the rewards so that lower >= 0",
             )
         a, b = self.lower, self.upper

@@ -93,7 +93,7 @@ the run may stop with that side ranked first. (The strict reading tolerates such
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -294,12 +294,9 @@ class GOLD(Algorithm):
         quantile: QuantileRule = "normal",
         inclusive: bool = False,
         min_answers: int = 1,
-        lower: float = 0.0,
-        upper: float = 1.0,
-        budget: int | None = None,
-        seed: int = 0,
+        **common: Any,
     ) -> None:
-        super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
+        super().__init__(n_workers, **common)
         self._set_min_answers(min_answers)
         self.b = gold_b(eps)
         if not 0.5 < rho < 1.0:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -145,12 +145,9 @@ class KSigmaAlgorithm(Algorithm):
         quantile: QuantileRule = "normal",
         direction: Direction = "high",
         min_answers: int = 1,
-        lower: float = 0.0,
-        upper: float = 1.0,
-        budget: int | None = None,
-        seed: int = 0,
+        **common: Any,
     ) -> None:
-        super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
+        super().__init__(n_workers, **common)
         self._set_min_answers(min_answers)
         if not 0 <= k <= MAX_K:  # NaN fails too
             raise ConfigError(

@@ -89,12 +89,9 @@ class ThresholdingAlgorithm(Algorithm):
         n_workers: int,
         *,
         threshold: float,
-        lower: float = 0.0,
-        upper: float = 1.0,
-        budget: int | None = None,
-        seed: int = 0,
+        **common: Any,
     ) -> None:
-        super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
+        super().__init__(n_workers, **common)
         if not (math.isfinite(threshold) and self.lower <= threshold <= self.upper):
             raise ConfigError(
                 f"threshold must lie in the reward range [{self.lower}, {self.upper}], "
@@ -102,7 +99,7 @@ class ThresholdingAlgorithm(Algorithm):
                 "give the bar in reward units, e.g. threshold=0.7 for 70% correct",
             )
         if self.fixed_budget:
-            check_budget_given(self.name, budget, "is a fixed-budget algorithm and")
+            check_budget_given(self.name, self.budget, "is a fixed-budget algorithm and")
         self.threshold = float(threshold)
         self.width = self.upper - self.lower
         self.means: FloatArray = np.full(self.n_arms, np.nan)

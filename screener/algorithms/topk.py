@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -155,16 +155,13 @@ class AdaptiveTopK(Algorithm):
         delta: float = 0.05,
         fixed_budget: bool = False,
         min_answers: int = 1,
-        lower: float = 0.0,
-        upper: float = 1.0,
-        budget: int | None = None,
-        seed: int = 0,
+        **common: Any,
     ) -> None:
-        super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
+        super().__init__(n_workers, **common)
         self._set_min_answers(min_answers)
         check_delta(delta, suggestion=0.05)
         if fixed_budget:
-            check_budget_given(self.name, budget, "with fixed_budget=True")
+            check_budget_given(self.name, self.budget, "with fixed_budget=True")
         self.k = check_k(k, n_workers)
         self.eps = check_eps(eps)
         self.delta = float(delta)

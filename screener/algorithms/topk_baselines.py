@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -149,12 +149,9 @@ class OptMAI(Algorithm):
         k: int,
         eps: float | None = None,
         beta: float = math.exp(0.2),
-        lower: float = 0.0,
-        upper: float = 1.0,
-        budget: int | None = None,
-        seed: int = 0,
+        **common: Any,
     ) -> None:
-        super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
+        super().__init__(n_workers, **common)
         self.k = check_k(k, n_workers)
         self.eps = None if eps is None else check_eps(eps)
         if not (math.isfinite(beta) and beta > 1.0):
@@ -162,13 +159,13 @@ class OptMAI(Algorithm):
                 f"beta must be a finite number > 1, got {beta}",
                 "the round budgets decay as beta^-r; Zhou et al. use beta = e^0.2 (about 1.22)",
             )
-        if budget is None:
+        if self.budget is None:
             raise ConfigError(
                 f"{self.name} needs a budget (OptMAI's Q)",
                 "pass budget=<total number of gold questions>",
             )
         self.beta = float(beta)
-        self.q = int(budget)
+        self.q = int(self.budget)
         self.means: FloatArray = np.full(self.n_arms, np.nan)
         self.active = np.ones(self.n_arms, dtype=bool)
         self.accepted_round = np.zeros(self.n_arms, dtype=np.int64)
@@ -360,18 +357,15 @@ class CLUCBPAC(Algorithm):
         delta: float = 0.05,
         fixed_budget: bool = False,
         min_answers: int = 1,
-        lower: float = 0.0,
-        upper: float = 1.0,
-        budget: int | None = None,
-        seed: int = 0,
+        **common: Any,
     ) -> None:
-        super().__init__(n_workers, lower=lower, upper=upper, budget=budget, seed=seed)
+        super().__init__(n_workers, **common)
         self._set_min_answers(min_answers)
         self.k = check_k(k, n_workers)
         self.eps = check_eps(eps)
         self.delta = check_delta(delta, suggestion=0.05)
         if fixed_budget:
-            check_budget_given(self.name, budget, "with fixed_budget=True")
+            check_budget_given(self.name, self.budget, "with fixed_budget=True")
         self.fixed_budget = bool(fixed_budget)
         self.width = self.upper - self.lower
         self.means: FloatArray = np.full(self.n_arms, np.nan)
