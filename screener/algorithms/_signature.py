@@ -3,6 +3,7 @@ for ``params()``, the registry's checks and ``screener algorithms NAME``."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import typing
@@ -27,9 +28,13 @@ class Parameter:
     choices: tuple[str, ...]
 
 
+@functools.cache
 def parameters(cls: type[Algorithm]) -> tuple[Parameter, ...]:
     """The keyword parameters of ``cls``, following ``**kwargs`` up to the base classes (the
-    subclass's default wins), in the order a reader meets them."""
+    subclass's default wins), in the order a reader meets them.
+
+    Cached per class: a class's signature does not change, and ``params()`` (every
+    ``result()``, so every progress line) would otherwise read it and its type hints anew."""
     found: dict[str, Parameter] = {}
     for klass in cls.__mro__:
         init = klass.__dict__.get("__init__")
