@@ -6,13 +6,16 @@ and renamed into place, so a reader, or a crash, never sees half a file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any
 
 from screener.errors import ConfigError
 
-__all__ = ["STDIO", "is_stdio", "read_text", "source_name", "write_output"]
+__all__ = ["STDIO", "is_stdio", "open_output", "read_text", "source_name", "write_output"]
 
 #: The file name that means standard input (for inputs) or standard output (for outputs).
 STDIO = "-"
@@ -48,25 +51,36 @@ def read_text(path: str | os.PathLike[str], encoding: str = "utf-8") -> str:
     return Path(path).read_text(encoding=encoding)
 
 
-def write_output(path: str | os.PathLike[str], data: str | bytes, *, what: str) -> None:
-    """Write ``data`` to ``path`` (standard output for ``-``) all at once: beside the target
-    first, then renamed into place. ``what`` names the output in the one-line error."""
+@contextlib.contextmanager
+def open_output(
+    path: str | os.PathLike[str], *, what: str, binary: bool = False
+) -> Iterator[IO[Any]]:
+    """A stream onto ``path`` (standard output for ``-``) that is written as it goes yet
+    lands whole: the rows go to a partial file beside the target, renamed into place when the
+    block ends, removed when it raises. ``what`` names the output in the one-line error.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "out.csv"
+    >>> with open_output(target, what="the answers") as out:
+    ...     _ = out.write("worker,score\\n")
+    ...     sorted(p.name for p in target.parent.iterdir())
+    ['.out.csv.partial']
+    >>> target.read_text()
+    'worker,score\\n'
+    """
     if is_stdio(path):
-        if isinstance(data, bytes):
-            sys.stdout.flush()
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
-        else:
-            sys.stdout.write(data)
-            sys.stdout.flush()
+        sys.stdout.flush()
+        yield sys.stdout.buffer if binary else sys.stdout
+        (sys.stdout.buffer if binary else sys.stdout).flush()
         return
     target = Path(path)
     partial = target.with_name(f".{target.name}.partial")
     try:
-        if isinstance(data, bytes):
-            partial.write_bytes(data)
-        else:
-            partial.write_text(data, encoding="utf-8", newline="")
+        stream = partial.open("wb") if binary else partial.open("w", encoding="utf-8", newline="")
+        with stream as out:
+            yield out
         partial.replace(target)
     except OSError as error:
         partial.unlink(missing_ok=True)
@@ -74,3 +88,12 @@ def write_output(path: str | os.PathLike[str], data: str | bytes, *, what: str) 
             f"cannot write {what} to {target}: {error.strerror or error}",
             "check the directory, or pass another path",
         ) from None
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+def write_output(path: str | os.PathLike[str], data: str | bytes, *, what: str) -> None:
+    """Write ``data`` to ``path`` (standard output for ``-``) whole: see ``open_output``."""
+    with open_output(path, what=what, binary=isinstance(data, bytes)) as out:
+        out.write(data)

@@ -5,7 +5,6 @@ what that does to the result)."""
 from __future__ import annotations
 
 import csv
-import io
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 
 from screener.algorithms import Result
 from screener.errors import ConfigError
-from screener.files import write_output
+from screener.files import open_output
 from screener.journal import (
     EventKind,
     Invalidation,
@@ -145,13 +144,12 @@ def _run_answers(db: str, run_id: str) -> list[LoggedAnswer]:
 
 
 def _write_csv(target: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
-    """The whole CSV at once, to standard output for ``-`` or beside the target and renamed
+    """The CSV row by row, to standard output for ``-`` or beside the target and renamed
     into place, so the file is never half there."""
-    buffer = io.StringIO(newline="")
-    writer = csv.writer(buffer)
-    writer.writerow(header)
-    writer.writerows(rows)
-    write_output(target, buffer.getvalue(), what="the answers")
+    with open_output(target, what="the answers") as out:
+        writer = csv.writer(out)
+        writer.writerow(header)
+        writer.writerows(rows)
 
 
 async def replay_logged_run(
