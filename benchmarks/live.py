@@ -1,6 +1,6 @@
 """Throughput of the http oracle through the reference service, every pull journaled.
 
-The reference service (``screener.live.service``) answers after a constant 100 ms; RR runs a
+The reference service (``screener.service``) answers after a constant 100 ms; RR runs a
 fixed budget of pulls on a pool of identical workers (so it cannot stop early) through
 ``start_run`` with the http oracle (long polling) and a real SQLite journal in a temporary
 directory. The ideal wall time is pulls x latency / concurrency; the ratio shows what HTTP,
@@ -27,10 +27,10 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
 
 from benchmarks.common import machine_info, markdown_table, write_json
 from screener.journal import Journal
-from screener.live.service import GoldService, arithmetic_bank, start_service
 from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool
+from screener.service import GoldService, arithmetic_bank, start_service
 from screener.session import RunPlan, start_run
 
 LATENCY = 0.1

@@ -26,11 +26,11 @@ from pathlib import Path
 
 from screener.bank import load_bank
 from screener.journal import Journal
-from screener.live.service import Faults, GoldService, start_service
 from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool, load_pool_csv
 from screener.report import render_table
+from screener.service import Faults, GoldService, start_service
 from screener.session import RunPlan, start_run
 
 TASK_POOL = Path(__file__).resolve().parent / "task-pool"

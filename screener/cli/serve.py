@@ -20,7 +20,7 @@ from screener.oracles.latency import Latency
 from screener.pool import demo_pool, load_pool_csv
 
 if TYPE_CHECKING:  # the service (aiohttp's server) is imported by `serve` alone
-    from screener.live.service import GoldService
+    from screener.service import GoldService
 
 __all__ = ["DEFAULT_BANK_SIZE", "TOKEN_ENV", "serve"]
 
@@ -107,7 +107,7 @@ def serve(
     "Authorization: Bearer $SCREENER_SERVICE_TOKEN" when that variable is set; without it
     the service accepts everyone (it listens on 127.0.0.1 unless told otherwise).
     """
-    from screener.live.service import Faults, GoldService, arithmetic_bank
+    from screener.service import Faults, GoldService, arithmetic_bank
 
     token = os.environ.get(TOKEN_ENV) or None
     check_seed(seed)
@@ -130,7 +130,7 @@ def serve(
 async def _serve(
     service: GoldService, host: str, port: int, stop_after: float | None, *, warn_open: bool
 ) -> None:
-    from screener.live.service import start_service
+    from screener.service import start_service
 
     try:
         runner, url = await start_service(service, host=host, port=port)

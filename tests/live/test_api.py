@@ -7,7 +7,7 @@ import hmac
 
 import pytest
 
-from screener.live.api import (
+from screener.oracles.http.protocol import (
     AnswerItem,
     ApiFormatError,
     Assignment,

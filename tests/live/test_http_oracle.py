@@ -17,12 +17,12 @@ from live_helpers import BANK, POOL, SPAMMER, serving
 
 from screener.errors import ConfigError, OracleError
 from screener.journal import Event, EventKind, Journal
-from screener.live.api import SIGNATURE_HEADER, sign
-from screener.live.service import Faults, GoldService
 from screener.oracles import Answer, PullRequest
 from screener.oracles.http import NEEDS_BANK, HttpOracle
+from screener.oracles.http.protocol import SIGNATURE_HEADER, sign
 from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
+from screener.service import Faults, GoldService
 from screener.session import RunPlan, start_run
 
 SEED = 3

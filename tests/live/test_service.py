@@ -16,7 +16,7 @@ from stats_helpers import assert_rate_at_most
 
 from screener.bank import GoldBank, GoldQuestion, Scoring
 from screener.errors import ConfigError
-from screener.live.api import (
+from screener.oracles.http.protocol import (
     ANSWERS_PATH,
     ASSIGNMENTS_PATH,
     SIGNATURE_HEADER,
@@ -24,9 +24,9 @@ from screener.live.api import (
     assignment_path,
     verify,
 )
-from screener.live.service import Faults, GoldService
 from screener.oracles.latency import Latency
 from screener.pool import WorkerPool
+from screener.service import Faults, GoldService
 
 FAST = Latency("constant", 0.01)
 

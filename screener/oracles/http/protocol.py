@@ -1,6 +1,6 @@
 """The gold-question service API (version 1): paths, payload types, parsing, webhook signatures.
 
-Shared by the reference service (``screener.live.service``) and the client
+Shared by the reference service (``screener.service``) and the client
 (``screener.oracles.http``) so both sides read and write the same JSON; the API itself is
 documented in docs/live-api.md. Not from the papers: plumbing for running them on live workers.
 

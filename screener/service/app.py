@@ -34,7 +34,7 @@ from aiohttp import web
 
 from screener.bank import GoldBank, GoldQuestion, Scoring, parse_number
 from screener.errors import ConfigError
-from screener.live.api import (
+from screener.oracles.http.protocol import (
     ANSWERS_PATH,
     ASSIGNMENTS_PATH,
     MAX_LIMIT,

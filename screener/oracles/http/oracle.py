@@ -33,7 +33,8 @@ from aiohttp import web
 
 from screener.bank import parse_number
 from screener.errors import ConfigError, OracleError
-from screener.live.api import (
+from screener.oracles.base import Answer, Oracle, OracleOption, PullRequest
+from screener.oracles.http.protocol import (
     ANSWERS_PATH,
     ASSIGNMENTS_PATH,
     MAX_LIMIT,
@@ -50,7 +51,6 @@ from screener.live.api import (
     parse_submit_result,
     verify,
 )
-from screener.oracles.base import Answer, Oracle, OracleOption, PullRequest
 from screener.pool import WorkerPool
 
 __all__ = ["NEEDS_BANK", "HttpOracle"]

@@ -1,0 +1,90 @@
+"""The architecture as a rule: screener's packages and modules form layers, and each imports
+only the layers below it (so algorithms import only stats and errors, oracles never reach
+up into the orchestrator or the reference service, and nothing imports the CLI)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import screener
+
+#: Bottom to top. A part of screener may import the parts listed before it, none after.
+LAYERS = (
+    "errors",
+    "stats",
+    "algorithms",  # pure decision objects: numbers in, decisions out
+    "simulation",
+    "files",
+    "_version",
+    "bank",
+    "pool",
+    "journal",  # storage
+    "oracles",  # answer sources, the http protocol with its client
+    "service",  # the reference service serving that protocol
+    "orchestrator",
+    "rescoring",
+    "session",
+    "config",
+    "report",
+    "report_html",
+    "logged",
+    "api",
+    "testing",
+    "cli",
+    "__init__",
+    "__main__",
+)
+
+ROOT = Path(screener.__file__).parent
+
+
+def _part(path: Path) -> str:
+    """The layer a source file belongs to: its top-level package or module under screener/."""
+    relative = path.relative_to(ROOT)
+    return relative.parts[0].removesuffix(".py")
+
+
+def _imported_parts(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, part of screener) for every absolute import of screener in ``path``."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "screener":
+                yield node.lineno, parts[1] if len(parts) > 1 else "__init__"
+
+
+SOURCES = sorted(ROOT.rglob("*.py"))
+
+
+def test_every_part_of_the_package_has_a_layer() -> None:
+    parts = {_part(path) for path in SOURCES}
+    assert parts <= set(LAYERS), f"give these a layer: {sorted(parts - set(LAYERS))}"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_only_go_down(path: Path) -> None:
+    mine = LAYERS.index(_part(path))
+    upward = [
+        f"line {line}: screener.{part}"
+        for line, part in _imported_parts(path)
+        if part != LAYERS[mine] and LAYERS.index(part) > mine
+    ]
+    assert not upward, f"{path.relative_to(ROOT)} imports from above its layer: {upward}"
+
+
+def test_the_rule_can_fail(tmp_path: Path) -> None:
+    """An algorithm importing the journal is caught (guards the AST walk itself)."""
+    module = tmp_path / "bad.py"
+    module.write_text("def f():\n    from screener.journal import Journal\n", encoding="utf-8")
+    assert [part for _, part in _imported_parts(module)] == ["journal"]
+    assert LAYERS.index("journal") > LAYERS.index("algorithms")
