@@ -34,7 +34,10 @@ EVENTS_PER_ROUND = 3_200
 def appends_per_second(url: str, *, leased: bool, batch: int) -> float:
     """Events a second appended in batches of ``batch`` to a new run of ``url``."""
     spec = RunSpec("wrr", {}, 0, {"name": "simulated"}, {"workers": ["w"]}, {})
-    events = [Event(EventKind.ASKED, 0.0, i, 0, "w", i) for i in range(batch)]
+    events = [
+        Event(kind=EventKind.ASKED, at=0.0, pull_id=i, arm=0, worker="w", seq=i)
+        for i in range(batch)
+    ]
     with Journal(url) as journal:
         run_id = journal.create_run(spec, claim=leased)
         start = time.perf_counter()

@@ -168,12 +168,13 @@ async def resume_run(
             now = time.time()
             interrupted = pending_pulls(algorithm)
             marks = [
-                Event(EventKind.CANCELLED, now, pull_id, info.arm, pool.workers[info.arm],
-                      info.seq, None, "interrupted: the previous process ended before the answer")
+                Event(kind=EventKind.CANCELLED, at=now, pull_id=pull_id, arm=info.arm,
+                      worker=pool.workers[info.arm], seq=info.seq,
+                      detail="interrupted: the previous process ended before the answer")
                 for pull_id in interrupted
                 if (info := algorithm.pull_info(pull_id)) is not None
             ]  # fmt: skip
-            await journal.append(run_id, [*marks, Event(EventKind.RESUMED, now)])
+            await journal.append(run_id, [*marks, Event(kind=EventKind.RESUMED, at=now)])
             for pull_id in interrupted:
                 algorithm.release(pull_id)
             orchestrator = Orchestrator(
@@ -228,7 +229,7 @@ async def _keep_lease(
 
 async def _journal_stop(journal: AsyncJournal, run_id: str, why: str) -> None:
     with contextlib.suppress(JournalError):  # the database may be what failed
-        await journal.append(run_id, [Event(EventKind.STOPPED, time.time(), detail=why)])
+        await journal.append(run_id, [Event(kind=EventKind.STOPPED, at=time.time(), detail=why)])
 
 
 def _one_line(error: BaseException) -> str:

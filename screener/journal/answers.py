@@ -36,7 +36,10 @@ class LoggedAnswer:
 
     Examples
     --------
-    >>> answers = logged_answers([Event(EventKind.ANSWERED, 2.0, 0, 0, "ann", 0, 1.0)], None)
+    >>> answered = Event(
+    ...     kind=EventKind.ANSWERED, at=2.0, pull_id=0, arm=0, worker="ann", seq=0, reward=1.0
+    ... )
+    >>> answers = logged_answers([answered], None)
     >>> answers[0].worker, answers[0].reward, answers[0].rescored
     ('ann', 1.0, False)
     """
@@ -62,7 +65,7 @@ def invalidation_event(at: float, invalidation: Invalidation) -> Event:
     ('invalidated', 'q1')
     """
     detail = json.dumps({"key": invalidation.key, "reason": invalidation.reason})
-    return Event(EventKind.INVALIDATED, at, detail=detail, question=invalidation.question)
+    return Event(kind=EventKind.INVALIDATED, at=at, detail=detail, question=invalidation.question)
 
 
 def invalidations(events: Sequence[Event]) -> dict[str, Invalidation]:
@@ -89,7 +92,10 @@ def logged_answers(events: Sequence[Event], bank: GoldBank | None) -> list[Logge
 
     Examples
     --------
-    >>> answers = logged_answers([Event(EventKind.ANSWERED, 2.0, 0, 0, "ann", 0, 1.0)], None)
+    >>> answered = Event(
+    ...     kind=EventKind.ANSWERED, at=2.0, pull_id=0, arm=0, worker="ann", seq=0, reward=1.0
+    ... )
+    >>> answers = logged_answers([answered], None)
     >>> answers[0].worker, answers[0].reward, answers[0].rescored
     ('ann', 1.0, False)
     """

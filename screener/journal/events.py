@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from screener.algorithms import Algorithm, create_algorithm
 from screener.pool import WorkerPool
 
-__all__ = ["Event", "EventKind", "RunRecord", "RunSpec", "RunState", "RunSummary"]
+__all__ = ["EVENT_FIELDS", "Event", "EventKind", "RunRecord", "RunSpec", "RunState", "RunSummary"]
 
 #: Where a run is: ended with its result, driven by a live process now, stopped by Ctrl-C,
 #: stopped by an error, or left behind by a process that died without a word.
@@ -44,13 +44,17 @@ class EventKind(enum.StrEnum):
     FINISHED = "finished"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     """One journal entry. ``id`` is None until the event has been written and read back.
 
+    Keyword-only: eleven fields, most of them optional, are not read right by position.
+
     Examples
     --------
-    >>> event = Event(EventKind.ANSWERED, 2.0, pull_id=0, arm=0, worker="ann", seq=0, reward=1.0)
+    >>> event = Event(
+    ...     kind=EventKind.ANSWERED, at=2.0, pull_id=0, arm=0, worker="ann", seq=0, reward=1.0
+    ... )
     >>> event.kind.value, event.reward, event.id is None  # no id until written
     ('answered', 1.0, True)
     """
@@ -68,6 +72,11 @@ class Event:
     #: The worker's raw answer as JSON, before scoring; on the finished event, the run's final
     #: result (Result.to_json), which a report reads instead of replaying the run.
     response: str | None = None
+
+
+#: Event's fields in declaration order: the one list the events table's columns, the
+#: journal's insert and its reads are derived from (a test pins the table to it).
+EVENT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Event))
 
 
 @dataclass(frozen=True)
@@ -135,7 +144,7 @@ class RunSummary:
     >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> with Journal(db) as journal:
     ...     run_id = journal.create_run(spec)
-    ...     journal.append(run_id, [Event(EventKind.FINISHED, 2.0, detail="condition met")])
+    ...     journal.append(run_id, [Event(kind=EventKind.FINISHED, at=2.0, detail="condition met")])
     ...     summary = journal.runs()[0]
     >>> summary.state, summary.status, summary.n_workers
     ('finished', 'finished: condition met', 2)

@@ -79,7 +79,8 @@ class LeaseLostError(JournalError):
     ...         _ = conn.exec_driver_sql("UPDATE run_leases SET expires_at = 0")
     ...     _ = second.claim(run_id)
     ...     try:
-    ...         first.append(run_id, [Event(EventKind.ASKED, 1.0, 0, 0, "ann", 0)])
+    ...         asked = Event(kind=EventKind.ASKED, at=1.0, pull_id=0, arm=0, worker="ann", seq=0)
+    ...         first.append(run_id, [asked])
     ...     except LeaseLostError:
     ...         print("the first process may not write any more")
     the first process may not write any more

@@ -26,8 +26,17 @@ from sqlmodel import SQLModel
 from screener._version import __version__
 from screener.errors import ConfigError, JournalError, RunNotFoundError, SchemaVersionError
 from screener.journal import leases
-from screener.journal.events import Event, EventKind, RunRecord, RunSpec, RunState, RunSummary
+from screener.journal.events import (
+    EVENT_FIELDS,
+    Event,
+    EventKind,
+    RunRecord,
+    RunSpec,
+    RunState,
+    RunSummary,
+)
 from screener.journal.leases import Lease
+from screener.journal.rows import WRITTEN_COLUMNS, events_from_rows, rows_from_events
 from screener.journal.schema import (
     EVENTS_TABLE,
     RUN_LEASES_TABLE,
@@ -64,12 +73,6 @@ MIGRATIONS: list[Migration] = [
     ),
 ]
 
-# Insert order of the event columns (the tuple built in Journal._insert_events).
-_EVENT_COLUMNS = (
-    "run_id", "kind", "pull_id", "arm", "worker", "seq", "reward", "detail", "at", "question",
-    "response",
-)  # fmt: skip
-_KINDS: dict[str, EventKind] = {kind.value: kind for kind in EventKind}
 #: The events that start or end a process's work on a run: the last one says where it is.
 _LIFECYCLE = (EventKind.STARTED, EventKind.RESUMED, EventKind.STOPPED, EventKind.FINISHED)
 _SYNCHRONOUS = {"normal": "NORMAL", "full": "FULL"}
@@ -98,8 +101,9 @@ class Journal:
     >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> with Journal(db) as journal:
     ...     run_id = journal.create_run(spec)
-    ...     journal.append(run_id, [Event(EventKind.ASKED, 1.0, 0, 0, "ann", 0),
-    ...                             Event(EventKind.ANSWERED, 2.0, 0, 0, "ann", 0, 1.0)])
+    ...     pull = {"pull_id": 0, "arm": 0, "worker": "ann", "seq": 0}
+    ...     journal.append(run_id, [Event(kind=EventKind.ASKED, at=1.0, **pull),
+    ...                             Event(kind=EventKind.ANSWERED, at=2.0, reward=1.0, **pull)])
     ...     kinds = [event.kind.value for event in journal.events(run_id)]
     >>> kinds
     ['started', 'asked', 'answered']
@@ -234,7 +238,7 @@ class Journal:
         }
         with self._errors(f"cannot create a run in {self.name}"), self._writer.begin() as conn:
             conn.execute(insert(RUNS_TABLE), row)
-            self._insert_events(conn, run_id, [Event(EventKind.STARTED, now)])
+            self._insert_events(conn, run_id, [Event(kind=EventKind.STARTED, at=now)])
             if claim:
                 self._leases[run_id] = leases.claim(conn, run_id, now)
         return run_id
@@ -283,15 +287,12 @@ class Journal:
 
     def _insert_events(self, conn: Connection, run_id: str, events: Sequence[Event]) -> None:
         """One executemany. Rows are tuples when the driver takes them (SQLite does)."""
+        rows = rows_from_events(run_id, events)
         if self._insert_sql is None:
-            conn.execute(insert(EVENTS_TABLE), [_event_dict(run_id, event) for event in events])
-            return
-        rows = [
-            (run_id, e.kind.value, e.pull_id, e.arm, e.worker, e.seq, e.reward, e.detail, e.at,
-             e.question, e.response)
-            for e in events
-        ]  # fmt: skip
-        conn.exec_driver_sql(self._insert_sql, rows)
+            named = [dict(zip(WRITTEN_COLUMNS, row, strict=True)) for row in rows]
+            conn.execute(insert(EVENTS_TABLE), named)
+        else:
+            conn.exec_driver_sql(self._insert_sql, rows)
 
     # --------------------------------------------------------------------- reads
     def events(self, run_id: str, *, after_id: int = 0) -> list[Event]:
@@ -301,19 +302,7 @@ class Journal:
         """
         e = EVENTS_TABLE.c
         query = (
-            select(
-                e.kind,
-                e.at,
-                e.pull_id,
-                e.arm,
-                e.worker,
-                e.seq,
-                e.reward,
-                e.detail,
-                e.id,
-                e.question,
-                e.response,
-            )
+            select(*(e[name] for name in EVENT_FIELDS))
             .where(e.run_id == run_id, e.id > after_id)
             .order_by(e.id)
         )
@@ -323,8 +312,7 @@ class Journal:
                 self._engine.connect() as conn,
             ):
                 rows = conn.execute(query).all()  # fetchall: row-by-row fetching is 2x slower
-            # Positional construction: this loop is most of the cost of loading 1M events.
-            return [Event(_KINDS[row[0]], *row[1:]) for row in rows]
+            return events_from_rows(rows)
         except KeyError as error:
             raise JournalError(
                 f"run {run_id} in {self.name} has an unknown event kind {error.args[0]!r}",
@@ -595,26 +583,10 @@ def _positional_event_insert(engine: Engine) -> str | None:
     the append throughput on SQLite. The SQL is still compiled by SQLAlchemy for this
     database; our columns need no type conversion, so skipping Core's binding is safe.
     """
-    compiled = insert(EVENTS_TABLE).compile(dialect=engine.dialect, column_keys=[*_EVENT_COLUMNS])
-    if not compiled.positional or compiled.positiontup != [*_EVENT_COLUMNS]:
+    compiled = insert(EVENTS_TABLE).compile(dialect=engine.dialect, column_keys=[*WRITTEN_COLUMNS])
+    if not compiled.positional or compiled.positiontup != [*WRITTEN_COLUMNS]:
         return None
     return str(compiled)
-
-
-def _event_dict(run_id: str, event: Event) -> dict[str, Any]:
-    return {
-        "run_id": run_id,
-        "kind": event.kind.value,
-        "pull_id": event.pull_id,
-        "arm": event.arm,
-        "worker": event.worker,
-        "seq": event.seq,
-        "reward": event.reward,
-        "detail": event.detail,
-        "at": event.at,
-        "question": event.question,
-        "response": event.response,
-    }
 
 
 def _to_json(value: Mapping[str, Any], field: str) -> str:

@@ -43,7 +43,8 @@ class AsyncJournal:
     >>> async def record() -> int:
     ...     async with AsyncJournal(Journal(db)) as journal:
     ...         run_id = await journal.create_run(spec)
-    ...         await journal.append(run_id, [Event(EventKind.ASKED, 1.0, 0, 0, "ann", 0)])
+    ...         asked = Event(kind=EventKind.ASKED, at=1.0, pull_id=0, arm=0, worker="ann", seq=0)
+    ...         await journal.append(run_id, [asked])
     ...         return len(await journal.events(run_id))
     >>> asyncio.run(record())  # "started" and "asked"
     2

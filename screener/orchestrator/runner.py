@@ -143,14 +143,30 @@ class Orchestrator:
             for pull in ask
         ]  # fmt: skip
         asked = [
-            Event(EventKind.ASKED, now, r.pull_id, r.arm, r.worker, r.seq, question=_id(r.question))
+            Event(
+                kind=EventKind.ASKED,
+                at=now,
+                pull_id=r.pull_id,
+                arm=r.arm,
+                worker=r.worker,
+                seq=r.seq,
+                question=_id(r.question),
+            )
             for r in requests
         ]
         # A bank that has run dry for a worker: no question to ask, the worker is done. The
         # "unavailable" events follow all "asked" events so a replay asks the same batch.
         exhausted = [r for r in requests if self.pool.bank is not None and r.question is None]
         gone = [
-            Event(EventKind.UNAVAILABLE, now, r.pull_id, r.arm, r.worker, r.seq, None, EXHAUSTED)
+            Event(
+                kind=EventKind.UNAVAILABLE,
+                at=now,
+                pull_id=r.pull_id,
+                arm=r.arm,
+                worker=r.worker,
+                seq=r.seq,
+                detail=EXHAUSTED,
+            )
             for r in exhausted
         ]
         await self.journal.append(self.run_id, [*asked, *gone])
@@ -182,7 +198,15 @@ class Orchestrator:
                 worker = None if arm is None else self.pool.workers[arm]
                 seq = None if info is None else info.seq
                 events.append(
-                    Event(EventKind.RETRIED, at, pull_id, arm, worker, seq, None, note.detail)
+                    Event(
+                        kind=EventKind.RETRIED,
+                        at=at,
+                        pull_id=pull_id,
+                        arm=arm,
+                        worker=worker,
+                        seq=seq,
+                        detail=note.detail,
+                    )
                 )
         self.counts["retried"] += len(events)
         await self.journal.append(self.run_id, events)
@@ -221,7 +245,7 @@ class Orchestrator:
             info = algorithm.pull_info(answer.pull_id)
             if info is None:
                 events.append(
-                    Event(EventKind.LATE, now, answer.pull_id, reward=answer.reward,
+                    Event(kind=EventKind.LATE, at=now, pull_id=answer.pull_id, reward=answer.reward,
                           detail="unknown pull id", response=_json(answer.response))
                 )  # fmt: skip
                 continue
@@ -267,7 +291,13 @@ class Orchestrator:
                 detail = f"no answer to {limit} questions in a row"
                 worker = self.pool.workers[info.arm]
                 events.append(
-                    Event(EventKind.UNAVAILABLE, at, None, info.arm, worker, None, None, detail)
+                    Event(
+                        kind=EventKind.UNAVAILABLE,
+                        at=at,
+                        arm=info.arm,
+                        worker=worker,
+                        detail=detail,
+                    )
                 )
         return events
 
@@ -312,8 +342,9 @@ class Orchestrator:
         question: GoldQuestion | None,
     ) -> Event:
         return Event(
-            kind, at, answer.pull_id, info.arm, self.pool.workers[info.arm], info.seq,
-            None if kind is EventKind.FAILED else reward, detail,
+            kind=kind, at=at, pull_id=answer.pull_id, arm=info.arm,
+            worker=self.pool.workers[info.arm], seq=info.seq,
+            reward=None if kind is EventKind.FAILED else reward, detail=detail,
             question=_id(question), response=_json(answer.response),
         )  # fmt: skip
 
@@ -338,7 +369,14 @@ class Orchestrator:
             question = _id(self._question(info.arm, info.seq))
             events.append(
                 Event(
-                    kind, at, pull_id, info.arm, worker, info.seq, None, detail, question=question
+                    kind=kind,
+                    at=at,
+                    pull_id=pull_id,
+                    arm=info.arm,
+                    worker=worker,
+                    seq=info.seq,
+                    detail=detail,
+                    question=question,
                 )
             )
         if kind is EventKind.TIMED_OUT:
@@ -362,7 +400,10 @@ class Orchestrator:
         reason = self.algorithm.stop_reason
         detail = "interrupted" if reason is None else reason.value
         finished = Event(
-            EventKind.FINISHED, time.time(), detail=detail, response=_final_result(self.algorithm)
+            kind=EventKind.FINISHED,
+            at=time.time(),
+            detail=detail,
+            response=_final_result(self.algorithm),
         )
         await self.journal.append(self.run_id, [finished])
 

@@ -78,17 +78,45 @@ def test_an_expired_lease_is_taken_over_and_the_old_holder_is_fenced_off(
 ) -> None:
     with Journal(database_url) as first, Journal(database_url) as second:
         run_id = first.create_run(make_spec(), claim=True)
-        first.append(run_id, [Event(EventKind.ASKED, 1.0, 0, 0, "w0", 0)])
+        first.append(
+            run_id, [Event(kind=EventKind.ASKED, at=1.0, pull_id=0, arm=0, worker="w0", seq=0)]
+        )
         set_lease(database_url, run_id, expires_at=time.time() - 1.0)  # first stalled
         lease = second.claim(run_id)
         assert lease.epoch == 2
         before = n_events(second, run_id)
         with pytest.raises(LeaseLostError, match=f"lost run {run_id} to process"):
-            first.append(run_id, [Event(EventKind.ANSWERED, 2.0, 0, 0, "w0", 0, 1.0)])
+            first.append(
+                run_id,
+                [
+                    Event(
+                        kind=EventKind.ANSWERED,
+                        at=2.0,
+                        pull_id=0,
+                        arm=0,
+                        worker="w0",
+                        seq=0,
+                        reward=1.0,
+                    )
+                ],
+            )
         with pytest.raises(LeaseLostError):
             first.renew(run_id)
         assert n_events(second, run_id) == before
-        second.append(run_id, [Event(EventKind.ANSWERED, 2.0, 0, 0, "w0", 0, 1.0)])
+        second.append(
+            run_id,
+            [
+                Event(
+                    kind=EventKind.ANSWERED,
+                    at=2.0,
+                    pull_id=0,
+                    arm=0,
+                    worker="w0",
+                    seq=0,
+                    reward=1.0,
+                )
+            ],
+        )
         assert n_events(second, run_id) == before + 1
 
 
@@ -121,13 +149,13 @@ def test_states_of_runs(database_url: str) -> None:
     with Journal(database_url) as journal:
         ids = [journal.create_run(make_spec()) for _ in range(5)]
         finished, running, interrupted, failed, crashed = ids
-        journal.append(finished, [Event(EventKind.FINISHED, 2.0, detail="condition met")])
+        journal.append(finished, [Event(kind=EventKind.FINISHED, at=2.0, detail="condition met")])
         journal.claim(running)
-        journal.append(interrupted, [Event(EventKind.STOPPED, 2.0, detail="interrupted")])
-        journal.append(failed, [Event(EventKind.STOPPED, 2.0, detail="failed: HTTP 401")])
+        journal.append(interrupted, [Event(kind=EventKind.STOPPED, at=2.0, detail="interrupted")])
+        journal.append(failed, [Event(kind=EventKind.STOPPED, at=2.0, detail="failed: HTTP 401")])
         # A failure that was resumed and then crashed: the resume is the last word.
-        journal.append(crashed, [Event(EventKind.STOPPED, 2.0, detail="failed: x")])
-        journal.append(crashed, [Event(EventKind.RESUMED, 3.0)])
+        journal.append(crashed, [Event(kind=EventKind.STOPPED, at=2.0, detail="failed: x")])
+        journal.append(crashed, [Event(kind=EventKind.RESUMED, at=3.0)])
         states = {s.id: (s.state, s.status) for s in journal.runs()}
     assert states[finished] == ("finished", "finished: condition met")
     assert states[running][0] == "running"

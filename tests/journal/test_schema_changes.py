@@ -79,5 +79,7 @@ def test_event_ids_go_past_32_bits_on_postgresql(database_url: str, upgraded: bo
     with Journal(database_url) as journal:
         with journal.engine.begin() as conn:
             conn.execute(text("SELECT setval('events_id_seq', 3000000000)"))
-        journal.append(run_id, [Event(EventKind.ASKED, 1.0, 0, 0, "a", 0)])
+        journal.append(
+            run_id, [Event(kind=EventKind.ASKED, at=1.0, pull_id=0, arm=0, worker="a", seq=0)]
+        )
         assert journal.events(run_id)[-1].id == 3_000_000_001

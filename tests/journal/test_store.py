@@ -36,7 +36,7 @@ def every_kind_events() -> list[Event]:
     rewards = [0.1 + 0.2, 1e-300, 1e308, -0.0, 1.0, None]
     return [
         Event(
-            kind,
+            kind=kind,
             at=1_700_000_000.123456 + index,
             pull_id=None if index % 3 == 0 else index,
             arm=None if index % 4 == 0 else index % 7,
@@ -51,7 +51,15 @@ def every_kind_events() -> list[Event]:
 
 def asked(n: int, first: int = 0, tag: str | None = None) -> list[Event]:
     return [
-        Event(EventKind.ASKED, time.time(), first + i, i % 3, f"w{i % 3}", i, detail=tag)
+        Event(
+            kind=EventKind.ASKED,
+            at=time.time(),
+            pull_id=first + i,
+            arm=i % 3,
+            worker=f"w{i % 3}",
+            seq=i,
+            detail=tag,
+        )
         for i in range(n)
     ]
 
@@ -102,7 +110,7 @@ def test_events_round_trip_in_order_across_appends(journal: Journal) -> None:
     for batch in batches:
         journal.append(run_id, batch)
     read = journal.events(run_id)
-    expected = [Event(EventKind.STARTED, read[0].at)] + [e for b in batches for e in b]
+    expected = [Event(kind=EventKind.STARTED, at=read[0].at)] + [e for b in batches for e in b]
     assert without_ids(read) == expected
     ids = [event.id or 0 for event in read]
     assert all(event.id is not None for event in read)
@@ -320,7 +328,20 @@ def test_a_version_1_file_upgrades_and_keeps_its_events(db: Path) -> None:
     as screener 0.1 wrote it."""
     with Journal(str(db)) as journal:
         run_id = journal.create_run(make_spec())
-        journal.append(run_id, [Event(EventKind.ANSWERED, 1.0, 0, 0, "w1", 0, 1.0)])
+        journal.append(
+            run_id,
+            [
+                Event(
+                    kind=EventKind.ANSWERED,
+                    at=1.0,
+                    pull_id=0,
+                    arm=0,
+                    worker="w1",
+                    seq=0,
+                    reward=1.0,
+                )
+            ],
+        )
     with sqlite3.connect(db) as conn:
         conn.execute("ALTER TABLE events DROP COLUMN question")
         conn.execute("ALTER TABLE events DROP COLUMN response")
@@ -333,7 +354,20 @@ def test_a_version_1_file_upgrades_and_keeps_its_events(db: Path) -> None:
         ]
     with Journal(str(db)) as upgraded:
         upgraded.claim(run_id)  # the leases table is back
-        upgraded.append(run_id, [Event(EventKind.ASKED, 2.0, 1, 0, "w1", 1, question="q7")])
+        upgraded.append(
+            run_id,
+            [
+                Event(
+                    kind=EventKind.ASKED,
+                    at=2.0,
+                    pull_id=1,
+                    arm=0,
+                    worker="w1",
+                    seq=1,
+                    question="q7",
+                )
+            ],
+        )
         events = upgraded.events(run_id)
     assert [(e.kind, e.reward, e.question) for e in events][-2:] == [
         (EventKind.ANSWERED, 1.0, None),
@@ -389,7 +423,7 @@ def test_one_bad_event_fails_the_whole_batch(journal: Journal, db: Path) -> None
     run_id = journal.create_run(make_spec())
     journal.append(run_id, asked(3))
     batch = asked(10)
-    batch[6] = Event(EventKind.ANSWERED, None, 6)  # type: ignore[arg-type]  # NOT NULL at
+    batch[6] = Event(kind=EventKind.ANSWERED, at=None, pull_id=6)  # type: ignore[arg-type]  # NOT NULL at
     with pytest.raises(JournalError) as caught:
         journal.append(run_id, batch)
     assert_one_line(caught.value)
@@ -410,9 +444,22 @@ def test_runs_are_summarized_from_sql(journal: Journal) -> None:
     assert journal.runs() == []
     assert journal.latest_run_id() is None
     done = journal.create_run(make_spec(n_workers=5, algorithm="ksigma"))
-    answers = [Event(EventKind.ANSWERED, time.time(), i, 0, "w0", i, 1.0) for i in range(7)]
-    journal.append(done, [*asked(7), *answers, Event(EventKind.LATE, time.time(), 3)])
-    journal.append(done, [Event(EventKind.FINISHED, time.time(), detail="condition met")])
+    answers = [
+        Event(
+            kind=EventKind.ANSWERED,
+            at=time.time(),
+            pull_id=i,
+            arm=0,
+            worker="w0",
+            seq=i,
+            reward=1.0,
+        )
+        for i in range(7)
+    ]
+    journal.append(
+        done, [*asked(7), *answers, Event(kind=EventKind.LATE, at=time.time(), pull_id=3)]
+    )
+    journal.append(done, [Event(kind=EventKind.FINISHED, at=time.time(), detail="condition met")])
     running = journal.create_run(make_spec(n_workers=2))
     journal.append(running, [*asked(1), answers[0]])
 
@@ -433,10 +480,12 @@ def test_runs_are_summarized_from_sql(journal: Journal) -> None:
 def test_a_summary_carries_the_stored_result_until_events_follow_it(journal: Journal) -> None:
     oracle = {"name": "dataset", "options": {"path": "/data/some/answers.csv"}}
     run_id = journal.create_run(dataclasses.replace(make_spec(), oracle=oracle))
-    journal.append(run_id, [Event(EventKind.FINISHED, time.time(), detail="x", response="{}")])
+    journal.append(
+        run_id, [Event(kind=EventKind.FINISHED, at=time.time(), detail="x", response="{}")]
+    )
     (summary,) = journal.runs()
     assert summary.stored_result == "{}" == journal.stored_result(run_id)
-    journal.append(run_id, [Event(EventKind.INVALIDATED, time.time(), detail="typo")])
+    journal.append(run_id, [Event(kind=EventKind.INVALIDATED, at=time.time(), detail="typo")])
     (summary,) = journal.runs()
     assert summary.stored_result is None and journal.stored_result(run_id) is None
     assert summary.status == "finished: x"
@@ -445,9 +494,9 @@ def test_a_summary_carries_the_stored_result_until_events_follow_it(journal: Jou
 
 def test_the_last_finished_event_wins(journal: Journal) -> None:
     run_id = journal.create_run(make_spec())
-    journal.append(run_id, [Event(EventKind.FINISHED, time.time(), detail="interrupted")])
-    journal.append(run_id, [Event(EventKind.RESUMED, time.time())])
-    journal.append(run_id, [Event(EventKind.FINISHED, time.time(), detail="budget spent")])
+    journal.append(run_id, [Event(kind=EventKind.FINISHED, at=time.time(), detail="interrupted")])
+    journal.append(run_id, [Event(kind=EventKind.RESUMED, at=time.time())])
+    journal.append(run_id, [Event(kind=EventKind.FINISHED, at=time.time(), detail="budget spent")])
     assert journal.runs()[0].status == "finished: budget spent"
 
 
@@ -469,7 +518,8 @@ CHILD = textwrap.dedent(
     run_id = journal.create_run(RunSpec("wrr", {}, 0, {}, {"workers": ["a"]}, {}))
     for batch in range(int(sys.argv[2])):
         now = time.time()
-        journal.append(run_id, [Event(EventKind.ASKED, now, batch * 100 + i) for i in range(100)])
+        asked = [Event(kind=EventKind.ASKED, at=now, pull_id=batch * 100 + i) for i in range(100)]
+        journal.append(run_id, asked)
     os.kill(os.getpid(), signal.SIGKILL)  # right after the last append returned
     """
 )

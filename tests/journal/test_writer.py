@@ -43,7 +43,14 @@ class ThreadRecordingJournal(Journal):
 
 def tagged(task: int, batch: int, size: int) -> list[Event]:
     return [
-        Event(EventKind.ASKED, time.time(), batch * size + i, task, f"w{task}", detail=f"{task}")
+        Event(
+            kind=EventKind.ASKED,
+            at=time.time(),
+            pull_id=batch * size + i,
+            arm=task,
+            worker=f"w{task}",
+            detail=f"{task}",
+        )
         for i in range(size)
     ]
 
@@ -154,7 +161,9 @@ CHILD = textwrap.dedent(
         journal = AsyncJournal(Journal(sys.argv[1]))
         run_id = await journal.create_run(RunSpec("wrr", {}, 0, {}, {"workers": ["a"]}, {}))
         for batch in range(10):
-            events = [Event(EventKind.ASKED, time.time(), batch * 50 + i) for i in range(50)]
+            now = time.time()
+            ids = range(50 * batch, 50 * batch + 50)
+            events = [Event(kind=EventKind.ASKED, at=now, pull_id=i) for i in ids]
             await journal.append(run_id, events)
         os.kill(os.getpid(), signal.SIGKILL)  # committed when append returned
 
