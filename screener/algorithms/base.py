@@ -302,6 +302,39 @@ class Algorithm(abc.ABC):
                 f"[{self.lower}, {self.upper}]",
                 "check the oracle's scoring or the algorithm's reward bounds",
             )
+        outcomes = self._outcomes(ids)
+        accepted = outcomes == TellOutcome.ACCEPTED
+        if accepted.any():
+            new_ids = ids[accepted]
+            arms = self._ledger.arms_of(new_ids)
+            self._ledger.mark(new_ids, _ledger.ANSWERED)
+            self.pending -= np.bincount(arms, minlength=self.n_arms)
+            self._on_answers(new_ids, arms, values[accepted])
+            self._dirty = True
+        return outcomes
+
+    @final
+    def preview(self, pull_ids: ArrayLike) -> NDArray[np.int8]:
+        """The TellOutcome ``tell_many`` would give each answer now, rewards aside, without
+        telling: the one rule for duplicates and late answers, which the orchestrator also
+        needs before it journals a batch (UnknownPullError for an id never handed out).
+
+        Examples
+        --------
+        >>> from screener import RoundRobin
+        >>> algorithm = RoundRobin(2)
+        >>> ask = algorithm.ask(2)
+        >>> _ = algorithm.release(1)
+        >>> [TellOutcome(o).name for o in algorithm.preview([0, 0, 1])]
+        ['ACCEPTED', 'DUPLICATE', 'LATE']
+        >>> algorithm.n_answered  # nothing was told
+        0
+        """
+        ids = np.asarray(pull_ids, dtype=np.int64).reshape(-1)
+        self._check_known(ids)
+        return self._outcomes(ids)
+
+    def _outcomes(self, ids: IntArray) -> NDArray[np.int8]:
         states = self._ledger.states_of(ids)
         outcomes = _OUTCOME_BY_STATE[states]
         accepted = states == _ledger.PENDING
@@ -311,14 +344,6 @@ class Algorithm(abc.ABC):
             first = np.zeros(ids.size, dtype=bool)
             first[first_index] = True
             outcomes[accepted & ~first] = TellOutcome.DUPLICATE
-            accepted &= first
-        if accepted.any():
-            new_ids = ids[accepted]
-            arms = self._ledger.arms_of(new_ids)
-            self._ledger.mark(new_ids, _ledger.ANSWERED)
-            self.pending -= np.bincount(arms, minlength=self.n_arms)
-            self._on_answers(new_ids, arms, values[accepted])
-            self._dirty = True
         return outcomes
 
     @final

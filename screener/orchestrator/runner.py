@@ -24,24 +24,28 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import math
 import time
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from screener.algorithms import Algorithm, Decision, PullInfo, PullStatus, Result
+from screener.algorithms import Algorithm, Decision, Result
 from screener.bank import GoldQuestion
 from screener.errors import ConfigError
 from screener.journal import AsyncJournal, Event, EventKind
 from screener.oracles import Answer, Oracle, PullRequest
+from screener.orchestrator.intake import (
+    EXHAUSTED,
+    FailureStreaks,
+    InFlight,
+    question_id,
+    released_events,
+    take_answers,
+)
 from screener.orchestrator.progress import Progress, ProgressLine
 from screener.pool import WorkerPool
 
 __all__ = ["EXHAUSTED", "Orchestrator", "RunOptions"]
-
-EXHAUSTED = "exhausted: no unseen gold question left"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +93,9 @@ class Orchestrator:
         self.progress = progress
         self.seed = seed
         self.counts: collections.Counter[str] = collections.Counter()
-        # (deadline on the loop clock, pull id), in ask order; stale entries are skipped.
-        self._deadlines: deque[tuple[float, int]] = deque()
+        self._in_flight = InFlight()
+        self._streaks = FailureStreaks(options.max_failures, pool.workers)
         self._done = asyncio.Event()
-        self._failures_in_a_row: collections.Counter[int] = collections.Counter()
 
     async def run(self) -> Result:
         """Drive the run to its end and return the final result."""
@@ -150,7 +153,7 @@ class Orchestrator:
                 arm=r.arm,
                 worker=r.worker,
                 seq=r.seq,
-                question=_id(r.question),
+                question=question_id(r.question),
             )
             for r in requests
         ]
@@ -179,7 +182,7 @@ class Orchestrator:
             return
         timeout = self.options.timeout
         deadline = math.inf if timeout is None else asyncio.get_running_loop().time() + timeout
-        self._deadlines.extend((deadline, r.pull_id) for r in requests)
+        self._in_flight.add(requests, deadline)
         self.counts["asked"] += len(requests)
         await self.oracle.submit(requests)
         await self._journal_retries()
@@ -215,185 +218,66 @@ class Orchestrator:
         return self.oracle.question_for(self.pool, arm, seq, self.seed)
 
     async def _receive_until_deadline(self) -> Sequence[Answer]:
-        deadline = self._next_deadline()
+        deadline = self._in_flight.next_deadline()
         try:
             async with asyncio.timeout_at(None if math.isinf(deadline) else deadline):
                 return await self.oracle.receive()
         except TimeoutError:
             return ()
 
-    def _next_deadline(self) -> float:
-        while self._deadlines:
-            deadline, pull_id = self._deadlines[0]
-            if self.algorithm.is_pending(pull_id):
-                return deadline
-            self._deadlines.popleft()
-        return math.inf
-
     # ------------------------------------------------------------------- answers
     async def _handle(self, answers: Sequence[Answer]) -> None:
         """Journal a batch of answers in one commit, then tell the algorithm."""
-        algorithm = self.algorithm
-        now = time.time()
-        events: list[Event] = []
-        accepted_ids: list[int] = []
-        accepted_rewards: list[float] = []
-        releases: list[int] = []
-        gone: list[tuple[int, str]] = []
-        seen: set[int] = set()
-        for answer in answers:
-            info = algorithm.pull_info(answer.pull_id)
-            if info is None:
-                events.append(
-                    Event(kind=EventKind.LATE, at=now, pull_id=answer.pull_id, reward=answer.reward,
-                          detail="unknown pull id", response=_json(answer.response))
-                )  # fmt: skip
-                continue
-            question = self._question(info.arm, info.seq)
-            reward = self._score(answer, question)
-            kind, detail = self._classify(answer, reward, info.status, answer.pull_id in seen)
-            events.append(self._event(kind, now, answer, info, detail, reward, question))
-            if kind is EventKind.ANSWERED:
-                assert reward is not None
-                self._failures_in_a_row.pop(info.arm, None)
-                seen.add(answer.pull_id)
-                accepted_ids.append(answer.pull_id)
-                accepted_rewards.append(reward)
-            elif kind is EventKind.UNAVAILABLE:
-                seen.add(answer.pull_id)
-                gone.append((answer.pull_id, detail or "unavailable"))
-            elif kind is EventKind.FAILED:
-                seen.add(answer.pull_id)
-                releases.append(answer.pull_id)
-            self.counts[kind.value] += 1
-        events.extend(self._give_up_events(releases, now))
-        await self.journal.append(self.run_id, events)
-        if accepted_ids:
-            algorithm.tell_many(accepted_ids, accepted_rewards)
-        for pull_id, reason in gone:
-            info = algorithm.pull_info(pull_id)
-            assert info is not None
-            algorithm.set_unavailable(info.arm, reason)
-            algorithm.release(pull_id)
-        for pull_id in releases:
-            algorithm.release(pull_id)
-        self._apply_give_ups(events)
+        algorithm, now = self.algorithm, time.time()
+        intake = take_answers(
+            answers, algorithm, self._in_flight, self.pool.workers, self._question, now
+        )
+        self._streaks.answered(intake.tell_arms)
+        give_ups = self._streaks.failed(intake.failed, now)
+        await self.journal.append(self.run_id, [*intake.events, *give_ups])
+        self.counts.update(intake.counts)
+        if intake.tell_ids:
+            algorithm.tell_many(intake.tell_ids, intake.tell_rewards)
+        for request, reason in intake.gone:
+            algorithm.set_unavailable(request.arm, reason)
+            algorithm.release(request.pull_id)
+        for request in intake.failed:
+            algorithm.release(request.pull_id)
+        self._in_flight.settle(
+            [*intake.tell_ids, *(r.pull_id for r, _ in intake.gone)]
+            + [r.pull_id for r in intake.failed]
+        )
+        self._give_up(give_ups)
 
-    def _give_up_events(self, released: Sequence[int], at: float) -> list[Event]:
-        """UNAVAILABLE events for workers whose questions failed too often in a row."""
-        limit = self.options.max_failures
-        events = []
-        for pull_id in released:
-            info = self.algorithm.pull_info(pull_id)
-            assert info is not None
-            self._failures_in_a_row[info.arm] += 1
-            if self._failures_in_a_row[info.arm] == limit:
-                detail = f"no answer to {limit} questions in a row"
-                worker = self.pool.workers[info.arm]
-                events.append(
-                    Event(
-                        kind=EventKind.UNAVAILABLE,
-                        at=at,
-                        arm=info.arm,
-                        worker=worker,
-                        detail=detail,
-                    )
-                )
-        return events
-
-    def _apply_give_ups(self, events: Sequence[Event]) -> None:
-        for event in events:
-            if event.kind is EventKind.UNAVAILABLE and event.pull_id is None:
-                assert event.arm is not None and event.detail is not None
-                self.algorithm.set_unavailable(event.arm, event.detail)
-
-    @staticmethod
-    def _score(answer: Answer, question: GoldQuestion | None) -> float | None:
-        """The answer's reward: given, or the raw answer scored against the question's key."""
-        if answer.response is None or question is None:
-            return answer.reward
-        return question.score(answer.response)
-
-    def _classify(
-        self, answer: Answer, reward: float | None, status: PullStatus, seen_in_batch: bool
-    ) -> tuple[EventKind, str | None]:
-        if status is PullStatus.ANSWERED or seen_in_batch:
-            return EventKind.DUPLICATE, None
-        if status is PullStatus.RELEASED:
-            return EventKind.LATE, answer.error or answer.unavailable
-        if answer.unavailable is not None:
-            return EventKind.UNAVAILABLE, answer.unavailable
-        if answer.error is not None:
-            return EventKind.FAILED, answer.error
-        if reward is None:
-            return EventKind.FAILED, "a raw answer, but the pool has no gold question to score it"
-        if not self.algorithm.accepts_reward(reward):
-            return EventKind.FAILED, f"invalid reward {reward!r}"
-        return EventKind.ANSWERED, None
-
-    def _event(
-        self,
-        kind: EventKind,
-        at: float,
-        answer: Answer,
-        info: PullInfo,
-        detail: str | None,
-        reward: float | None,
-        question: GoldQuestion | None,
-    ) -> Event:
-        return Event(
-            kind=kind, at=at, pull_id=answer.pull_id, arm=info.arm,
-            worker=self.pool.workers[info.arm], seq=info.seq,
-            reward=None if kind is EventKind.FAILED else reward, detail=detail,
-            question=_id(question), response=_json(answer.response),
-        )  # fmt: skip
+    def _give_up(self, give_ups: Sequence[Event]) -> None:
+        for event in give_ups:
+            assert event.arm is not None and event.detail is not None
+            self.algorithm.set_unavailable(event.arm, event.detail)
 
     # ------------------------------------------------------------ timeouts and the end
     async def _expire(self) -> None:
-        now = asyncio.get_running_loop().time()
-        expired: list[int] = []
-        while self._deadlines and self._deadlines[0][0] <= now:
-            _, pull_id = self._deadlines.popleft()
-            if self.algorithm.is_pending(pull_id):
-                expired.append(pull_id)
+        expired = self._in_flight.expired(asyncio.get_running_loop().time())
         if expired:
             await self._release_all(expired, EventKind.TIMED_OUT, "no answer within timeout")
 
-    async def _release_all(self, pull_ids: list[int], kind: EventKind, detail: str) -> None:
+    async def _release_all(
+        self, requests: Sequence[PullRequest], kind: EventKind, detail: str
+    ) -> None:
         at = time.time()
-        events = []
-        for pull_id in pull_ids:
-            info = self.algorithm.pull_info(pull_id)
-            assert info is not None
-            worker = self.pool.workers[info.arm]
-            question = _id(self._question(info.arm, info.seq))
-            events.append(
-                Event(
-                    kind=kind,
-                    at=at,
-                    pull_id=pull_id,
-                    arm=info.arm,
-                    worker=worker,
-                    seq=info.seq,
-                    detail=detail,
-                    question=question,
-                )
-            )
-        if kind is EventKind.TIMED_OUT:
-            events.extend(self._give_up_events(pull_ids, at))
-        await self.journal.append(self.run_id, events)
+        events = released_events(requests, kind, detail, at)
+        give_ups = self._streaks.failed(requests, at) if kind is EventKind.TIMED_OUT else []
+        await self.journal.append(self.run_id, [*events, *give_ups])
+        pull_ids = [r.pull_id for r in requests]
         for pull_id in pull_ids:
             self.algorithm.release(pull_id)
-        self._apply_give_ups(events)
+        self._in_flight.settle(pull_ids)
+        self._give_up(give_ups)
         self.counts[kind.value] += len(pull_ids)
         await self.oracle.cancel(pull_ids)
         await self._journal_retries()
 
     async def _finish(self) -> None:
-        in_flight = [
-            pull_id for _, pull_id in self._deadlines if self.algorithm.is_pending(pull_id)
-        ]
-        self._deadlines.clear()
+        in_flight = list(self._in_flight)
         if in_flight:
             await self._release_all(in_flight, EventKind.CANCELLED, "run finished")
             await self._drain()
@@ -442,14 +326,6 @@ class Orchestrator:
             threshold=None if t is None or t.given else (t.estimate, t.lower, t.upper),
             most_answers=min((m for m in most if m is not None), default=None),
         )
-
-
-def _id(question: GoldQuestion | None) -> str | None:
-    return None if question is None else question.id
-
-
-def _json(response: str | float | None) -> str | None:
-    return None if response is None else json.dumps(response)
 
 
 def _final_result(algorithm: Algorithm) -> str | None:
