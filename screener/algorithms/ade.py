@@ -24,19 +24,15 @@ from screener.algorithms.base import Ask, IntArray
 from screener.algorithms.ksigma import Direction, KSigmaAlgorithm
 from screener.algorithms.result import Decision, Result, WorkerResult
 from screener.errors import ConfigError
+from screener.stats import ade_level
 
-__all__ = ["ADE", "ade_level"]
+__all__ = ["ADE"]
 
 FloatArray = NDArray[np.float64]
 RoundKind = Literal["threshold", "arm"]
 
 _PLANNED, _ANSWERED, _DROPPED = 0, 1, 2
 _UNDECIDED, _NORMAL, _OUTLIER = 0, 1, 2
-
-
-def ade_level(delta: float, n_arms: int, t: int) -> float:
-    """delta_t = 3 delta / ((n + 4) pi^2 t^2)."""
-    return 3.0 * delta / ((n_arms + 4) * math.pi**2 * t * t)
 
 
 @dataclass(slots=True)

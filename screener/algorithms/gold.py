@@ -111,10 +111,11 @@ from screener.algorithms.result import Decision, Result, WorkerResult
 from screener.errors import ConfigError
 from screener.stats import (
     QuantileRule,
-    agresti_coull_radius,
+    gold_level,
     hoeffding_radius,
     mixture_radius,
     normal_quantile,
+    scaled_agresti_coull_radius,
 )
 
 __all__ = [
@@ -122,7 +123,6 @@ __all__ = [
     "GOLD",
     "NeighbourGraph",
     "gold_b",
-    "gold_level",
     "minority_size",
 ]
 
@@ -143,15 +143,6 @@ def gold_b(eps: float) -> float:
             "the paper's experiments use eps=2.5 or eps=5",
         )
     return (1.0 + _E16 + eps) / (1.0 - _E16 + eps)
-
-
-def gold_level(delta: float, n_arms: int, total_pulls: int) -> float:
-    """Per-arm level after ``T`` pulls: ``delta' = 6 delta / (pi^2 n T^2)`` (Eq. 3, T >= 1).
-
-    Summed over the n arms and all T >= 1 the levels add up to delta (Lemma 5.2).
-    """
-    t = max(total_pulls, 1)
-    return 6.0 * delta / (math.pi**2 * n_arms * t * t)
 
 
 def minority_size(n_arms: int, rho: float) -> float:
@@ -389,8 +380,7 @@ class GOLD(Algorithm):
             return hoeffding_radius(counts, level if paper else level / 2.0, self.width)
         # erf^-1(1 - level) = Phi^-1(1 - level / 2) / sqrt(2) = normal_quantile(2 level, "paper").
         z = normal_quantile(2.0 * level, "paper") if paper else normal_quantile(level, "normal")
-        scaled_successes = (self.stats.total - self.lower * counts) / self.width
-        return self.width * agresti_coull_radius(scaled_successes, counts, z)
+        return scaled_agresti_coull_radius(self.stats.total, counts, z, self.lower, self.width)
 
     def _condition_met(self) -> bool:
         if self.graph is None or int(self.terminal.sum()) < self.minority:

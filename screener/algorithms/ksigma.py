@@ -33,7 +33,6 @@ from screener.algorithms.result import Decision, Result, Threshold, WorkerResult
 from screener.errors import ConfigError
 from screener.stats import (
     QuantileRule,
-    agresti_coull_radius,
     delta_method_threshold_radius,
     hoeffding_radius,
     ksigma_bounded_threshold_radius,
@@ -43,6 +42,7 @@ from screener.stats import (
     mixture_bounds,
     normal_quantile,
     round_level,
+    scaled_agresti_coull_radius,
 )
 
 __all__ = ["Direction", "IntervalKind", "KSigmaAlgorithm"]
@@ -304,8 +304,7 @@ class KSigmaAlgorithm(Algorithm):
         if self.interval == "hoeffding":
             return hoeffding_radius(counts, level, self.width)
         z = normal_quantile(level, self.quantile)
-        scaled_successes = (self.stats.total - self.lower * counts) / self.width
-        return self.width * agresti_coull_radius(scaled_successes, counts, z)
+        return scaled_agresti_coull_radius(self.stats.total, counts, z, self.lower, self.width)
 
     def _threshold_bounds(
         self, total_pulls: int, sampled: NDArray[np.bool_]

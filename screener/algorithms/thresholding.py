@@ -38,6 +38,8 @@ from screener.errors import ConfigError
 from screener.stats import (
     BettingCS,
     Divergence,
+    anytime_log_inverse,
+    anytime_radius,
     clearing_count,
     divergence,
     hoeffding_radius,
@@ -300,28 +302,6 @@ class LSA(ThresholdingAlgorithm):
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
         gaps = self.gaps[arms]
         return self.alpha * effective * gaps * gaps + 0.5 * np.log(effective)
-
-
-def anytime_log_inverse(counts: NDArray[Any], delta: float, n_arms: int) -> FloatArray:
-    """``log(1 / level)`` at the level ``6 delta / (pi^2 n t^2)`` for an arm with ``t`` answers.
-
-    The level depends on the arm's own count t. Summed over t >= 1 and the n arms the levels
-    add up to delta, so with probability at least 1 - delta every arm's mean stays inside
-    its interval at every count (one side per arm is all a wrong decision needs).
-    """
-    t = np.asarray(counts, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        return np.asarray(np.log(math.pi**2 * n_arms * t * t / (6.0 * delta)), dtype=np.float64)
-
-
-def anytime_radius(counts: NDArray[Any], delta: float, n_arms: int, width: float) -> FloatArray:
-    """Hoeffding radius at the anytime level of ``anytime_log_inverse`` (arms with no answers:
-    an infinite radius)."""
-    t = np.asarray(counts, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_inverse = anytime_log_inverse(t, delta, n_arms)
-        radius = width * np.sqrt(np.maximum(log_inverse, 0.0) / (2.0 * t))
-    return np.where(t > 0, radius, math.inf)
 
 
 #: Interval families of ConfidentThresholding (``interval=``).

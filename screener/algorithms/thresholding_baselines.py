@@ -17,6 +17,7 @@ from screener.algorithms.base import IntArray
 from screener.algorithms.result import Result
 from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm
 from screener.errors import ConfigError
+from screener.stats import beta_tails
 
 __all__ = ["APT", "UCBE", "OptKG", "UniformThresholding", "ucbe_exploration"]
 
@@ -427,7 +428,7 @@ class OptKG(ThresholdingAlgorithm):
                 return 0.0
             if a > b:
                 return -self._exact_lean(b, a)
-        below, above = _beta_tails(self.bar, a, b)
+        below, above = beta_tails(self.bar, a, b)
         return below - 0.5 if below <= above else 0.5 - above
 
     def _log_density(self, a: float, b: float) -> float:
@@ -462,62 +463,3 @@ def _walkable(wins: float, losses: float) -> bool:
     """Whole numbers of new successes and failures (Bernoulli answers), few enough to walk."""
     whole = wins.is_integer() and losses.is_integer()
     return whole and wins >= 0 and losses >= 0 and wins + losses <= _MAX_STEPS
-
-
-# ------------------------------------------------------------ regularized incomplete beta
-_TINY = 1e-300
-_EPS = 1e-15
-_MAX_ITERATIONS = 100_000
-
-
-def _beta_tails(x: float, a: float, b: float) -> tuple[float, float]:
-    """``(I_x(a, b), 1 - I_x(a, b))``: the Beta(a, b) mass below and above x.
-
-    Numerical Recipes' ``betai``: the continued fraction converges fast for
-    ``x < (a + 1) / (a + b + 2)``, otherwise it is applied to ``I_{1-x}(b, a)``. The tail
-    evaluated directly is the one that can be tiny, so both are returned to full relative
-    precision there (``1 - I`` would round away small differences).
-    """
-    if not (a > 0 and b > 0):
-        raise ValueError(f"Beta parameters must be positive, got a={a}, b={b}")
-    if x <= 0.0:
-        return 0.0, 1.0
-    if x >= 1.0:
-        return 1.0, 0.0
-    log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x < (a + 1.0) / (a + b + 2.0):
-        below = math.exp(log_front) * _beta_fraction(x, a, b) / a
-        return below, 1.0 - below
-    above = math.exp(log_front) * _beta_fraction(1.0 - x, b, a) / b
-    return 1.0 - above, above
-
-
-def _regularized_incomplete_beta(x: float, a: float, b: float) -> float:
-    """``I_x(a, b)``, the Beta(a, b) distribution function at x."""
-    return _beta_tails(x, a, b)[0]
-
-
-def _beta_fraction(x: float, a: float, b: float) -> float:
-    """The continued fraction of ``I_x(a, b)`` by the modified Lentz method (NR ``betacf``)."""
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c = 1.0
-    d = 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > _TINY else _TINY)
-    h = d
-    for m in range(1, _MAX_ITERATIONS + 1):
-        m2 = 2 * m
-        for numerator in (
-            m * (b - m) * x / ((qam + m2) * (a + m2)),
-            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
-        ):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > _TINY else _TINY)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > _TINY else _TINY
-            step = d * c
-            h *= step
-        if abs(step - 1.0) < _EPS:
-            return h
-    raise ArithmeticError(f"incomplete beta continued fraction did not converge (a={a}, b={b})")

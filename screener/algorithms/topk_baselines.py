@@ -29,12 +29,11 @@ from screener.algorithms.topk import (
     water_fill,
 )
 from screener.errors import ConfigError
-from screener.stats import hoeffding_radius
+from screener.stats import clucb_radius
 
 __all__ = [
     "CLUCBPAC",
     "OptMAI",
-    "clucb_radius",
     "optmai_round_pulls",
     "quantile_step",
     "top_by_mean",
@@ -276,16 +275,6 @@ class OptMAI(Algorithm):
 
 
 # ---------------------------------------------------------------------- CLUCB-PAC
-def clucb_radius(count: IntArray, t: int, n_arms: int, delta: float, width: float) -> FloatArray:
-    """CLUCB's radius ``sigma sqrt(2 ln(4 n t^3 / delta) / T_i)`` with ``sigma = R / 2``.
-
-    Rewards in an interval of width R are R/2-sub-Gaussian; this is Hoeffding's radius at level
-    ``delta / (4 n t^3)``, which summed over both sides, the n workers and all t is below delta.
-    """
-    level = delta / (4.0 * n_arms * float(max(t, 1)) ** 3)
-    return hoeffding_radius(count, level, width)
-
-
 _CLUCB_FIXED_BUDGET_GUARANTEE = (
     "fixed budget: none when the budget is spent first (the selection is then the k largest "
     "means); within eps*k of the best k with probability at least 1 - delta when the stopping "

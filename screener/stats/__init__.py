@@ -13,7 +13,7 @@ from screener.stats.bounds import (
     ksigma_threshold_bounds,
     ksigma_threshold_enclosure,
     normal_quantile,
-    round_level,
+    scaled_agresti_coull_radius,
 )
 from screener.stats.confseq import (
     JEFFREYS,
@@ -30,6 +30,15 @@ from screener.stats.confseq import (
     mixture_radius,
 )
 from screener.stats.eprocess import BET_FRACTIONS, BettingEProcess, e_bh
+from screener.stats.incomplete_beta import beta_tails, regularized_incomplete_beta
+from screener.stats.levels import (
+    ade_level,
+    anytime_log_inverse,
+    anytime_radius,
+    clucb_radius,
+    gold_level,
+    round_level,
+)
 from screener.stats.running import ArmRuns, ArmStats
 
 __all__ = [
@@ -41,12 +50,18 @@ __all__ = [
     "BettingEProcess",
     "Divergence",
     "QuantileRule",
+    "ade_level",
     "agresti_coull_radius",
+    "anytime_log_inverse",
+    "anytime_radius",
     "bernoulli_kl",
+    "beta_tails",
     "clearing_count",
+    "clucb_radius",
     "delta_method_threshold_radius",
     "divergence",
     "e_bh",
+    "gold_level",
     "hoeffding_radius",
     "kl_bounds",
     "ksigma_bounded_threshold_radius",
@@ -61,5 +76,7 @@ __all__ = [
     "mixture_log_inverse_max",
     "mixture_radius",
     "normal_quantile",
+    "regularized_incomplete_beta",
     "round_level",
+    "scaled_agresti_coull_radius",
 ]

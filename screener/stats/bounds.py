@@ -27,22 +27,12 @@ __all__ = [
     "ksigma_threshold_bounds",
     "ksigma_threshold_enclosure",
     "normal_quantile",
-    "round_level",
+    "scaled_agresti_coull_radius",
 ]
 
 FloatArray = NDArray[np.float64]
 QuantileRule = Literal["normal", "paper"]
 _STANDARD_NORMAL = NormalDist()
-
-
-def round_level(delta: float, n_arms: int, total_pulls: int) -> float:
-    """Per-interval level after ``total_pulls`` pulls: ``6 delta / (pi^2 (n+1) T^2)``.
-
-    Zhuang et al. 2017, Eq. (1). Summed over T >= 1 and the n + 1 intervals (n arms plus the
-    threshold) the levels add up to delta, which is what makes any stopping time safe.
-    """
-    t = max(total_pulls, 1)
-    return 6.0 * delta / (math.pi**2 * (n_arms + 1) * t * t)
 
 
 def normal_quantile(level: float, rule: QuantileRule = "normal") -> float:
@@ -93,6 +83,31 @@ def agresti_coull_radius(successes: ArrayLike, count: ArrayLike, z: float) -> Fl
     p = (s + z2 / 2.0) / (m + z2)
     with np.errstate(divide="ignore"):
         return z * np.sqrt(p * (1.0 - p) / m)
+
+
+def scaled_agresti_coull_radius(
+    totals: ArrayLike, count: ArrayLike, z: float, lower: float = 0.0, width: float = 1.0
+) -> FloatArray:
+    """``agresti_coull_radius`` for rewards in ``[lower, lower + width]``: each worker's sum of
+    rewards ``totals`` rescaled to [0, 1], the radius scaled back to reward units.
+
+    Zhuang et al. 2017, Section 4.3, as the k-sigma algorithms and GOLD use it, with the same
+    limitation (a heuristic; see ``agresti_coull_radius``). Arms with no samples get an
+    infinite radius.
+
+    Examples
+    --------
+    Three answers of 5 and two of 1 on [1, 5] are 3 successes of 5 on [0, 1]:
+
+    >>> from screener.stats import agresti_coull_radius, scaled_agresti_coull_radius
+    >>> round(float(scaled_agresti_coull_radius(17.0, 5, 2.0, lower=1.0, width=4.0)), 6)
+    1.777778
+    >>> round(float(4.0 * agresti_coull_radius(3, 5, 2.0)), 6)
+    1.777778
+    """
+    m = np.asarray(count)
+    scaled_successes = (np.asarray(totals, dtype=np.float64) - lower * m) / width
+    return width * agresti_coull_radius(scaled_successes, m, z)
 
 
 def bernoulli_kl(p: ArrayLike, q: ArrayLike) -> FloatArray:

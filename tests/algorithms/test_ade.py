@@ -9,10 +9,11 @@ import pytest
 from driver import drive
 from stats_helpers import assert_rate_at_most
 
-from screener.algorithms.ade import ADE, ade_level
+from screener.algorithms.ade import ADE
 from screener.algorithms.base import AskState
 from screener.algorithms.result import StopReason
 from screener.errors import ConfigError
+from screener.stats import ade_level
 
 
 # --------------------------------------------------------------------------- validation

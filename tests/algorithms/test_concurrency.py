@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms import CLUCBPAC, AskState
-from screener.algorithms.topk_baselines import clucb_radius
+from screener.stats import clucb_radius
 
 
 def _first_answers(alg: CLUCBPAC, rewards: list[float]) -> None:

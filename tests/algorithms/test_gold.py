@@ -26,7 +26,6 @@ from screener.algorithms.gold import (
     GOLD,
     NeighbourGraph,
     gold_b,
-    gold_level,
     minority_size,
 )
 from screener.algorithms.registry import create_algorithm
@@ -77,11 +76,6 @@ def test_b_by_hand() -> None:
     assert gold_b(2.5) == pytest.approx(1.874146612242881, rel=1e-12)
     assert gold_b(5.0) == pytest.approx(1.4313618736955007, rel=1e-12)
     assert GOLD(20, eps=5.0).b == gold_b(5.0)
-
-
-def test_level_by_hand() -> None:
-    assert gold_level(0.1, 20, 10) == pytest.approx(0.6 / (math.pi**2 * 20 * 100), rel=1e-12)
-    assert gold_level(0.1, 20, 0) == gold_level(0.1, 20, 1)
 
 
 @pytest.mark.parametrize(

@@ -21,20 +21,16 @@ from screener.algorithms.thresholding import (
     LSA,
     ConfidentThresholding,
     ThresholdingAlgorithm,
-    anytime_radius,
 )
 from screener.algorithms.thresholding_baselines import (
     APT,
     UCBE,
     OptKG,
     UniformThresholding,
-    _beta_tails,
-    _regularized_incomplete_beta,
     ucbe_exploration,
 )
 from screener.errors import ConfigError
 from screener.simulation import BernoulliRewards, BetaRewards, simulate
-from screener.stats import hoeffding_radius
 
 FIXED: list[tuple[type[ThresholdingAlgorithm], dict[str, Any]]] = [
     (LSA, {}),
@@ -69,41 +65,6 @@ def plant(alg: ThresholdingAlgorithm, rewards: list[list[float]]) -> None:
 STATE_A = [[1.0], [1.0, 0.0, 0.0, 0.0], [1.0, 0.0]]
 # Arm 0: 1 answer, mean 1. Arm 1: 4 answers, mean 0.25. Arm 2: 8 answers, mean 0.75.
 STATE_B = [[1.0], [1.0, 0.0, 0.0, 0.0], [1.0] * 6 + [0.0] * 2]
-
-
-# ------------------------------------------------------------ regularized incomplete beta
-@pytest.mark.parametrize("a", [0.5, 1.0, 2.5, 7.0, 40.0, 900.0])
-def test_incomplete_beta_is_one_half_at_the_centre_of_a_symmetric_beta(a: float) -> None:
-    # Tolerance: lgamma(2a) - 2 lgamma(a) cancels about 1e-12 of absolute accuracy at a = 900.
-    assert _regularized_incomplete_beta(0.5, a, a) == pytest.approx(0.5, abs=1e-11)
-
-
-@pytest.mark.parametrize("x", [1e-9, 0.01, 0.3, 0.5, 0.77, 0.999])
-@pytest.mark.parametrize("p", [0.5, 1.0, 3.0, 25.0])
-def test_incomplete_beta_closed_forms(x: float, p: float) -> None:
-    assert _regularized_incomplete_beta(x, 1.0, 1.0) == pytest.approx(x, rel=1e-12)
-    assert _regularized_incomplete_beta(x, 1.0, p) == pytest.approx(1 - (1 - x) ** p, rel=1e-11)
-    assert _regularized_incomplete_beta(x, p, 1.0) == pytest.approx(x**p, rel=1e-11)
-    below, above = _beta_tails(x, p, 1.0)
-    assert below + above == pytest.approx(1.0, abs=1e-15)
-    assert _regularized_incomplete_beta(1 - x, 1.0, p) == pytest.approx(above, rel=1e-10)
-
-
-@pytest.mark.parametrize(("n", "k", "p"), [(10, 3, 0.2), (30, 21, 0.6), (200, 120, 0.5)])
-def test_incomplete_beta_is_a_binomial_tail(n: int, k: int, p: float) -> None:
-    # I_p(k, n - k + 1) = P(Binomial(n, p) >= k), summed exactly with integers.
-    tail = sum(math.comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k, n + 1))
-    assert _regularized_incomplete_beta(p, k, n - k + 1) == pytest.approx(tail, rel=1e-10)
-
-
-def test_incomplete_beta_keeps_tiny_tails_and_edges() -> None:
-    # I_0.1(50, 1) = 1e-50: the small tail keeps its relative precision.
-    assert _beta_tails(0.1, 50.0, 1.0)[0] == pytest.approx(1e-50, rel=1e-10)
-    assert _beta_tails(0.9, 1.0, 50.0)[1] == pytest.approx(1e-50, rel=1e-10)
-    assert _beta_tails(0.0, 2.0, 3.0) == (0.0, 1.0)
-    assert _beta_tails(1.0, 2.0, 3.0) == (1.0, 0.0)
-    with pytest.raises(ValueError, match="positive"):
-        _beta_tails(0.5, 0.0, 1.0)
 
 
 # ------------------------------------------------------------ hand-worked index choices
@@ -202,14 +163,6 @@ def test_confident_kl_index_by_hand() -> None:
     alg = make(ConfidentThresholding, 3, delta=0.1, interval="kl", schedule="evidence")
     plant(alg, STATE_A)
     assert alg.ask(1).arms.tolist() == [int(np.argmin(keys))] == [0]
-
-
-@pytest.mark.parametrize("t", [1, 2, 7, 100])
-def test_anytime_radius_is_hoeffding_at_the_per_count_level(t: int) -> None:
-    level = 6 * 0.05 / (math.pi**2 * 4 * t * t)
-    expected = float(hoeffding_radius(t, level, 2.0))
-    assert float(anytime_radius(np.array([t]), 0.05, 4, 2.0)[0]) == pytest.approx(expected)
-    assert math.isinf(float(anytime_radius(np.array([0]), 0.05, 4, 2.0)[0]))
 
 
 def test_uniform_is_round_robin() -> None:

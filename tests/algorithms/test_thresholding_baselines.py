@@ -20,11 +20,8 @@ from numpy.typing import NDArray
 from screener.algorithms import Ask, Decision
 from screener.algorithms.base import IntArray
 from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm
-from screener.algorithms.thresholding_baselines import (
-    OptKG,
-    UniformThresholding,
-    _beta_tails,
-)
+from screener.algorithms.thresholding_baselines import OptKG, UniformThresholding
+from screener.stats import beta_tails
 
 
 # ------------------------------------------------------------ the implementations before
@@ -66,15 +63,15 @@ class _OptKGBefore(ThresholdingAlgorithm):
         return keys
 
     def _gain(self, a: float, b: float) -> float:
-        now = min(_beta_tails(self.bar, a, b))
-        success = min(_beta_tails(self.bar, a + 1.0, b))
-        failure = min(_beta_tails(self.bar, a, b + 1.0))
+        now = min(beta_tails(self.bar, a, b))
+        success = min(beta_tails(self.bar, a + 1.0, b))
+        failure = min(beta_tails(self.bar, a, b + 1.0))
         return max(now - success, now - failure)
 
     def _above(self) -> NDArray[np.bool_]:
         a_all, b_all = self.posterior()
         pairs = zip(a_all.tolist(), b_all.tolist(), strict=True)
-        return np.array([_beta_tails(self.bar, a, b)[0] <= 0.5 for a, b in pairs], dtype=bool)
+        return np.array([beta_tails(self.bar, a, b)[0] <= 0.5 for a, b in pairs], dtype=bool)
 
 
 class _UniformBefore(ThresholdingAlgorithm):

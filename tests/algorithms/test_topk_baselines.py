@@ -14,7 +14,6 @@ from screener.algorithms import Algorithm, Ask, AskState, Decision, StopReason
 from screener.algorithms.topk_baselines import (
     CLUCBPAC,
     OptMAI,
-    clucb_radius,
     optmai_round_pulls,
     quantile_step,
     top_by_mean,
@@ -187,18 +186,6 @@ def test_optmai_round_waits_for_delayed_answers() -> None:
 
 
 # --------------------------------------------------------------------- CLUCB-PAC
-def test_clucb_radius_by_hand() -> None:
-    # sigma sqrt(2 ln(4 n t^3 / delta) / T), sigma = 1/2: n = 3, t = 3, delta = 0.1, T = 1.
-    assert math.isclose(
-        float(clucb_radius(np.array([1]), 3, 3, 0.1, 1.0)[0]), 2.010389, rel_tol=1e-6
-    )
-    # Rewards in [0, 2]: sigma = 1, twice the radius.
-    assert math.isclose(
-        float(clucb_radius(np.array([4]), 3, 3, 0.1, 2.0)[0]),
-        2.0 * float(clucb_radius(np.array([4]), 3, 3, 0.1, 1.0)[0]),
-    )
-
-
 def _hand_gap(means: list[float], counts: list[int], delta: float) -> float:
     """k = 1, M = {0} (the best mean): w~(M~) - w~(M), worked out directly."""
     t = sum(counts)

@@ -23,7 +23,6 @@ from screener.stats import (
     ksigma_threshold_bounds,
     ksigma_threshold_enclosure,
     normal_quantile,
-    round_level,
 )
 
 FloatArray = NDArray[np.float64]
@@ -46,25 +45,6 @@ def test_binomial_sf_far_tail_and_edges() -> None:
     assert binomial_sf(200, 20_000, 0.01) == pytest.approx(0.5, abs=0.03)
     assert binomial_sf(1, 10, 0.0) == 0.0
     assert binomial_sf(10, 10, 1.0) == 1.0
-
-
-# ---------------------------------------------------------------------------- round_level
-def test_round_level_hand_value() -> None:
-    # 6 * 0.1 / (pi^2 * (4 + 1) * 10^2)
-    assert round_level(0.1, 4, 10) == pytest.approx(1.2158542037080535e-4, rel=1e-12)
-    assert round_level(0.1, 4, 10) == pytest.approx(0.6 / (math.pi**2 * 5 * 100), rel=1e-12)
-    assert round_level(0.1, 4, 0) == round_level(0.1, 4, 1)  # T = 0 is treated as T = 1
-
-
-@pytest.mark.parametrize(("delta", "n_arms"), [(0.1, 10), (0.05, 2), (0.5, 200)])
-def test_round_level_sums_to_at_most_delta(delta: float, n_arms: int) -> None:
-    horizon = 200_000
-    levels = np.array([round_level(delta, n_arms, t) for t in range(1, horizon + 1)])
-    partial = (n_arms + 1) * math.fsum(levels.tolist())  # n + 1 intervals per round
-    assert partial <= delta
-    # The missing tail sum_{T > N} 1/T^2 is below 1/N, so the series does reach delta.
-    assert partial >= delta * (1.0 - 6.0 / (math.pi**2 * horizon))
-    assert np.all(np.diff(levels) < 0)
 
 
 # ------------------------------------------------------------------------ normal_quantile
@@ -377,13 +357,6 @@ def test_normal_quantile_decreases_with_level(level1: float, level2: float) -> N
     assert normal_quantile(low, "paper") >= normal_quantile(high, "paper")
     if high > 2 * low:
         assert normal_quantile(low) > normal_quantile(high)
-
-
-@DETERMINISTIC
-@given(delta=st.floats(1e-6, 0.999), n=st.integers(2, 1000), t=st.integers(1, 10**7))
-def test_round_level_decreases_with_pulls(delta: float, n: int, t: int) -> None:
-    assert round_level(delta, n, t + 1) < round_level(delta, n, t)
-    assert round_level(delta, n, t) < delta
 
 
 # --------------------------------------------------------------------- coverage simulation
