@@ -30,8 +30,8 @@ from screener.journal import Journal
 from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool
+from screener.runs.session import RunPlan, start_run
 from screener.service import GoldService, arithmetic_bank, start_service
-from screener.session import RunPlan, start_run
 
 LATENCY = 0.1
 N_WORKERS = 30

@@ -34,7 +34,7 @@ from screener.journal import Journal
 from screener.orchestrator import RunOptions
 from screener.pool import synthetic_pool
 from screener.report import render_table
-from screener.session import RunPlan, load_results, start_run
+from screener.runs.session import RunPlan, load_results, start_run
 
 N_WORKERS = 200
 #: Answers per run: full (240,000 is the long run of the issue; 500,000 make 1M events)

@@ -58,7 +58,7 @@ from screener.algorithms.ksigma import KSigmaAlgorithm
 from screener.algorithms.registry import create_algorithm
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool
-from screener.session import RunPlan, start_run
+from screener.runs.session import RunPlan, start_run
 
 __all__ = [
     "SECTIONS",

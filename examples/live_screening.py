@@ -30,8 +30,8 @@ from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool, load_pool_csv
 from screener.report import render_table
+from screener.runs.session import RunPlan, start_run
 from screener.service import Faults, GoldService, start_service
-from screener.session import RunPlan, start_run
 
 TASK_POOL = Path(__file__).resolve().parent / "task-pool"
 FAULTS = Faults(

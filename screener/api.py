@@ -19,7 +19,7 @@ from typing import Any
 from screener.algorithms import Result
 from screener.orchestrator import Progress, RunOptions
 from screener.pool import WorkerPool
-from screener.session import RunPlan, default_pool, start_run
+from screener.runs.session import RunPlan, default_pool, start_run
 
 __all__ = ["arun", "run"]
 

@@ -29,10 +29,10 @@ import numpy as np
 from screener._version import __version__
 from screener.algorithms import Decision, Result, Threshold, WorkerResult
 from screener.errors import ConfigError
-from screener.journal import Event, EventKind, Journal, RunRecord, invalidations
-from screener.orchestrator import replay
+from screener.journal import Event, EventKind, RunRecord
 from screener.pool import WorkerPool
 from screener.report import decision_counts, describe_status
+from screener.runs import build_algorithm, invalidations, read_run, replay, worker_pool
 
 __all__ = [
     "ANSWER_POINTS",
@@ -86,9 +86,7 @@ def html_report(db: str, run_id: str, result: Result) -> str:
     """The page of run ``run_id`` in database ``db`` whose result is ``result`` (as the
     report shows it: rescored when gold questions were invalidated)."""
     require_html_support()
-    with Journal(db, create=False) as journal:
-        record = journal.get_run(run_id)
-        events = journal.events(run_id)
+    record, events = read_run(db, run_id)
     return render_html(result, record, run_history(record, events, result))
 
 
@@ -108,7 +106,7 @@ def run_history(record: RunRecord, events: Sequence[Event], result: Result) -> R
 
 def render_html(result: Result, record: RunRecord, history: RunHistory) -> str:
     """The whole page as one string (plotly.js included)."""
-    pool = record.worker_pool()
+    pool = worker_pool(record)
     decided = [w for w in result.ranking if w.decision is not Decision.UNDECIDED]
     undecided = [w for w in result.ranking if w.decision is Decision.UNDECIDED]
     sections = [
@@ -147,7 +145,7 @@ def _checkpoints(total: int, points: int) -> tuple[int, ...]:
 def _threshold_history(
     record: RunRecord, events: Sequence[Event], answered: Sequence[int]
 ) -> tuple[tuple[int, Threshold], ...]:
-    algorithm = record.build_algorithm()
+    algorithm = build_algorithm(record)
     history = []
     done = 0
     for count in _checkpoints(len(answered), THRESHOLD_POINTS):

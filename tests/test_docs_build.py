@@ -20,6 +20,7 @@ PAGES = {
     "bank": "screener.bank",
     "testing": "screener.testing",
     "journal": "screener.journal",
+    "runs": "screener.runs",
 }
 
 

@@ -26,12 +26,10 @@ LAYERS = (
     "oracles",  # answer sources, the http protocol with its client
     "service",  # the reference service serving that protocol
     "orchestrator",
-    "rescoring",
-    "session",
+    "runs",  # stored runs: start, resume, replay, rescore, export
     "config",
     "report",
     "report_html",
-    "logged",
     "api",
     "testing",
     "cli",

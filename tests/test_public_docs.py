@@ -20,6 +20,7 @@ DOCUMENTED_MODULES = [
     "screener.bank",
     "screener.testing",
     "screener.journal",
+    "screener.runs",
 ]
 
 

@@ -13,7 +13,7 @@ import screener
 import screener.api
 from screener import Decision, Result
 from screener.errors import ConfigError
-from screener.session import load_result
+from screener.runs.session import load_result
 
 POOL = screener.synthetic_pool(12, 2, seed=1)
 ALGORITHM = "confident-thresholding"

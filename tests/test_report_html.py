@@ -24,10 +24,10 @@ from cli_helpers import assert_ran
 from screener import __version__
 from screener.algorithms import create_algorithm
 from screener.journal import EventKind, Journal
-from screener.orchestrator import replay
 from screener.pool import WorkerPool
 from screener.report_html import run_history
-from screener.session import load_result
+from screener.runs import replay
+from screener.runs.session import load_result
 
 #: Headless, offline and quiet: every host name resolves to nothing and every request that
 #: would leave the machine goes to a closed local port, so neither the page nor Chromium's own

@@ -1,4 +1,4 @@
-"""Click commands. Logic lives in screener.session and screener.report; this file parses.
+"""Click commands. Logic lives in screener.runs.session and screener.report; this file parses.
 
 Every user error becomes one line on stderr, ``error: what is wrong (how to fix it)``, and
 exit code 2; ``--debug`` shows the traceback instead.
@@ -39,7 +39,6 @@ from screener.config import RunConfig, load_run_config, parse_value
 from screener.errors import ConfigError, ScreenerError
 from screener.files import STDIO, is_stdio, write_output
 from screener.journal import Journal, RunSummary, display_name
-from screener.logged import export_answers, export_crowdkit, invalidate_question, replay_logged_run
 from screener.oracles import available_oracles, load_oracle_class
 from screener.orchestrator import Progress, RunOptions
 from screener.pool import WorkerPool, load_pool_csv, synthetic_pool
@@ -55,13 +54,20 @@ from screener.report import (
     terminal_width,
 )
 from screener.report_html import html_report, require_html_support
-from screener.rescoring import (
+from screener.runs import worker_pool
+from screener.runs.logged import (
+    export_answers,
+    export_crowdkit,
+    invalidate_question,
+    replay_logged_run,
+)
+from screener.runs.rescoring import (
     DecisionChange,
     changes_as_json,
     changes_as_text,
     decision_changes,
 )
-from screener.session import (
+from screener.runs.session import (
     RunPlan,
     default_pool,
     load_result,
@@ -396,7 +402,7 @@ def run(
         with _resume_hint_on_interrupt([resume_id], db):
             result = asyncio.run(resume_run(resume_id, db, progress=progress))
         record, _ = load_result(db, resume_id)
-        _print_report(result, record.worker_pool(), resume_id, out, db)
+        _print_report(result, worker_pool(record), resume_id, out, db)
         _exit_unless_completed(result)
         return
     config = load_run_config(config_file) if config_file is not None else RunConfig(Path("."))
@@ -475,7 +481,7 @@ def report(
     """
     out = _output_settings(output_format, as_json, only, limit, html, output)
     record, original, rescored = load_results(db, run_id)
-    pool = record.worker_pool()
+    pool = worker_pool(record)
     if rescored is None:
         _print_report(original, pool, record.id, out, db)
         return
@@ -518,7 +524,7 @@ def replay(
     params.update(_key_values(extra, "--param"))
     if budget is not None:
         params["budget"] = budget
-    pool = record.worker_pool()
+    pool = worker_pool(record)
     _, new_id, result = asyncio.run(replay_logged_run(db, run_id, algorithm, params, seed=seed))
     if as_json:
         both = {
@@ -574,13 +580,13 @@ def invalidate(
 ) -> None:
     """Mark gold QUESTION of run RUN_ID as wrong; its answers are rescored or dropped."""
     record, before = load_result(db, run_id)
-    bank = record.worker_pool().bank
+    bank = worker_pool(record).bank
     if key is not None and bank is not None and question in bank:
         bank.get(question).with_key(key)  # a key its scoring cannot use is refused here
     answers = invalidate_question(db, run_id, question, key=key, reason=reason)
     record, _, after = load_results(db, run_id)
     assert after is not None
-    changes = decision_changes(before, after, record.worker_pool())
+    changes = decision_changes(before, after, worker_pool(record))
     if as_json:
         done = {"run_id": run_id, "question": question, "answers": answers, "key": key}
         click.echo(json.dumps({**done, "decision_changes": changes_as_json(changes)}, indent=2))

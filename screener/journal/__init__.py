@@ -4,13 +4,6 @@
 asyncio code. Events are never updated or deleted: a run's state is a fold over them.
 """
 
-from screener.journal.answers import (
-    Invalidation,
-    LoggedAnswer,
-    invalidation_event,
-    invalidations,
-    logged_answers,
-)
 from screener.journal.events import Event, EventKind, RunRecord, RunSpec, RunState, RunSummary
 from screener.journal.leases import (
     HEARTBEAT_SECONDS,
@@ -32,11 +25,9 @@ __all__ = [
     "Event",
     "EventKind",
     "EventRow",
-    "Invalidation",
     "Journal",
     "Lease",
     "LeaseLostError",
-    "LoggedAnswer",
     "Migration",
     "RunLeaseRow",
     "RunOwnedError",
@@ -47,8 +38,5 @@ __all__ = [
     "RunSummary",
     "SchemaInfo",
     "display_name",
-    "invalidation_event",
-    "invalidations",
-    "logged_answers",
     "new_run_id",
 ]

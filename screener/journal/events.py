@@ -7,9 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-from screener.algorithms import Algorithm, create_algorithm
-from screener.pool import WorkerPool
-
 __all__ = ["EVENT_FIELDS", "Event", "EventKind", "RunRecord", "RunSpec", "RunState", "RunSummary"]
 
 #: Where a run is: ended with its result, driven by a live process now, stopped by Ctrl-C,
@@ -115,21 +112,14 @@ class RunRecord(RunSpec):
     >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> with Journal(db) as journal:
     ...     record = journal.get_run(journal.create_run(spec))
-    >>> record.worker_pool().workers, type(record.build_algorithm()).__name__
-    (('ann', 'bob'), 'WeightedRoundRobin')
+    >>> from screener import __version__
+    >>> record.algorithm, record.pool["workers"], record.screener_version == __version__
+    ('wrr', ['ann', 'bob'], True)
     """
 
     id: str
     created_at: float
     screener_version: str
-
-    def worker_pool(self) -> WorkerPool:
-        """The run's workers (and question bank) as they were stored."""
-        return WorkerPool.from_dict(dict(self.pool))
-
-    def build_algorithm(self) -> Algorithm:
-        """A fresh algorithm with the run's parameters, to replay the run's events into."""
-        return create_algorithm(self.algorithm, len(self.pool["workers"]), dict(self.params))
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from screener.algorithms import (
 )
 from screener.errors import ConfigError, InvalidRewardError, ScreenerError, UnknownPullError
 from screener.journal import Event
-from screener.orchestrator import replay
+from screener.runs import replay
 from screener.testing._history import History, Port, Solo, Twins, same_results, show_ask
 from screener.testing.conformance import _Failed
 

@@ -33,7 +33,7 @@ only while answers are in flight, and every tell has the outcome the contract gi
 - ``rebuild``: ``params()`` is JSON (the journal stores it), does not change during a run,
   and the algorithm rebuilt from it (``create_algorithm`` for registered names) behaves the
   same;
-- ``replay``: ``screener.orchestrator.replay`` of the events the orchestrator would journal
+- ``replay``: ``screener.runs.state`` of the events the orchestrator would journal
   rebuilds the live algorithm's state (the same result, numbers to 1e-9 relative: replay
   tells each run of answers in one batch, which may round differently), and the rebuilt
   algorithm then hands out exactly the pulls the live one does, to the end.

@@ -24,7 +24,7 @@ from screener.algorithms import (
 from screener.errors import ConfigError
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool
-from screener.session import RunPlan, start_run
+from screener.runs.session import RunPlan, start_run
 from screener.simulation import BernoulliRewards, simulate
 from screener.stats import BET_FRACTIONS, bernoulli_kl
 

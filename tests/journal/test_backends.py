@@ -18,13 +18,13 @@ from cli_helpers import assert_ran
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from screener import session
 from screener.errors import OracleError
 from screener.journal import Journal, LeaseLostError, leases
 from screener.oracles import Answer, SimulatedOracle
 from screener.orchestrator import RunOptions
 from screener.pool import synthetic_pool
-from screener.session import RunPlan, load_results, resume_run, start_run
+from screener.runs import session, worker_pool
+from screener.runs.session import RunPlan, load_results, resume_run, start_run
 
 POOL = synthetic_pool(10, 1, seed=6)
 PARAMS: dict[str, Any] = {"k": 1.5, "delta": 0.1, "direction": "low", "budget": 400}
@@ -40,7 +40,7 @@ async def test_a_run_is_stored_reported_and_listed(database_url: str) -> None:
     record, stored, _ = load_results(database_url, run_id)
     _, replayed, _ = load_results(database_url, run_id, from_events=True)
     assert stored == live and replayed.to_dict() == live.to_dict()
-    assert record.worker_pool().workers == POOL.workers
+    assert worker_pool(record).workers == POOL.workers
     with Journal(database_url, create=False) as journal:
         (summary,) = journal.runs()
     assert (summary.id, summary.answered, summary.status) == (run_id, 400, "finished: budget spent")

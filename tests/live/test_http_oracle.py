@@ -22,8 +22,8 @@ from screener.oracles.http import NEEDS_BANK, HttpOracle
 from screener.oracles.http.protocol import SIGNATURE_HEADER, sign
 from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
+from screener.runs.session import RunPlan, start_run
 from screener.service import Faults, GoldService
-from screener.session import RunPlan, start_run
 
 SEED = 3
 PARAMS = {"k": 1.5, "delta": 0.1, "direction": "low"}

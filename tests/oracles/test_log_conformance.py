@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from screener.oracles.log import LogOracle
 from screener.pool import WorkerPool
-from screener.session import RunPlan, start_run
+from screener.runs.log_oracle import LogOracle
+from screener.runs.session import RunPlan, start_run
 from screener.testing import OracleConformance, default_pool
 
 

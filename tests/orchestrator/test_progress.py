@@ -10,7 +10,7 @@ import pytest
 from screener.orchestrator import Progress, RunOptions
 from screener.orchestrator.progress import ProgressLine
 from screener.pool import synthetic_pool
-from screener.session import RunPlan, start_run
+from screener.runs.session import RunPlan, start_run
 
 
 def test_the_line_shows_budget_threshold_and_a_bound_on_the_time_left() -> None:

@@ -13,7 +13,7 @@ from screener.algorithms import ALGORITHMS, accepted_parameters
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
 from screener.pool import synthetic_pool
-from screener.session import RunPlan, load_result, load_results, start_run
+from screener.runs.session import RunPlan, load_result, load_results, start_run
 
 POOL = synthetic_pool(12, 1, seed=4)
 

@@ -15,7 +15,7 @@ from screener.algorithms import StopReason
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool, synthetic_pool
-from screener.session import RunPlan, load_result, start_run
+from screener.runs.session import RunPlan, load_result, start_run
 from screener.simulation import BernoulliRewards, ksigma_outliers
 
 POOL = synthetic_pool(20, 2, seed=11)

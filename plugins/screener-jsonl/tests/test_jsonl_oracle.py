@@ -22,7 +22,7 @@ from screener.journal import Journal
 from screener.oracles import Answer, PullRequest, available_oracles
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool, synthetic_pool
-from screener.session import RunPlan, start_run
+from screener.runs.session import RunPlan, start_run
 from screener.simulation.hashing import uniforms
 from screener.testing import OracleConformance
 

@@ -1,5 +1,5 @@
 """Logged runs as data: replay one under another algorithm, export its answers (screener's
-long format or crowd-kit's), and mark a gold question as wrong (see screener.rescoring for
+long format or crowd-kit's), and mark a gold question as wrong (see screener.runs.rescoring for
 what that does to the result)."""
 
 from __future__ import annotations
@@ -13,17 +13,11 @@ from typing import Any
 from screener.algorithms import Result
 from screener.errors import ConfigError
 from screener.files import open_output
-from screener.journal import (
-    EventKind,
-    Invalidation,
-    Journal,
-    LoggedAnswer,
-    RunRecord,
-    invalidation_event,
-    logged_answers,
-)
+from screener.journal import EventKind, Journal, RunRecord
 from screener.orchestrator import RunOptions
-from screener.session import RunPlan, start_run
+from screener.runs.answers import Invalidation, LoggedAnswer, invalidation_event, logged_answers
+from screener.runs.session import RunPlan, start_run
+from screener.runs.stored import read_run, worker_pool
 
 __all__ = [
     "CROWDKIT_COLUMNS",
@@ -53,7 +47,7 @@ def invalidate_question(
     """
     with Journal(db, create=False) as journal:
         record = journal.get_run(run_id)
-        pool = record.worker_pool()
+        pool = worker_pool(record)
         if pool.bank is None:
             raise ConfigError(
                 f"run {run_id} has no gold question bank, so no question can be invalidated",
@@ -137,10 +131,8 @@ def crowdkit_gold_path(path: str | Path) -> Path:
 
 
 def _run_answers(db: str, run_id: str) -> list[LoggedAnswer]:
-    with Journal(db, create=False) as journal:
-        record = journal.get_run(run_id)
-        events = journal.events(run_id)
-    return logged_answers(events, record.worker_pool().bank)
+    record, events = read_run(db, run_id)
+    return logged_answers(events, worker_pool(record).bank)
 
 
 def _write_csv(target: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
@@ -165,7 +157,7 @@ async def replay_logged_run(
     run id and its result."""
     with Journal(db, create=False) as journal:
         record = journal.get_run(run_id)
-    pool = record.worker_pool()
+    pool = worker_pool(record)
     plan = RunPlan(
         pool,
         algorithm,

@@ -25,13 +25,15 @@ from screener.journal import (
     LeaseLostError,
     RunRecord,
     RunSpec,
-    invalidations,
     new_run_id,
 )
 from screener.oracles import Oracle, load_oracle_class
-from screener.orchestrator import Orchestrator, Progress, RunOptions, pending_pulls, replay
+from screener.orchestrator import Orchestrator, Progress, RunOptions
 from screener.pool import WorkerPool
-from screener.rescoring import refuse_resume_after_invalidation, rescored_result
+from screener.runs.answers import invalidations
+from screener.runs.rescoring import refuse_resume_after_invalidation, rescored_result
+from screener.runs.state import pending_pulls, replay
+from screener.runs.stored import build_algorithm, worker_pool
 
 #: How the journal stores an oracle option that names the run's own database (see
 #: ``_stored_options``); a resumed run reads it as the database it is resumed from.
@@ -240,7 +242,7 @@ def _one_line(error: BaseException) -> str:
 def load_result(db: str, run_id: str | None = None) -> tuple[RunRecord, Result]:
     """Replay a run offline (no oracle) and return its record and result.
 
-    A run with invalidated gold questions gets its rescored result (screener.rescoring);
+    A run with invalidated gold questions gets its rescored result (screener.runs.rescoring);
     ``load_results`` gives both.
     """
     record, original, rescored = load_results(db, run_id)
@@ -266,7 +268,7 @@ def load_results(
         if stored is not None and (result := Result.from_json(stored)) is not None:
             return record, result, None
         events = journal.events(chosen)
-    algorithm = record.build_algorithm()
+    algorithm = build_algorithm(record)
     replay(algorithm, events)
     finished = any(event.kind is EventKind.FINISHED for event in events)
     result = _finished_result(algorithm) if finished else algorithm.result()
@@ -274,8 +276,8 @@ def load_results(
 
 
 def _rebuild(record: RunRecord, db: str) -> tuple[Algorithm, Oracle, WorkerPool]:
-    pool = record.worker_pool()
-    algorithm = record.build_algorithm()
+    pool = worker_pool(record)
+    algorithm = build_algorithm(record)
     oracle_info = dict(record.oracle)
     options = {
         key: db if value == RUN_DATABASE else value

@@ -11,7 +11,14 @@ from dataclasses import dataclass, replace
 from screener.bank import GoldBank
 from screener.journal.events import Event, EventKind
 
-__all__ = ["Invalidation", "LoggedAnswer", "invalidation_event", "invalidations", "logged_answers"]
+__all__ = [
+    "Invalidation",
+    "LoggedAnswer",
+    "answers_by_worker",
+    "invalidation_event",
+    "invalidations",
+    "logged_answers",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,3 +128,22 @@ def logged_answers(events: Sequence[Event], bank: GoldBank | None) -> list[Logge
             answer = replace(answer, reward=reward, key=fix.key, rescored=True)
         answers.append(answer)
     return answers
+
+
+def answers_by_worker(
+    events: Sequence[Event], n_workers: int, bank: GoldBank | None
+) -> list[list[LoggedAnswer]]:
+    """``logged_answers`` split by worker (pool index), each in the order received: what a
+    rescored result and a log replay feed back through an algorithm.
+
+    Examples
+    --------
+    >>> pull = {"arm": 1, "worker": "bob", "seq": 0}
+    >>> events = [Event(kind=EventKind.ANSWERED, at=2.0, pull_id=0, reward=0.0, **pull)]
+    >>> [[a.reward for a in answers] for answers in answers_by_worker(events, 2, None)]
+    [[], [0.0]]
+    """
+    per_worker: list[list[LoggedAnswer]] = [[] for _ in range(n_workers)]
+    for answer in logged_answers(events, bank):
+        per_worker[answer.arm].append(answer)
+    return per_worker

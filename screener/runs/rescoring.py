@@ -16,8 +16,10 @@ import numpy as np
 
 from screener.algorithms import Decision, Result
 from screener.errors import JournalError
-from screener.journal import Event, RunRecord, invalidations, logged_answers
+from screener.journal import Event, RunRecord
 from screener.pool import WorkerPool
+from screener.runs.answers import answers_by_worker, invalidations
+from screener.runs.stored import build_algorithm, worker_pool
 from screener.simulation.loop import simulate
 from screener.simulation.recorded import RecordedRewards
 
@@ -50,15 +52,11 @@ def decision_changes(before: Result, after: Result, pool: WorkerPool) -> list[De
 
 def rescored_result(record: RunRecord, events: Sequence[Event]) -> Result:
     """The run's result rebuilt from its answers after invalidations (see the module doc)."""
-    pool = record.worker_pool()
-    per_arm: list[list[float]] = [[] for _ in pool.workers]
-    for answer in logged_answers(events, pool.bank):
-        per_arm[answer.arm].append(answer.reward)
-    model = RecordedRewards(
-        pool.workers, [np.array(r) for r in per_arm], record.seed, replacement=False, shuffle=False
-    )
-    algorithm = record.build_algorithm()
-    return simulate(algorithm, model)
+    pool = worker_pool(record)
+    per_worker = answers_by_worker(events, len(pool.workers), pool.bank)
+    rewards = [np.array([a.reward for a in answers]) for answers in per_worker]
+    model = RecordedRewards(pool.workers, rewards, record.seed, replacement=False, shuffle=False)
+    return simulate(build_algorithm(record), model)
 
 
 def refuse_resume_after_invalidation(run_id: str, events: Sequence[Event]) -> None:

@@ -14,10 +14,11 @@ import numpy as np
 
 from screener.bank import GoldQuestion
 from screener.errors import ConfigError
-from screener.journal import Journal, LoggedAnswer, logged_answers
 from screener.oracles.base import OracleOption
 from screener.oracles.simulated import DELIVERY, SimulatedOracle, delivery_options
 from screener.pool import WorkerPool
+from screener.runs.answers import LoggedAnswer, answers_by_worker
+from screener.runs.stored import read_run, worker_pool
 from screener.simulation.recorded import RecordedRewards
 
 __all__ = ["LogOracle", "logged_rewards"]
@@ -31,14 +32,9 @@ def logged_rewards(db: str, run_id: str) -> tuple[WorkerPool, list[np.ndarray]]:
 
 
 def _logged(db: str, run_id: str) -> tuple[WorkerPool, list[list[LoggedAnswer]]]:
-    with Journal(db, create=False) as journal:
-        record = journal.get_run(run_id)
-        events = journal.events(run_id)
-    pool = record.worker_pool()
-    per_arm: list[list[LoggedAnswer]] = [[] for _ in pool.workers]
-    for answer in logged_answers(events, pool.bank):
-        per_arm[answer.arm].append(answer)
-    return pool, per_arm
+    record, events = read_run(db, run_id)
+    pool = worker_pool(record)
+    return pool, answers_by_worker(events, len(pool.workers), pool.bank)
 
 
 class LogOracle(SimulatedOracle):

@@ -1,4 +1,4 @@
-"""Rebuild an algorithm's state by replaying a run's journal, call by call."""
+"""An algorithm's state rebuilt from a run's journal: replay it, call by call."""
 
 from __future__ import annotations
 
@@ -23,6 +23,18 @@ def replay(algorithm: Algorithm, events: Sequence[Event]) -> None:
     journal was written by a different algorithm or version and JournalMismatchError is raised.
     Consecutive "answered" events become one ``tell_many``. Late and duplicate answers were
     never told, so they are skipped here too.
+
+    Examples
+    --------
+    >>> from screener import RoundRobin
+    >>> from screener.journal import Event, EventKind
+    >>> pull = {"pull_id": 0, "arm": 0, "worker": "ann", "seq": 0}
+    >>> events = [Event(kind=EventKind.ASKED, at=1.0, **pull),
+    ...           Event(kind=EventKind.ANSWERED, at=2.0, reward=1.0, **pull)]
+    >>> algorithm = RoundRobin(2)
+    >>> replay(algorithm, events)
+    >>> algorithm.n_answered, algorithm.stats.count.tolist()
+    (1, [1, 0])
     """
     index = 0
     while index < len(events):
@@ -49,7 +61,18 @@ def replay(algorithm: Algorithm, events: Sequence[Event]) -> None:
 
 
 def pending_pulls(algorithm: Algorithm) -> list[int]:
-    """Ids of pulls asked but neither answered nor released, in ask order."""
+    """Ids of pulls asked but neither answered nor released, in ask order.
+
+    Examples
+    --------
+    >>> from screener import RoundRobin
+    >>> algorithm = RoundRobin(3)
+    >>> ask = algorithm.ask(3)
+    >>> _ = algorithm.tell(0, 1.0)
+    >>> _ = algorithm.release(2)
+    >>> pending_pulls(algorithm)
+    [1]
+    """
     return [
         pull_id
         for pull_id in range(algorithm.n_asked)

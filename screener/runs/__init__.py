@@ -1,0 +1,30 @@
+"""Stored runs: start, resume and read one back; replay its journal into an algorithm; what
+it was answered (after invalidated gold questions), rescored results, exports and replays
+under another algorithm. The journal (``screener.journal``) only stores; this package gives
+the stored values their meaning.
+"""
+
+from screener.runs.answers import (
+    Invalidation,
+    LoggedAnswer,
+    answers_by_worker,
+    invalidation_event,
+    invalidations,
+    logged_answers,
+)
+from screener.runs.state import pending_pulls, replay
+from screener.runs.stored import build_algorithm, read_run, worker_pool
+
+__all__ = [
+    "Invalidation",
+    "LoggedAnswer",
+    "answers_by_worker",
+    "build_algorithm",
+    "invalidation_event",
+    "invalidations",
+    "logged_answers",
+    "pending_pulls",
+    "read_run",
+    "replay",
+    "worker_pool",
+]
