@@ -1,10 +1,11 @@
 """Reproduction of the synthetic experiment of Ban & He, KDD 2020 (GOLD), Section 6.
 
-Instances: ``screener.simulation.generic_outliers.generic_outlier_instance(n, eps, 0.9, kind,
-seed=0)``, one per configuration (the paper builds one data set per configuration and runs
-every algorithm 10 times on it): n in {20, 50, 100, 200, 400}, eps in {2.5, 5}, an "upper"
-or an "intermediate" (eps, rho)-outlier group; see that module for the two places where
-Section 6.1 cannot be followed literally. Bernoulli rewards, rho = 0.9, delta = 0.1.
+Instances: ``benchmarks.instances.gold_instance(n, eps, kind, 0.9)`` (``screener.simulation.
+generic_outliers.generic_outlier_instance`` with seed 0), one per configuration (the paper
+builds one data set per configuration and runs every algorithm 10 times on it): n in {20, 50,
+100, 200, 400}, eps in {2.5, 5}, an "upper" or an "intermediate" (eps, rho)-outlier group; see
+that module for the two places where Section 6.1 cannot be followed literally. Bernoulli
+rewards, rho = 0.9, delta = 0.1.
 
 Algorithms: GOLD (``eps`` and ``rho`` of the instance), RR, WRR and NRR with k in {2, 2.5, 3}
 (the paper reports the best k: here, per configuration, the k with the highest correct rate,
@@ -19,7 +20,7 @@ the full mode stays under ~25 minutes on 2 processes; capped runs are counted an
 set at the cap (a capped GOLD run has decided nothing: its set is empty, its ranking still
 counts). 2 runs per configuration (IB: 1), not the paper's 10. Every algorithm runs with the
 papers' Agresti-Coull intervals (as in Zhuang et al.'s Bernoulli experiments), passed
-explicitly: the library's default is now the mixture (``benchmarks/intervals.py``).
+explicitly: the library's default is now the mixture (``benchmarks.intervals``).
 GOLD, RR, WRR and IB ask n pulls at a time (``simulate(batch=n)``), NRR one (its rule counts
 consecutive pulls). Run r of a configuration draws its rewards from ``BernoulliRewards(means,
 seed)``, ``seed`` a function of (n, eps, kind, r) only, shared by all algorithms.
@@ -39,44 +40,35 @@ Parts (``--parts``; all by default):
   instances, ``inclusive=True``, ``paper_gold_cap``): in the strict reading every run of it
   reaches the cap (measured 2026-11-23), which hides the trend of the paper's Figure 6.
 * ``speed``: GOLD's incremental graph against the naive O(n^2)-per-refresh reference
-  (``benchmarks/reference_gold.py``) at n = 400, same instance and answers, in one process.
+  (``benchmarks.reference_gold``) at n = 400, same instance and answers, in one process.
 
 Usage::
 
-    python benchmarks/ban2020.py --quick      # a small subset, about a minute
-    python benchmarks/ban2020.py              # the full reproduction
-    python benchmarks/ban2020.py --parts paper --ns 20 50   # a subset (own result file)
-    python benchmarks/ban2020.py --show benchmarks/results/ban2020-full.json
+    python -m benchmarks.ban2020 --quick      # a small subset, about a minute
+    python -m benchmarks.ban2020              # the full reproduction
+    python -m benchmarks.ban2020 --parts paper --ns 20 50   # a subset (own result file)
+    python -m benchmarks.ban2020 --show benchmarks/results/ban2020-full.json
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
-import json
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json
+from benchmarks import harness
+from benchmarks.harness import Report, markdown_table
+from benchmarks.instances import gold_instance
 from benchmarks.reference_gold import NaiveGOLD
 from screener import BernoulliRewards, StopReason, simulate
 from screener.algorithms.gold import GOLD
 from screener.algorithms.registry import ALGORITHMS, create_algorithm
-from screener.simulation.generic_outliers import (
-    GenericOutlierInstance,
-    OutlierKind,
-    generic_outlier_instance,
-)
+from screener.simulation.generic_outliers import OutlierKind
 
 __all__ = [
     "FULL",
@@ -174,23 +166,13 @@ class Task:
 
 def run_seed(n: int, eps: float, kind: str, run: int) -> int:
     """The reward seed of run ``run`` of configuration (n, eps, kind): a fixed function."""
-    sequence = np.random.SeedSequence([2020, n, round(1000 * eps), KINDS.index(kind), run])
-    return int(sequence.generate_state(1, dtype=np.uint32)[0])
-
-
-@functools.cache  # a generator call costs ~1 s at n = 400
-def instance(
-    n: int, eps: float, kind: str, rho: float, *, boundary: bool = False
-) -> GenericOutlierInstance:
-    """The one instance of a configuration (generator seed 0); ``boundary``: Section 6.1's
-    literal group of (1 - rho) n arms."""
-    return generic_outlier_instance(n, eps, rho, kind, 0, boundary=boundary)  # type: ignore[arg-type]
+    return harness.seed_of(2020, n, round(1000 * eps), KINDS.index(kind), run)
 
 
 def run_task(task: Task) -> Record:
     """One run of one algorithm on the instance of its configuration."""
     paper = task.part in ("paper", "eps")
-    inst = instance(task.n, task.eps, task.kind, task.rho, boundary=paper)
+    inst = gold_instance(task.n, task.eps, task.kind, task.rho, boundary=paper)
     seed = run_seed(task.n, task.eps, task.kind, task.run)
     # The paper's Bernoulli intervals (Agresti-Coull, a heuristic; not the library default).
     params: dict[str, Any] = {
@@ -204,9 +186,9 @@ def run_task(task: Task) -> Record:
         params["k"] = task.k
     algorithm = create_algorithm(task.algorithm, task.n, params)
     batch = 1 if task.algorithm == "nrr" else task.n
-    started = time.perf_counter()
-    result = simulate(algorithm, BernoulliRewards(inst.means, seed), batch=batch)
-    seconds = time.perf_counter() - started
+    result, seconds = harness.timed(
+        lambda: simulate(algorithm, BernoulliRewards(inst.means, seed), batch=batch)
+    )
     top = {w.arm for w in result.ranking[: len(inst.outliers)]}
     # GOLD's score is the pull count T at which a worker turned terminal: when the whole
     # injected group had, the group was isolated (the stop rule then waits for a normal arm).
@@ -283,12 +265,12 @@ def _eps_tasks(plan: Plan) -> list[Task]:
     return tasks
 
 
-def run(plan: Plan, *, progress: bool = True) -> dict[str, Any]:
+def run(plan: Plan, *, progress: bool = True) -> Report:
     """Run the plan's tasks on ``plan.processes`` processes, then the speed comparison."""
     with_ib = "ib" in ALGORITHMS
     notes = [] if with_ib else ["IB skipped: 'ib' is not in screener.algorithms.registry."]
     tasks = build_tasks(plan, with_ib=with_ib)
-    records, seconds = run_in_processes(
+    records, seconds = harness.run_in_processes(
         "ban2020", run_task, tasks, plan.processes, progress=progress
     )
     records.sort(
@@ -302,16 +284,11 @@ def run(plan: Plan, *, progress: bool = True) -> dict[str, Any]:
             r["run"],
         )
     )
-    return {
-        "benchmark": "ban2020",
-        "plan": asdict(plan),
-        "machine": machine_info(),
-        "seconds": round(seconds, 1),
-        "notes": notes,
-        "summary": summarize(records),
-        "speed": measure_speed(plan) if "speed" in plan.parts else None,
-        "records": records,
-    }
+    speed = measure_speed(plan) if "speed" in plan.parts else None
+    return harness.new_report(
+        "ban2020", plan, seconds, notes=notes, summary=summarize(records), speed=speed,
+        records=records,
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- summaries
@@ -352,7 +329,7 @@ def summarize(records: Sequence[Record]) -> dict[str, Any]:
 def measure_speed(plan: Plan) -> dict[str, Any]:
     """GOLD's fast path vs the naive reference: same instance, same answers, one process."""
     n = plan.speed_n
-    inst = instance(n, 2.5, "upper", plan.rho)
+    inst = gold_instance(n, 2.5, "upper", plan.rho)
     out: dict[str, Any] = {"n": n, "budget": plan.speed_budget}
     counts = []
     for label, cls in (("fast", GOLD), ("naive", NaiveGOLD)):
@@ -441,7 +418,7 @@ def _comparison_table(gold: GoldCells, best: BestCells, *, paper: bool) -> str:
     return markdown_table(header, rows)
 
 
-def format_report(report: dict[str, Any]) -> str:
+def format_report(report: Report) -> str:
     """Markdown: per part, the configurations and the claims; then eps effect and speed."""
     plan, summary = report["plan"], report["summary"]
     parts = [
@@ -483,7 +460,7 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
-def _eps_lines(report: dict[str, Any]) -> list[str]:
+def _eps_lines(report: Report) -> list[str]:
     eps_rows = [
         [
             f"{c['eps']:g}",
@@ -624,27 +601,24 @@ def result_name(plan: Plan) -> str:
     return name
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="small subset, about a minute")
-    parser.add_argument("--processes", type=int, default=2, help="worker processes (default 2)")
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--parts", nargs="+", choices=PARTS, help="only these parts")
     parser.add_argument("--ns", nargs="+", type=int, help="sizes n of the main and paper parts")
-    parser.add_argument("--show", type=Path, help="print the tables of a saved JSON result")
-    args = parser.parse_args(argv)
-    if args.show is not None:
-        print(format_report(json.loads(args.show.read_text(encoding="utf-8"))), end="")
-        return 0
-    plan = replace(QUICK if args.quick else FULL, processes=args.processes)
+
+
+def _adjust(plan: Plan, args: argparse.Namespace) -> Plan:
     if args.parts:
         plan = replace(plan, parts=tuple(p for p in PARTS if p in args.parts))
     if args.ns:
         plan = replace(plan, ns=tuple(args.ns))
-    report = run(plan)
-    path = write_json(result_name(plan), report)
-    print(format_report(report), end="")
-    print(f"\nresults: {path}")
-    return 0
+    return plan
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return harness.main(
+        argv, __doc__, (QUICK, FULL), run, format_report, quick_help="small subset, about a minute",
+        options=_options, adjust=_adjust, result_name=result_name,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -17,8 +17,8 @@ pooled over runs), and the same two for acceptances (bad workers accepted / acce
 
 Usage::
 
-    SCREENER_DATA=../shared/data python benchmarks/calibration.py            # ~2 min on 2 cores
-    python benchmarks/calibration.py --seeds 5 --datasets EBCC_ACT_SP --methods crowd-prior:q=0.05
+    SCREENER_DATA=../shared/data python -m benchmarks.calibration            # ~2 min on 2 cores
+    python -m benchmarks.calibration --seeds 5 --datasets EBCC_ACT_SP --methods crowd-prior:q=0.05
 
 Writes ``benchmarks/results/calibration.json``.
 """
@@ -39,10 +39,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json  # noqa: E402
+from benchmarks.harness import machine_info, markdown_table, run_in_processes, write_json  # noqa: E402
 from benchmarks.realdata import capped_rewards, dataset_answers, parse_method, population  # noqa: E402
 from screener.algorithms import Decision, create_algorithm  # noqa: E402
 from screener.simulation import BernoulliRewards, simulate  # noqa: E402

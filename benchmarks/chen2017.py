@@ -8,8 +8,8 @@ Algorithms: AdaptiveTopK (``fixed_budget=True``), OptMAI ("optmai") and CLUCB-PA
 ("clucb-pac"); an algorithm missing from ``screener.algorithms.registry.ALGORITHMS`` is skipped
 with a printed note.
 
-Instances (``instance_means``), each shuffled by a fixed permutation (so that lowest-index tie
-breaks favour no group):
+Instances (``benchmarks.instances.topk_instance``), each shuffled by a fixed permutation (so
+that lowest-index tie breaks favour no group):
 
 * TWOGROUP (Figure 1): the K best arms at 0.7, the rest at 0.3;
 * UNIFORM (Figure 3): mu_i = 1 - i / n, i = 1..n;
@@ -35,32 +35,26 @@ function of (instance, K, r), the same for every algorithm (common random number
 
 Usage::
 
-    python benchmarks/chen2017.py --quick     # a small subset, well under a minute
-    python benchmarks/chen2017.py             # full (~15-20 minutes on 2 cores)
-    python benchmarks/chen2017.py --speed     # pulls per second of AdaptiveTopK at n = 1000
-    python benchmarks/chen2017.py --show benchmarks/results/chen2017-full.json
+    python -m benchmarks.chen2017 --quick     # a small subset, well under a minute
+    python -m benchmarks.chen2017             # full (~15-20 minutes on 2 cores)
+    python -m benchmarks.chen2017 --speed     # pulls per second of AdaptiveTopK at n = 1000
+    python -m benchmarks.chen2017 --show benchmarks/results/chen2017-full.json
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json
-from benchmarks.speed import Timed, clock, median_run, since
+from benchmarks import harness
+from benchmarks.harness import Report, markdown_table
+from benchmarks.instances import TOPK_INSTANCES, topk_instance
 from screener import BernoulliRewards, simulate
 from screener.algorithms import Algorithm
 from screener.algorithms.registry import ALGORITHMS, accepted_parameters, create_algorithm
@@ -72,48 +66,19 @@ __all__ = [
     "Plan",
     "aggregate_regret",
     "format_report",
-    "instance_means",
     "run",
-    "synthetic_means",
     "tasks",
 ]
 
-FloatArray = NDArray[np.float64]
+INSTANCES = TOPK_INSTANCES
 ANYTIME = frozenset({"adaptive-topk"})
 ALGORITHM_NAMES = ("adaptive-topk", "optmai", "clucb-pac")
-INSTANCES = ("twogroup", "synthetic-0.5", "uniform", "synthetic-6")
 FIGURE = {"twogroup": 1, "synthetic-0.5": 2, "uniform": 3, "synthetic-6": 4}
 ASK = 50_000  # pulls per ask for AdaptiveTopK (rounds are batches: same pulls as ask(1))
 Record = dict[str, Any]
 
 
-# --------------------------------------------------------------------------- instances
-def synthetic_means(n: int, k: int, p: float) -> FloatArray:
-    """SYNTHETIC-p in arm order (best first): see the module docstring for the formula."""
-    u = 1.0 - np.arange(1, n + 1) / n
-    c = 1.0 - (k + 0.5) / n
-    x = u - c
-    half = np.where(x > 0, u[0] - c, c - u[-1])
-    y = c + np.sign(x) * half * np.abs(x / half) ** p
-    return np.asarray((y - y[-1]) / (y[0] - y[-1]), dtype=np.float64)
-
-
-def _sorted_means(name: str, n: int, k: int) -> FloatArray:
-    if name == "twogroup":
-        return np.where(np.arange(n) < k, 0.7, 0.3)
-    if name == "uniform":
-        return 1.0 - np.arange(1, n + 1) / n
-    if name.startswith("synthetic-"):
-        return synthetic_means(n, k, float(name.split("-", 1)[1]))
-    raise ValueError(f"unknown instance {name!r}")
-
-
-def instance_means(name: str, n: int, k: int) -> FloatArray:
-    """The instance's means, shuffled by a permutation fixed by (n, k)."""
-    order = np.random.default_rng([2017, n, k]).permutation(n)
-    return _sorted_means(name, n, k)[order]
-
-
+# ------------------------------------------------------------------------------ regret
 def aggregate_regret(selected: ArrayLike, means: ArrayLike, k: int) -> float:
     """(1 / K) (sum of the K largest means - sum of the selected arms' means)."""
     mu = np.asarray(means, dtype=np.float64)
@@ -122,9 +87,7 @@ def aggregate_regret(selected: ArrayLike, means: ArrayLike, k: int) -> float:
 
 
 def run_seed(instance: str, k: int, run: int) -> int:
-    code = INSTANCES.index(instance)
-    sequence = np.random.SeedSequence([2017, code, k, run])
-    return int(sequence.generate_state(1, dtype=np.uint32)[0])
+    return harness.seed_of(2017, INSTANCES.index(instance), k, run)
 
 
 # ------------------------------------------------------------------------------ plan
@@ -204,11 +167,9 @@ def selection(algorithm: Algorithm) -> list[int]:
     return [w.arm for w in algorithm.result().workers if w.leaning is Decision.SELECTED]
 
 
-def run_task(task: Task) -> list[Record]:
-    started = time.perf_counter()
-    means = instance_means(task.instance, task.n, task.k)
-    rewards = BernoulliRewards(means, run_seed(task.instance, task.k, task.run))
-    picks: list[tuple[int, list[int], int]] = []  # (budget, selection, pulls)
+def _picks(task: Task, rewards: BernoulliRewards) -> list[tuple[int, list[int], int]]:
+    """(budget, selection, pulls) at each budget of the task."""
+    picks: list[tuple[int, list[int], int]] = []
     if task.algorithm in ANYTIME:
         algorithm = build(task.algorithm, task, max(task.budgets))
         for budget in task.budgets:
@@ -222,7 +183,14 @@ def run_task(task: Task) -> list[Record]:
         algorithm = build(task.algorithm, task, task.budgets[0])
         simulate(algorithm, rewards, batch=task.n)
         picks.append((task.budgets[0], selection(algorithm), algorithm.n_answered))
-    seconds = (time.perf_counter() - started) / len(picks)
+    return picks
+
+
+def run_task(task: Task) -> list[Record]:
+    means = topk_instance(task.instance, task.n, task.k)
+    rewards = BernoulliRewards(means, run_seed(task.instance, task.k, task.run))
+    picks, seconds = harness.timed(lambda: _picks(task, rewards))
+    seconds /= len(picks)
     records = []
     for budget, chosen, pulls in picks:
         regret = aggregate_regret(chosen, means, task.k)
@@ -244,26 +212,19 @@ def run_task(task: Task) -> list[Record]:
     return records
 
 
-def run(plan: Plan, *, progress: bool = True) -> dict[str, Any]:
+def run(plan: Plan, *, progress: bool = True) -> Report:
     """Run every available algorithm's tasks on ``plan.processes`` processes."""
     available = [a for a in ALGORITHM_NAMES if a in ALGORITHMS]
     missing = [a for a in ALGORITHM_NAMES if a not in ALGORITHMS]
     for name in missing:
         print(f"[chen2017] {name!r} is not in the registry yet: skipped", file=sys.stderr)
-    todo = tasks(plan, available)
-    batches, seconds = run_in_processes(
-        "chen2017", run_task, todo, plan.processes, chunksize=2, progress=progress
+    batches, seconds = harness.run_in_processes(
+        "chen2017", run_task, tasks(plan, available), plan.processes, chunksize=2, progress=progress
     )
     records: list[Record] = [record for batch in batches for record in batch]
-    return {
-        "benchmark": "chen2017",
-        "plan": asdict(plan),
-        "machine": machine_info(),
-        "seconds": round(seconds, 1),
-        "skipped": missing,
-        "summary": summarize(records),
-        "records": records,
-    }
+    return harness.new_report(
+        "chen2017", plan, seconds, skipped=missing, summary=summarize(records), records=records
+    )
 
 
 def summarize(records: Sequence[Record]) -> list[Record]:
@@ -288,7 +249,7 @@ def summarize(records: Sequence[Record]) -> list[Record]:
 
 
 # ------------------------------------------------------------------------------ report
-def format_report(report: dict[str, Any]) -> str:
+def format_report(report: Report) -> str:
     """One table per instance (rows: K and budget; cells: failure probability); claims."""
     plan = report["plan"]
     rows = report["summary"]
@@ -378,44 +339,22 @@ def _claims(rows: Sequence[Record], names: Sequence[str]) -> tuple[list[str], li
 # ------------------------------------------------------------------------------ speed
 def speed(n: int = 1000, k: int = 250, per_arm: int = 400, repeat: int = 3) -> str:
     """Pulls per CPU second of AdaptiveTopK (fixed budget) at n workers, UNIFORM."""
-    means = instance_means("uniform", n, k)
-    budget = per_arm * n
-    table: list[list[object]] = []
-    for batch in (n, ASK):
-        timed: list[Timed] = []
-        for _ in range(repeat):
-            params = {"k": k, "eps": 0.01, "delta": 0.01, "fixed_budget": True, "budget": budget}
-            algorithm = create_algorithm("adaptive-topk", n, params)
-            start = clock()
-            simulate(algorithm, BernoulliRewards(means, 1), batch=batch)
-            timed.append(since(algorithm.n_answered, start))
-        t = median_run(timed)
-        table.append([f"AdaptiveTopK, n = {n}, K = {k}, batch = {batch:,}", f"{t.pulls:,}",
-                      f"{t.cpu:.3f}", f"{t.rate:,.0f}"])  # fmt: skip
-    return markdown_table(["path", "pulls", "CPU s", "pulls/s"], table) + "\n"
+    params = {"k": k, "eps": 0.01, "delta": 0.01, "fixed_budget": True, "budget": per_arm * n}
+
+    def adaptive() -> Algorithm:
+        return create_algorithm("adaptive-topk", n, params)
+
+    cases = [(f"AdaptiveTopK, n = {n}, K = {k}, batch = {batch:,}", adaptive, batch)
+             for batch in (n, ASK)]  # fmt: skip
+    return harness.speed_table(cases, topk_instance("uniform", n, k), repeat)
 
 
 # ------------------------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="small subset, under a minute")
-    parser.add_argument("--processes", type=int, default=2, help="worker processes (default 2)")
-    parser.add_argument("--speed", action="store_true", help="only the pulls-per-second section")
-    parser.add_argument("--show", type=Path, help="print the tables of a saved JSON result")
-    args = parser.parse_args(argv)
-    if args.speed:
-        print(speed(), end="")
-        return 0
-    if args.show is not None:
-        print(format_report(json.loads(args.show.read_text(encoding="utf-8"))), end="")
-        return 0
-    plan = QUICK if args.quick else FULL
-    plan = Plan(**{**asdict(plan), "processes": args.processes})
-    report = run(plan)
-    path = write_json(f"chen2017-{plan.mode}", report)
-    print(format_report(report), end="")
-    print(f"\nresults: {path}")
-    return 0
+    return harness.main(
+        argv, __doc__, (QUICK, FULL), run, format_report, quick_help="small subset, under a minute",
+        speed=speed,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ of this command gives the before/after table of BENCHMARKS.md.
 
 Usage::
 
-    python benchmarks/concurrency.py [--quick] [--before DIR] [--json PATH]
+    python -m benchmarks.concurrency [--quick] [--before DIR] [--json PATH]
 """
 
 from __future__ import annotations
@@ -46,13 +46,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.chen2017 import instance_means
-from benchmarks.common import machine_info, markdown_table
-from benchmarks.instances import ksigma_instance
-from benchmarks.tao2019 import setup_means
+from benchmarks.harness import machine_info, markdown_table
+from benchmarks.instances import ksigma_instance, threshold_setup, topk_instance
 from screener.algorithms.base import Algorithm
 from screener.algorithms.registry import create_algorithm
 
@@ -121,8 +116,8 @@ def drive_virtual(
 
 def _cases() -> list[Case]:
     ksigma = tuple(ksigma_instance(10, 2.0, 0, min_gap=0.15).tolist())
-    topk = tuple(instance_means("synthetic-0.5", 20, 1).tolist())
-    setup = tuple(setup_means(1).tolist())
+    topk = tuple(topk_instance("synthetic-0.5", 20, 1).tolist())
+    setup = tuple(threshold_setup(1).tolist())
     # One worker far below nine spread ones: GOLD (rho = 0.8) isolates it, then a second one.
     gold = (0.02, 0.35, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
     crowd = tuple(np.concatenate([np.linspace(0.75, 0.95, 16), [0.3, 0.4, 0.5, 0.55]]).tolist())
@@ -202,16 +197,18 @@ def _before(directory: Path, seeds: Sequence[int]) -> list[dict[str, Any]]:
     """The same rows with the ``screener`` package of ``directory``, in a subprocess."""
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "before.json"
-        # screener is imported from DIR first; the script's own path insert then only serves
-        # ``benchmarks`` (modules already imported are not looked up again).
+        # screener is imported from DIR first; this repository's root, put ahead of DIR next,
+        # then only serves ``benchmarks`` (modules already imported are not looked up again).
         code = (
             "import sys, runpy; sys.path.insert(0, sys.argv[1]); import screener.algorithms; "
             "assert screener.__file__.startswith(sys.argv[1]), screener.__file__; "
-            "sys.argv = [sys.argv[2], '--rows-only', sys.argv[3], '--seeds', sys.argv[4]]; "
-            "runpy.run_path(sys.argv[0], run_name='__main__')"
+            "sys.path.insert(0, sys.argv[2]); "
+            "sys.argv = [sys.argv[0], '--rows-only', sys.argv[3], '--seeds', sys.argv[4]]; "
+            "runpy.run_module('benchmarks.concurrency', run_name='__main__', alter_sys=True)"
         )
         seed_text = ",".join(str(s) for s in seeds)
-        command = [sys.executable, "-c", code, str(directory), __file__, str(out), seed_text]
+        root = str(Path(__file__).resolve().parents[1])
+        command = [sys.executable, "-c", code, str(directory), root, str(out), seed_text]
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         subprocess.run(command, check=True, env=env)
         rows: list[dict[str, Any]] = json.loads(out.read_text(encoding="utf-8"))

@@ -19,25 +19,22 @@ Answers are 0/1 (``--rewards bernoulli``, the instances of BENCHMARKS.md) or gra
 
 Usage::
 
-    python benchmarks/confident.py --quick    # 5 paired runs per instance
-    python benchmarks/confident.py            # 100 paired runs
-    python benchmarks/confident.py --quick --schedule evidence --rewards beta
+    python -m benchmarks.confident --quick    # 5 paired runs per instance
+    python -m benchmarks.confident            # 100 paired runs
+    python -m benchmarks.confident --quick --schedule evidence --rewards beta
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json
+from benchmarks.harness import machine_info, markdown_table, run_in_processes, write_json
+from benchmarks.instances import threshold_setup
 from screener import BernoulliRewards, BetaRewards, Decision, StopReason, simulate
 from screener.algorithms.thresholding import (
     ConfidentInterval,
@@ -64,7 +61,7 @@ def _good_crowd() -> np.ndarray:
 #: name -> (means, bar)
 INSTANCES: dict[str, tuple[np.ndarray, float]] = {
     "task-pool": (np.asarray(load_pool_csv(TASK_POOL).require_accuracies()), 0.75),
-    "lsa-setup-1": (np.array([0.2, 0.25, 0.3, 0.35, 0.45, 0.55, 0.65, 0.7, 0.75, 0.8]), 0.5),
+    "lsa-setup-1": (threshold_setup(1), 0.5),
     "good-crowd": (_good_crowd(), 0.7),
 }
 

@@ -8,7 +8,7 @@ bounds, with the error rate of each, on paired runs (run r of every interval see
 answers):
 
 * k-sigma: ``benchmarks.instances.ksigma_instance(n, k, j)``, the Zhuang et al. 2017
-  reproduction's instances, delta = 0.1, n answers per ask (as ``benchmarks/zhuang2017.py``);
+  reproduction's instances, delta = 0.1, n answers per ask (as ``benchmarks.zhuang2017``);
   correct = the exact outlier set. IB runs once per instance, capped at ``Plan.ib_cap`` pulls
   (its LUCB stage can need millions to separate two near-equal normal arms); Hoeffding runs
   only where ``Plan.hoeffding_ns`` says (about 10x the pulls; not in the default plans).
@@ -19,7 +19,7 @@ answers):
   theta's McDiarmid interval at ``6 delta / (pi^2 (n + 2) T^2)`` per end (valid for RR's fixed
   counts only).
 * GOLD: the Ban & He 2020 reproduction's paper-setup instances
-  (``benchmarks.ban2020.instance(..., boundary=True)``, inclusive GOLD, rho = 0.9,
+  (``benchmarks.instances.gold_instance(..., boundary=True)``, inclusive GOLD, rho = 0.9,
   delta = 0.1); correct = the exact outlier set.
 * theta's interval on its own: its half-width on each k-sigma instance with every worker at
   the same count, for the box range, the Lipschitz bound ``mean(r) + k rms(r)`` on the same
@@ -27,9 +27,9 @@ answers):
 
 Usage::
 
-    python benchmarks/intervals.py --quick    # about a minute
-    python benchmarks/intervals.py            # the tables of BENCHMARKS.md (~10 min, 1 core)
-    python benchmarks/intervals.py --show benchmarks/results/intervals-full.json
+    python -m benchmarks.intervals --quick    # about a minute
+    python -m benchmarks.intervals            # the tables of BENCHMARKS.md (~10 min, 1 core)
+    python -m benchmarks.intervals --show benchmarks/results/intervals-full.json
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -48,12 +47,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.ban2020 import instance as gold_instance
-from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json
-from benchmarks.instances import ksigma_instance
+from benchmarks.harness import machine_info, markdown_table, run_in_processes, write_json
+from benchmarks.instances import gold_instance, ksigma_instance
 from screener import BernoulliRewards, StopReason, simulate
 from screener.algorithms import IteratedBestArm, RoundRobin, WeightedRoundRobin
 from screener.algorithms.gold import GOLD

@@ -8,23 +8,19 @@ SQLite always (a file in a temporary directory); PostgreSQL when SCREENER_TEST_P
 
 Usage::
 
-    python benchmarks/journal_append.py [--repeats 5]
+    python -m benchmarks.journal_append [--repeats 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import machine_info, markdown_table
+from benchmarks.harness import machine_info, markdown_table
 from screener.journal import Event, EventKind, Journal, RunSpec
 
 BATCHES = (1, 8, 64)

@@ -8,24 +8,20 @@ JSON and the journal add. Target: within 1.2x of ideal at 64 pulls in flight.
 
 Usage::
 
-    python benchmarks/live.py [--quick]
+    python -m benchmarks.live [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import machine_info, markdown_table, write_json
+from benchmarks.harness import machine_info, markdown_table, write_json
 from screener.journal import Journal
 from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions

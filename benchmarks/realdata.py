@@ -25,9 +25,9 @@ order.
 
 Usage::
 
-    SCREENER_DATA=../shared/data python benchmarks/realdata.py            # ~19 min on 2 cores
-    SCREENER_DATA=../shared/data python benchmarks/realdata.py --quick    # ~10 s
-    python benchmarks/realdata.py --datasets EBCC_ACT_SP --methods toloka-rule crowd-prior:q=0.05
+    SCREENER_DATA=../shared/data python -m benchmarks.realdata            # ~19 min on 2 cores
+    SCREENER_DATA=../shared/data python -m benchmarks.realdata --quick    # ~10 s
+    python -m benchmarks.realdata --datasets EBCC_ACT_SP --methods toloka-rule crowd-prior:q=0.05
 
 Prints the tables and the headline lines, writes ``benchmarks/results/realdata.json`` and a PNG
 per dataset (questions per worker against errors per worker) in ``benchmarks/results/``.
@@ -55,10 +55,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import (  # noqa: E402
+from benchmarks.harness import (  # noqa: E402
     RESULTS_DIR,
     machine_info,
     markdown_table,

@@ -10,7 +10,7 @@ interpreter start and imports included).
 
 Usage::
 
-    python benchmarks/report.py [--quick]
+    python -m benchmarks.report [--quick]
 """
 
 from __future__ import annotations
@@ -26,10 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import machine_info, markdown_table, write_json
+from benchmarks.harness import machine_info, markdown_table, write_json
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
 from screener.pool import synthetic_pool

@@ -1,28 +1,23 @@
 """Run every benchmark and print its tables.
 
-    python benchmarks/run.py --quick              # every quick mode, about 5 minutes
-    python benchmarks/run.py                      # every full mode, about 1.5 hours on 2 cores
-    python benchmarks/run.py --only tao2019 live  # some of them
+    python -m benchmarks.run --quick              # every quick mode, about 5 minutes
+    python -m benchmarks.run                      # every full mode, about 1.5 hours on 2 cores
+    python -m benchmarks.run --only tao2019 live  # some of them
 
 Results are also written as JSON into ``benchmarks/results/`` (gitignored). The benchmarks run
 one after another, so they never compete for the cores. In the full mode the ADE reproduction
 runs its one-instance subset (Fig. 2(a) at n = 100 and 1000, HyunCatherines when
 SCREENER_DATA is set; ~23 minutes): its whole grid takes about 7 hours, run it on its own
-with ``python benchmarks/zhang2020.py``.
+with ``python -m benchmarks.zhang2020``.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from types import ModuleType
-
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import (
     ban2020,
@@ -35,7 +30,7 @@ from benchmarks import (
     zhang2020,
     zhuang2017,
 )
-from benchmarks.common import machine_info, write_json
+from benchmarks.harness import describe_machine, machine_info, write_json
 
 #: The paper reproductions with a ``main(argv)``: (name, module, quick argv, full argv).
 SCRIPTS: tuple[tuple[str, ModuleType, list[str], list[str]], ...] = (
@@ -62,11 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode = "quick" if args.quick else "full"
     started = time.perf_counter()
     info = machine_info()
-    print(
-        f"# screener benchmarks ({mode}), {info['date']}\n\n"
-        f"{info['cpu']}, {info['cpus']} CPUs; Python {info['python']}, numpy {info['numpy']}, "
-        f"screener {info['screener']}\n"
-    )
+    print(f"# screener benchmarks ({mode}), {info['date']}\n\n{describe_machine(info)}\n")
 
     if "zhuang2017" in chosen:
         plan = replace(

@@ -25,7 +25,7 @@ ratio to LSA is the figure to watch (issue 19 asks Opt-KG for at least half of L
 
 Usage::
 
-    python benchmarks/speed.py [--quick] [--profile] [--section NAME ...]
+    python -m benchmarks.speed [--quick] [--profile] [--section NAME ...]
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ import io
 import math
 import pstats
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -48,10 +47,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import machine_info, markdown_table, write_json
+from benchmarks.harness import (
+    Timed,
+    clock,
+    machine_info,
+    markdown_table,
+    median_run,
+    since,
+    write_json,
+)
 from benchmarks.instances import ksigma_instance
 from screener import BernoulliRewards, RoundRobin, WeightedRoundRobin, simulate
 from screener.algorithms.ksigma import KSigmaAlgorithm
@@ -200,33 +204,6 @@ def bare_loop(
 
 
 # ------------------------------------------------------------------------ measurements
-@dataclass(frozen=True, slots=True)
-class Timed:
-    """One measurement: pulls made, CPU seconds of this process, wall seconds."""
-
-    pulls: int
-    cpu: float
-    wall: float
-
-    @property
-    def rate(self) -> float:
-        """Pulls per CPU second (other load on the machine affects it less than wall time)."""
-        return self.pulls / self.cpu
-
-
-def clock() -> tuple[float, float]:
-    return time.process_time(), time.perf_counter()
-
-
-def since(pulls: int, start: tuple[float, float]) -> Timed:
-    cpu, wall = clock()
-    return Timed(pulls, cpu - start[0], wall - start[1])
-
-
-def median_run(runs: Sequence[Timed]) -> Timed:
-    return sorted(runs, key=lambda t: t.cpu)[len(runs) // 2]
-
-
 def _ours(
     config: SpeedConfig, name: str, means: FloatArray, batch: int, budget: int
 ) -> tuple[Timed, KSigmaAlgorithm]:

@@ -2,7 +2,8 @@
 
 Thresholding bandit, theta = 0.5, Bernoulli arms, fixed budget T. Metric: the average aggregate
 regret (expected number of misclassified arms, estimated over R runs), plotted as
-ln(regret / K) against T. Setups (Section 5, exactly as the paper gives them):
+ln(regret / K) against T. Setups (Section 5, exactly as the paper gives them;
+``benchmarks.instances.threshold_setup``):
 
 1. K = 10: 0.2, 0.25, 0.3, 0.35, 0.45, 0.55, 0.65, 0.7, 0.75, 0.8;
 2. K = 20: 0.405 + (i - 1) / 100, i = 1..20;
@@ -33,39 +34,27 @@ mu_i`` (``RunRewards``), the same for every algorithm (common random numbers).
 
 Usage::
 
-    python benchmarks/tao2019.py --quick     # under ~2 minutes on 2 cores
-    python benchmarks/tao2019.py             # full (~16-20 minutes on 2 cores)
-    python benchmarks/tao2019.py --speed     # pulls per second of LSA at n = 200
-    python benchmarks/tao2019.py --show benchmarks/results/tao2019-full.json
+    python -m benchmarks.tao2019 --quick     # under ~2 minutes on 2 cores
+    python -m benchmarks.tao2019             # full (~16-20 minutes on 2 cores)
+    python -m benchmarks.tao2019 --speed     # pulls per second of LSA at n = 200
+    python -m benchmarks.tao2019 --show benchmarks/results/tao2019-full.json
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import sys
-import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import (
-    RESULTS_DIR,
-    machine_info,
-    markdown_table,
-    run_in_processes,
-    write_json,
-)
-from benchmarks.speed import Timed, clock, median_run, since
+from benchmarks import harness
+from benchmarks.harness import RESULTS_DIR, Report, markdown_table
+from benchmarks.instances import threshold_setup
 from screener import BernoulliRewards, simulate
 from screener.algorithms import Algorithm
 from screener.algorithms.registry import create_algorithm
@@ -82,7 +71,6 @@ __all__ = [
     "format_report",
     "run",
     "run_engine",
-    "setup_means",
     "tasks",
     "ucbe_a",
 ]
@@ -96,17 +84,6 @@ UCBE_B = (-1.0, 0.0, 4.0)
 OPTKG_PRIORS = ((1.0, 1.0), (0.5, 0.5))
 FAMILIES = ("lsa", "apt", "ucbe", "uniform")
 Record = dict[str, Any]
-
-
-def setup_means(setup: int) -> FloatArray:
-    """The arm means of Setup 1, 2 or 3 (Tao et al. 2019, Section 5)."""
-    if setup == 1:
-        return np.array([0.2, 0.25, 0.3, 0.35, 0.45, 0.55, 0.65, 0.7, 0.75, 0.8])
-    if setup == 2:
-        return 0.405 + np.arange(20) / 100.0
-    if setup == 3:
-        return np.array([0.45] * 5 + [0.505] * 5)
-    raise ValueError(f"no setup {setup}")
 
 
 def ucbe_a(b: float, budget: int, means: ArrayLike, theta: float = THETA) -> float:
@@ -150,7 +127,7 @@ LABELS = (
 
 
 def setup_seed(setup: int) -> int:
-    return int(np.random.SeedSequence([2019, setup]).generate_state(1, dtype=np.uint32)[0])
+    return harness.seed_of(2019, setup)
 
 
 class RunRewards(BernoulliRewards):
@@ -231,7 +208,7 @@ def engine_rows(
     family: str, setup: int, first: int, n_runs: int, budgets: Sequence[int]
 ) -> tuple[FloatArray, IntArray, IntArray, list[str]]:
     """(params, runs, stops, row labels), sorted by stop: anytime families stop at max(T)."""
-    means = setup_means(setup)
+    means = threshold_setup(setup)
     top = max(budgets)
     out: list[tuple[int, float, int, str]] = []
     for r in range(first, first + n_runs):
@@ -298,7 +275,7 @@ def tasks(plan: Plan) -> list[Task]:
     out: list[Task] = []
     for s in (1, 2, 3):
         budgets, runs = plan.budgets[s - 1], plan.runs[s - 1]
-        k = setup_means(s).size
+        k = threshold_setup(s).size
         for family in FAMILIES:
             weight = {"lsa": 1, "uniform": 1, "apt": 4, "ucbe": 3 * len(budgets) / 2}[family]
             for first in range(0, runs, plan.chunk):
@@ -316,21 +293,15 @@ def tasks(plan: Plan) -> list[Task]:
 
 # ------------------------------------------------------------------------------ tasks
 def run_task(task: Task) -> list[Record]:
-    started = time.perf_counter()
-    if task.kind == "engine":
-        records = _engine_task(task)
-    elif task.kind == "optkg":
-        records = _optkg_task(task)
-    else:
-        records = _check_task(task)
-    seconds = time.perf_counter() - started
+    kinds = {"engine": _engine_task, "optkg": _optkg_task, "check": _check_task}
+    records, seconds = harness.timed(lambda: kinds[task.kind](task))
     for record in records:
         record["seconds"] = round(seconds / len(records), 4)
     return records
 
 
 def _engine_task(task: Task) -> list[Record]:
-    means = setup_means(task.setup)
+    means = threshold_setup(task.setup)
     params, runs, stops, names = engine_rows(
         task.family, task.setup, task.first, task.n_runs, task.budgets
     )
@@ -380,7 +351,7 @@ def _misclassified(algorithm: Algorithm, means: FloatArray) -> int:
 
 
 def _optkg_task(task: Task) -> list[Record]:
-    means = setup_means(task.setup)
+    means = threshold_setup(task.setup)
     params = {"threshold": THETA, "budget": max(task.budgets)}
     params |= {"prior_a": task.prior[0], "prior_b": task.prior[1]}
     algorithm = create_algorithm("opt-kg", means.size, params)
@@ -406,7 +377,7 @@ def _package_algorithm(family: str, means: FloatArray, budget: int, value: float
 
 def _check_task(task: Task) -> list[Record]:
     """screener's classes (batch 1) against the engine: same counts and classification."""
-    means = setup_means(task.setup)
+    means = threshold_setup(task.setup)
     seed = setup_seed(task.setup)
     budget = task.budgets[0]
     value = {"lsa": 0.0, "uniform": 0.0, "apt": 0.05, "ucbe": ucbe_a(0.0, budget, means)}
@@ -436,21 +407,14 @@ def _check_task(task: Task) -> list[Record]:
 
 
 # ------------------------------------------------------------------------------ run
-def run(plan: Plan, *, progress: bool = True) -> dict[str, Any]:
+def run(plan: Plan, *, progress: bool = True) -> Report:
     """Run every task on ``plan.processes`` processes; returns the report dict."""
-    todo = tasks(plan)
-    batches, seconds = run_in_processes(
-        "tao2019", run_task, todo, plan.processes, chunksize=1, progress=progress
+    batches, seconds = harness.run_in_processes(
+        "tao2019", run_task, tasks(plan), plan.processes, progress=progress
     )
     records: list[Record] = [record for batch in batches for record in batch]
-    return {
-        "benchmark": "tao2019",
-        "plan": asdict(plan),
-        "machine": machine_info(),
-        "seconds": round(seconds, 1),
-        "summary": summarize(records),
-        "checks": [r for r in records if r["kind"] == "check"],
-    }
+    checks = [r for r in records if r["kind"] == "check"]
+    return harness.new_report("tao2019", plan, seconds, summary=summarize(records), checks=checks)
 
 
 def summarize(records: Sequence[Record]) -> list[Record]:
@@ -466,7 +430,7 @@ def summarize(records: Sequence[Record]) -> list[Record]:
     for (setup, name, budget), (n, total, squares) in sorted(merged.items()):
         mean = total / n
         variance = max(squares / n - mean * mean, 0.0) * n / max(n - 1, 1)
-        k = setup_means(setup).size
+        k = threshold_setup(setup).size
         out.append(
             {
                 "setup": setup,
@@ -500,7 +464,7 @@ def ranking(rows: Sequence[Record]) -> tuple[str, int, bool]:
     return best["algorithm"], rank, close
 
 
-def format_report(report: dict[str, Any]) -> str:
+def format_report(report: Report) -> str:
     """Per setup: ln(regret / K) per algorithm and budget, the lowest, LSA's rank; claims."""
     plan = report["plan"]
     by_setup: dict[int, list[Record]] = defaultdict(list)
@@ -533,7 +497,7 @@ def format_report(report: dict[str, Any]) -> str:
                    for n in names]
                 + [best, f"{rank}{' (within 2 SE)' if close and rank > 1 else ''}"]
             )  # fmt: skip
-        k = setup_means(setup).size
+        k = threshold_setup(setup).size
         parts += [
             f"Setup {setup} (K = {k}):",
             "",
@@ -579,7 +543,7 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
-def plot(report: dict[str, Any], path: Path) -> Path | None:
+def plot(report: Report, path: Path) -> Path | None:
     """ln(regret / K) against T per setup, as in the paper's Figure 1 (needs matplotlib)."""
     try:
         import matplotlib
@@ -615,45 +579,26 @@ def plot(report: dict[str, Any], path: Path) -> Path | None:
 # ------------------------------------------------------------------------------ speed
 def speed(n: int = 200, budget: int = 20_000, repeat: int = 3) -> str:
     """Pulls per CPU second of LSA at n workers, through ``simulate`` (batch 1 and n)."""
-    means = np.linspace(0.3, 0.7, n)
-    rows: list[list[object]] = []
-    for batch in (1, n):
-        timed: list[Timed] = []
-        for _ in range(repeat):
-            algorithm = create_algorithm("lsa", n, {"threshold": THETA, "budget": budget})
-            start = clock()
-            simulate(algorithm, BernoulliRewards(means, 1), batch=batch)
-            timed.append(since(algorithm.n_answered, start))
-        t = median_run(timed)
-        rows.append([f"LSA, n = {n}, batch = {batch}", f"{t.pulls:,}", f"{t.cpu:.3f}",
-                     f"{t.rate:,.0f}"])  # fmt: skip
-    return markdown_table(["path", "pulls", "CPU s", "pulls/s"], rows) + "\n"
+
+    def lsa() -> Algorithm:
+        return create_algorithm("lsa", n, {"threshold": THETA, "budget": budget})
+
+    cases = [(f"LSA, n = {n}, batch = {batch}", lsa, batch) for batch in (1, n)]
+    return harness.speed_table(cases, np.linspace(0.3, 0.7, n), repeat)
 
 
 # ------------------------------------------------------------------------------- main
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="small subset, under ~2 minutes")
-    parser.add_argument("--processes", type=int, default=2, help="worker processes (default 2)")
-    parser.add_argument("--speed", action="store_true", help="only the pulls-per-second section")
-    parser.add_argument("--show", type=Path, help="print the tables of a saved JSON result")
-    args = parser.parse_args(argv)
-    if args.speed:
-        print(speed(), end="")
-        return 0
-    if args.show is not None:
-        print(format_report(json.loads(args.show.read_text(encoding="utf-8"))), end="")
-        return 0
-    plan = QUICK if args.quick else FULL
-    plan = Plan(**{**asdict(plan), "processes": args.processes})
-    report = run(plan)
-    path = write_json(f"tao2019-{plan.mode}", report)
-    print(format_report(report), end="")
+def _figure(report: Report) -> None:
     figure = plot(report, RESULTS_DIR / "tao2019-figure1.png")
     if figure is not None:
         print(f"figure: {figure}")
-    print(f"\nresults: {path}")
-    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return harness.main(
+        argv, __doc__, (QUICK, FULL), run, format_report,
+        quick_help="small subset, under ~2 minutes", speed=speed, after=_figure,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

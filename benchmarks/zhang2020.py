@@ -2,10 +2,11 @@
 
 Fig. 2(a): n in {100, 200, 400, 600, 800, 1000}, k = 2.5, Bernoulli means uniform on [0, 1]
 whose minimum gap min_i |mu_i - theta| lies in [0.1, 0.2]. Fig. 2(b): n = 900, k = 2, minimum
-gap in [0.059, 0.061], [0.089, 0.091], [0.119, 0.121]. Generator (``ade_instance``): rejection
-sampling, exactly: draw blocks of 64 candidate instances of n means ~ U[0, 1] from
-``default_rng(SeedSequence([seed, n, round(1000 k), round(1e4 lo), round(1e4 hi)]))`` and return
-the first candidate whose minimum gap lies in [lo, hi]. It is fast enough at every size here
+gap in [0.059, 0.061], [0.089, 0.091], [0.119, 0.121]. Generator
+(``benchmarks.instances.ade_instance``): rejection sampling, exactly: draw blocks of 64
+candidate instances of n means ~ U[0, 1] from ``default_rng(SeedSequence([seed, n,
+round(1000 k), round(1e4 lo), round(1e4 hi)]))`` and return the first candidate whose minimum
+gap lies in [lo, hi]. It is fast enough at every size here
 (at n = 900 the [0.119, 0.121] window accepts about one candidate in a few thousand). Note that
 with k >= 2 the threshold of U[0, 1] means is above 1 (theta ~ 0.5 + k 0.289), so these
 instances have no outlier at all: the true outlier set is empty, as in the paper's recipe.
@@ -38,17 +39,16 @@ by all algorithms.
 
 Usage::
 
-    python benchmarks/zhang2020.py --quick      # a capped subset, about a minute and a half
-    python benchmarks/zhang2020.py [--instances 10] [--processes 2]
-    python benchmarks/zhang2020.py --instances 1 --parts fig2a hcb --ns 100 400 1000
-    python benchmarks/zhang2020.py --show benchmarks/results/zhang2020-full.json
+    python -m benchmarks.zhang2020 --quick      # a capped subset, about a minute and a half
+    python -m benchmarks.zhang2020 [--instances 10] [--processes 2]
+    python -m benchmarks.zhang2020 --instances 1 --parts fig2a hcb --ns 100 400 1000
+    python -m benchmarks.zhang2020 --show benchmarks/results/zhang2020-full.json
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import sys
 import time
@@ -61,27 +61,23 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json
+from benchmarks import harness
+from benchmarks.harness import Report, markdown_table
+from benchmarks.instances import ade_instance, min_gap
 from screener import BernoulliRewards, StopReason, simulate
 from screener.algorithms.registry import create_algorithm
-from screener.errors import ScreenerError
 from screener.simulation import RewardModel, ksigma_outliers, uniforms
 
 __all__ = [
+    "FIG2B_RANGES",
     "FULL",
     "HCB_FILE",
     "QUICK",
-    "InstanceError",
     "Plan",
     "ResampledAnswers",
-    "ade_instance",
     "build_tasks",
     "format_report",
     "load_hcb",
-    "min_gap",
     "run",
 ]
 
@@ -93,38 +89,6 @@ _RESAMPLE_STREAM = 7  # a stream of its own, apart from BernoulliRewards' stream
 
 
 PARTS = ("fig2a", "fig2b", "hcb")
-
-
-class InstanceError(ScreenerError):
-    """No candidate instance had its minimum gap in the requested range."""
-
-
-# ------------------------------------------------------------------------- instances
-def min_gap(means: FloatArray, k: float) -> float:
-    """min_i |mu_i - theta|, theta = mean + k std (std dividing by n)."""
-    theta = means.mean() + k * means.std()
-    return float(np.abs(means - theta).min())
-
-
-def ade_instance(
-    n: int, k: float, seed: int, gap: tuple[float, float], *, max_blocks: int = 5_000
-) -> FloatArray:
-    """Means ~ U[0, 1] of ``n`` arms whose minimum gap lies in ``gap``: rejection sampling."""
-    lo, hi = gap
-    sequence = np.random.SeedSequence([seed, n, round(1000 * k), round(1e4 * lo), round(1e4 * hi)])
-    rng = np.random.default_rng(sequence)
-    for _ in range(max_blocks):
-        block = rng.uniform(0.0, 1.0, (64, n))
-        theta = block.mean(axis=1) + k * block.std(axis=1)
-        gaps = np.abs(block - theta[:, None]).min(axis=1)
-        hits = np.flatnonzero((gaps >= lo) & (gaps <= hi))
-        if hits.size:
-            chosen: FloatArray = block[hits[0]]
-            return chosen
-    raise InstanceError(
-        f"no instance of n={n}, k={k} with minimum gap in [{lo}, {hi}] in {64 * max_blocks} draws",
-        "widen the gap range",
-    )
 
 
 # ---------------------------------------------------------------------------- real data
@@ -219,9 +183,10 @@ class Task:
 def task_seed(task: Task) -> int:
     """The reward seed: a function of the instance only (shared by all algorithms)."""
     gap = task.gap or (0.0, 0.0)
-    parts = ["fig2a", "fig2b", "hcb"].index(task.part)
-    words = [2020, parts, task.n, round(1000 * task.k), round(1e4 * gap[0]), task.instance]
-    return int(np.random.SeedSequence(words).generate_state(1, dtype=np.uint32)[0])
+    part = PARTS.index(task.part)
+    return harness.seed_of(
+        2020, part, task.n, round(1000 * task.k), round(1e4 * gap[0]), task.instance
+    )
 
 
 def _rewards(task: Task, seed: int) -> RewardModel:
@@ -245,9 +210,7 @@ def run_task(task: Task) -> Record:
         params["share_samples"] = True
     algorithm = create_algorithm(task.algorithm, rewards.n_arms, params)
     batch = int(task.mode) if task.mode.isdigit() else rewards.n_arms
-    started = time.perf_counter()
-    result = simulate(algorithm, rewards, batch=batch)
-    seconds = time.perf_counter() - started
+    result, seconds = harness.timed(lambda: simulate(algorithm, rewards, batch=batch))
     return {
         **asdict(task),
         "seed": seed,
@@ -281,26 +244,20 @@ def build_tasks(plan: Plan, *, with_hcb: bool) -> list[Task]:
     return sorted(tasks, key=lambda t: (t.algorithm != "ade", -t.n))
 
 
-def run(plan: Plan, *, progress: bool = True) -> dict[str, Any]:
+def run(plan: Plan, *, progress: bool = True) -> Report:
     """Run the plan on ``plan.processes`` processes, then ADE's speed at n = 1000."""
     root = data_root()
     with_hcb = root is not None and (root / HCB_FILE).exists()
     notes = [] if with_hcb else ["HCB skipped: SCREENER_DATA is unset or lacks " + HCB_FILE]
     tasks = build_tasks(plan, with_hcb=with_hcb)
-    records, seconds = run_in_processes(
+    records, seconds = harness.run_in_processes(
         "zhang2020", run_task, tasks, plan.processes, progress=progress
     )
     records.sort(key=lambda r: (r["part"], r["n"], r["k"], str(r["gap"]), r["instance"]))
-    return {
-        "benchmark": "zhang2020",
-        "plan": asdict(plan),
-        "machine": machine_info(),
-        "seconds": round(seconds, 1),
-        "notes": notes,
-        "summary": summarize(records),
-        "speed": measure_speed(plan),
-        "records": records,
-    }
+    return harness.new_report(
+        "zhang2020", plan, seconds, notes=notes, summary=summarize(records),
+        speed=measure_speed(plan), records=records,
+    )  # fmt: skip
 
 
 def summarize(records: Sequence[Record]) -> list[dict[str, Any]]:
@@ -381,7 +338,7 @@ def _table(cells: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[object
     return header, rows
 
 
-def format_report(report: dict[str, Any]) -> str:
+def format_report(report: Report) -> str:
     """Markdown: one table per part with the paper's claim, then ADE's speed."""
     plan = report["plan"]
     parts = [
@@ -433,19 +390,13 @@ def _sharing_lines(cells: Sequence[dict[str, Any]]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------- main
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="capped subset, ~1.5 minutes")
-    parser.add_argument("--processes", type=int, default=2, help="worker processes (default 2)")
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--instances", type=int, help="instances per synthetic setting")
     parser.add_argument("--parts", nargs="+", choices=PARTS, help="only these parts")
     parser.add_argument("--ns", nargs="+", type=int, help="Fig. 2(a) sizes (default: the paper's)")
-    parser.add_argument("--show", type=Path, help="print the tables of a saved JSON result")
-    args = parser.parse_args(argv)
-    if args.show is not None:
-        print(format_report(json.loads(args.show.read_text(encoding="utf-8"))), end="")
-        return 0
-    plan = replace(QUICK if args.quick else FULL, processes=args.processes)
+
+
+def _adjust(plan: Plan, args: argparse.Namespace) -> Plan:
     if args.instances is not None:
         plan = replace(plan, instances=args.instances)
     if args.parts:
@@ -454,11 +405,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         plan = replace(plan, fig2a_ns=tuple(args.ns))
     if data_root() is None:
         print("note: SCREENER_DATA is unset: the HyunCatherines part is skipped", file=sys.stderr)
-    report = run(plan)
-    path = write_json(f"zhang2020-{plan.mode}", report)
-    print(format_report(report), end="")
-    print(f"\nresults: {path}")
-    return 0
+    return plan
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return harness.main(
+        argv, __doc__, (QUICK, FULL), run, format_report, quick_help="capped subset, ~1.5 minutes",
+        options=_options, adjust=_adjust,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -22,29 +22,23 @@ a is the same draw for every algorithm). Reruns are identical.
 
 Usage::
 
-    python benchmarks/zhuang2017.py --quick      # small subset, well under a minute
-    python benchmarks/zhuang2017.py              # the full reproduction (~15 minutes on 2 cores)
-    python benchmarks/zhuang2017.py --show benchmarks/results/zhuang2017-full.json
+    python -m benchmarks.zhuang2017 --quick      # small subset, well under a minute
+    python -m benchmarks.zhuang2017              # the full reproduction (~15 minutes on 2 cores)
+    python -m benchmarks.zhuang2017 --show benchmarks/results/zhuang2017-full.json
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.common import machine_info, markdown_table, run_in_processes, write_json
+from benchmarks import harness
+from benchmarks.harness import Report, markdown_table
 from benchmarks.instances import DEFAULT_MIN_GAP, ksigma_instance
 from screener import (
     BernoulliRewards,
@@ -125,8 +119,7 @@ class Task:
 
 def run_seed(n: int, k: float, instance: int, run: int) -> int:
     """The reward seed of run ``run`` on instance ``instance`` of (n, k): a fixed function."""
-    sequence = np.random.SeedSequence([2017, n, round(1000 * k), instance, run])
-    return int(sequence.generate_state(1, dtype=np.uint32)[0])
+    return harness.seed_of(2017, n, round(1000 * k), instance, run)
 
 
 def run_task(task: Task) -> Record:
@@ -138,9 +131,9 @@ def run_task(task: Task) -> Record:
     algorithm = ALGORITHMS[task.algorithm](
         task.n, k=task.k, delta=task.delta, interval="agresti-coull", budget=task.cap, seed=seed
     )
-    started = time.perf_counter()
-    result = simulate(algorithm, BernoulliRewards(means, seed), batch=task.batch)
-    seconds = time.perf_counter() - started
+    result, seconds = harness.timed(
+        lambda: simulate(algorithm, BernoulliRewards(means, seed), batch=task.batch)
+    )
     return {
         "algorithm": task.algorithm,
         "n": task.n,
@@ -185,21 +178,15 @@ def _tasks(plan: Plan) -> list[Task]:
     )
 
 
-def run(plan: Plan, *, progress: bool = True) -> dict[str, Any]:
+def run(plan: Plan, *, progress: bool = True) -> Report:
     """Run every task of ``plan`` on ``plan.processes`` processes; returns the report dict."""
-    tasks = _tasks(plan)
-    records, seconds = run_in_processes(
-        "zhuang2017", run_task, tasks, plan.processes, progress=progress
+    records, seconds = harness.run_in_processes(
+        "zhuang2017", run_task, _tasks(plan), plan.processes, progress=progress
     )
     records.sort(key=lambda r: (r["check"], r["n"], r["k"], r["instance"], r["run"], r["batch"]))
-    return {
-        "benchmark": "zhuang2017",
-        "plan": asdict(plan),
-        "machine": machine_info(),
-        "seconds": round(seconds, 1),
-        "summary": summarize(records),
-        "records": records,
-    }
+    return harness.new_report(
+        "zhuang2017", plan, seconds, summary=summarize(records), records=records
+    )
 
 
 # ---------------------------------------------------------------------------- summaries
@@ -331,7 +318,7 @@ def _pulls(value: float) -> str:
     return f"{value:,.0f}" if np.isfinite(value) else "n/a"
 
 
-def format_report(report: dict[str, Any]) -> str:
+def format_report(report: Report) -> str:
     """The markdown tables: per configuration, per n, the claims, and the batch check."""
     summary = report["summary"]
     plan = report["plan"]
@@ -413,7 +400,7 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
-def _claims(report: dict[str, Any]) -> tuple[list[str], list[list[object]]]:
+def _claims(report: Report) -> tuple[list[str], list[list[object]]]:
     summary = report["summary"]
     delta = report["plan"]["delta"]
     configs = summary["configs"]
@@ -469,30 +456,28 @@ def _claims(report: dict[str, Any]) -> tuple[list[str], list[list[object]]]:
 
 
 # ---------------------------------------------------------------------------------- main
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="small subset, under a minute")
-    parser.add_argument("--processes", type=int, default=2, help="worker processes (default 2)")
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--batch", type=int, default=0, help="pulls per ask for RR and WRR (default: n)"
     )
     parser.add_argument("--no-batch-check", action="store_true", help="skip the batch check")
-    parser.add_argument("--show", type=Path, help="print the tables of a saved JSON result")
-    args = parser.parse_args(argv)
-    if args.show is not None:
-        print(format_report(json.loads(args.show.read_text(encoding="utf-8"))), end="")
-        return 0
-    plan = QUICK if args.quick else FULL
-    overrides: dict[str, Any] = {"processes": args.processes, "batch": args.batch}
-    if args.no_batch_check:
-        overrides["batch_check"] = ()
-    plan = Plan(**{**asdict(plan), **overrides})
-    report = run(plan)
-    suffix = f"-batch{plan.batch}" if plan.batch else ""
-    path = write_json(f"zhuang2017-{plan.mode}{suffix}", report)
-    print(format_report(report), end="")
-    print(f"\nresults: {path}")
-    return 0
+
+
+def _adjust(plan: Plan, args: argparse.Namespace) -> Plan:
+    plan = replace(plan, batch=args.batch)
+    return replace(plan, batch_check=()) if args.no_batch_check else plan
+
+
+def _result_name(plan: Plan) -> str:
+    return f"zhuang2017-{plan.mode}" + (f"-batch{plan.batch}" if plan.batch else "")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return harness.main(
+        argv, __doc__, (QUICK, FULL), run, format_report,
+        quick_help="small subset, under a minute", options=_options, adjust=_adjust,
+        result_name=_result_name,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

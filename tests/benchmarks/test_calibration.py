@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_calibration_prints_claimed_and_realised_shares() -> None:
     name = "calibration-smoke-test"
     done = subprocess.run(
-        [sys.executable, "benchmarks/calibration.py", "--seeds", "2", "--name", name,
+        [sys.executable, "-m", "benchmarks.calibration", "--seeds", "2", "--name", name,
          "--datasets", "EBCC_CTI_s4_Relevance", "Zheng_d_jn-product", "--methods", "crowd-prior"],
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip

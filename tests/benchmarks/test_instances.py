@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from screener.simulation import ksigma_outliers
-
-_ROOT = Path(__file__).resolve().parents[2]
-if str(_ROOT) not in sys.path:  # benchmarks/ is a folder of the source tree, not installed
-    sys.path.insert(0, str(_ROOT))
-
-from benchmarks.instances import (  # noqa: E402
+from benchmarks.instances import (
     InstanceError,
     ksigma_instance,
     ksigma_threshold,
 )
+from screener.simulation import ksigma_outliers
 
 CASES = [(20, 2.0), (50, 2.5), (100, 3.0), (200, 2.0), (200, 3.0)]
 

@@ -4,20 +4,14 @@ instance constraints, the HyunCatherines loader and sampler, and the quick plans
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from benchmarks import ban2020, instances, zhang2020
 from screener.simulation.generic_outliers import outlier_group_violations, outlier_groups
-
-_ROOT = Path(__file__).resolve().parents[2]
-if str(_ROOT) not in sys.path:  # benchmarks/ is a folder of the source tree, not installed
-    sys.path.insert(0, str(_ROOT))
-
-from benchmarks import ban2020, zhang2020  # noqa: E402
 
 _DATA = os.environ.get("SCREENER_DATA")
 needs_data = pytest.mark.skipif(not _DATA, reason="SCREENER_DATA is unset: no HyunCatherines")
@@ -27,29 +21,29 @@ needs_data = pytest.mark.skipif(not _DATA, reason="SCREENER_DATA is unset: no Hy
 @pytest.mark.parametrize("n", [100, 400, 1000])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_fig2a_instances_have_their_min_gap(n: int, seed: int) -> None:
-    means = zhang2020.ade_instance(n, 2.5, seed, (0.1, 0.2))
+    means = instances.ade_instance(n, 2.5, seed, (0.1, 0.2))
     assert means.shape == (n,)
     assert np.all((means >= 0.0) & (means <= 1.0))
     theta = means.mean() + 2.5 * means.std()
     assert 0.1 <= np.abs(means - theta).min() <= 0.2
-    assert zhang2020.min_gap(means, 2.5) == pytest.approx(np.abs(means - theta).min())
+    assert instances.min_gap(means, 2.5) == pytest.approx(np.abs(means - theta).min())
 
 
 @pytest.mark.parametrize("gap", zhang2020.FIG2B_RANGES)
 def test_fig2b_instances_have_their_min_gap(gap: tuple[float, float]) -> None:
-    means = zhang2020.ade_instance(900, 2.0, 0, gap)
-    assert gap[0] <= zhang2020.min_gap(means, 2.0) <= gap[1]
+    means = instances.ade_instance(900, 2.0, 0, gap)
+    assert gap[0] <= instances.min_gap(means, 2.0) <= gap[1]
 
 
 def test_instances_are_deterministic_and_distinct() -> None:
-    first = zhang2020.ade_instance(200, 2.5, 3, (0.1, 0.2))
-    np.testing.assert_array_equal(first, zhang2020.ade_instance(200, 2.5, 3, (0.1, 0.2)))
-    assert not np.array_equal(first, zhang2020.ade_instance(200, 2.5, 4, (0.1, 0.2)))
+    first = instances.ade_instance(200, 2.5, 3, (0.1, 0.2))
+    np.testing.assert_array_equal(first, instances.ade_instance(200, 2.5, 3, (0.1, 0.2)))
+    assert not np.array_equal(first, instances.ade_instance(200, 2.5, 4, (0.1, 0.2)))
 
 
 def test_impossible_gap_raises() -> None:
-    with pytest.raises(zhang2020.InstanceError, match="minimum gap"):
-        zhang2020.ade_instance(100, 2.5, 0, (0.6, 0.7), max_blocks=3)
+    with pytest.raises(instances.InstanceError, match="minimum gap"):
+        instances.ade_instance(100, 2.5, 0, (0.6, 0.7), max_blocks=3)
 
 
 # ------------------------------------------------------------------ GOLD instances
@@ -57,7 +51,7 @@ def test_impossible_gap_raises() -> None:
 @pytest.mark.parametrize("n", [20, 50])
 @pytest.mark.parametrize("eps", [2.5, 5.0])
 def test_gold_instances_hold_exactly_one_outlier_group(n: int, kind: str, eps: float) -> None:
-    inst = ban2020.instance(n, eps, kind, 0.9)
+    inst = instances.gold_instance(n, eps, kind, 0.9)
     assert not outlier_group_violations(inst.means, inst.outliers, eps, 0.9)
     assert outlier_groups(inst.means, eps, 0.9) == [inst.outliers]
     group = inst.means[sorted(inst.outliers)]
@@ -141,7 +135,7 @@ def test_ban2020_paper_part_runs_inclusive_gold_on_boundary_instances() -> None:
 @pytest.mark.parametrize("kind", ["upper", "intermediate"])
 @pytest.mark.parametrize("n", [20, 50])
 def test_ban2020_boundary_instances_hold_exactly_n_1_minus_rho_outliers(n: int, kind: str) -> None:
-    inst = ban2020.instance(n, 2.5, kind, 0.9, boundary=True)
+    inst = instances.gold_instance(n, 2.5, kind, 0.9, boundary=True)
     assert len(inst.outliers) == round(n * 0.1)
     assert outlier_group_violations(inst.means, inst.outliers, 2.5, 0.9, boundary=True) == []
     assert outlier_groups(inst.means, 2.5, 0.9, boundary=True) == [inst.outliers]

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.skipif(not os.environ.get("SCREENER_DATA"), reason="SCREENER_DATA is not set")
 def test_quick_mode_prints_every_table() -> None:
     done = subprocess.run(
-        [sys.executable, "benchmarks/realdata.py", "--quick", "--no-plots", "--seeds", "2",
+        [sys.executable, "-m", "benchmarks.realdata", "--quick", "--no-plots", "--seeds", "2",
          "--datasets", "EBCC_ACT_SP", "Zheng_s4_Dog"],
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip

@@ -2,35 +2,27 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+from benchmarks import chen2017, instances, tao2019
 from screener import BernoulliRewards, simulate
-
-_ROOT = Path(__file__).resolve().parents[2]
-if str(_ROOT) not in sys.path:  # benchmarks/ is a folder of the source tree, not installed
-    sys.path.insert(0, str(_ROOT))
-
-from benchmarks import chen2017, tao2019  # noqa: E402
 
 
 # ---------------------------------------------------------------------------- Tao 2019
 def test_setups_match_the_paper() -> None:
     np.testing.assert_allclose(
-        tao2019.setup_means(1), [0.2, 0.25, 0.3, 0.35, 0.45, 0.55, 0.65, 0.7, 0.75, 0.8]
+        instances.threshold_setup(1), [0.2, 0.25, 0.3, 0.35, 0.45, 0.55, 0.65, 0.7, 0.75, 0.8]
     )
-    two = tao2019.setup_means(2)
+    two = instances.threshold_setup(2)
     assert two.size == 20
     np.testing.assert_allclose(two, [0.405 + (i - 1) / 100 for i in range(1, 21)])
-    np.testing.assert_allclose(tao2019.setup_means(3), [0.45] * 5 + [0.505] * 5)
+    np.testing.assert_allclose(instances.threshold_setup(3), [0.45] * 5 + [0.505] * 5)
 
 
 def test_aggregate_regret_against_numpy() -> None:
     rng = np.random.default_rng(0)
-    means = tao2019.setup_means(2)
+    means = instances.threshold_setup(2)
     estimates = rng.uniform(0.3, 0.7, size=(50, means.size))
     direct = [sum((e >= 0.5) != (m >= 0.5) for e, m in zip(row, means, strict=True))
               for row in estimates]  # fmt: skip
@@ -39,7 +31,7 @@ def test_aggregate_regret_against_numpy() -> None:
 
 
 def test_ucbe_a_formula() -> None:
-    means = tao2019.setup_means(3)
+    means = instances.threshold_setup(3)
     hardness = 5 / 0.05**2 + 5 / 0.005**2  # H = sum 1 / Delta_i^2, true gaps
     for b in (-1.0, 0.0, 4.0):
         expected = 4.0**b * (20_000 - 10) / hardness
@@ -66,7 +58,7 @@ def test_engine_matches_screener(family: str) -> None:
 
 
 def test_engine_anytime_rows_equal_separate_runs() -> None:
-    means = tao2019.setup_means(1)
+    means = instances.threshold_setup(1)
     seed = tao2019.setup_seed(1)
     runs = np.arange(4, dtype=np.int64)
     params = np.zeros(4)
@@ -78,7 +70,7 @@ def test_engine_anytime_rows_equal_separate_runs() -> None:
 # --------------------------------------------------------------------------- Chen 2017
 @pytest.mark.parametrize("p", [0.5, 1.0, 6.0])
 def test_synthetic_spans_unit_interval_and_keeps_order(p: float) -> None:
-    means = chen2017.synthetic_means(1000, 250, p)
+    means = instances.synthetic_means(1000, 250, p)
     assert means.max() == pytest.approx(1.0) and means.min() == pytest.approx(0.0)
     # Best first; p = 6 squeezes the arms next to the boundary to equal floats.
     assert np.all(np.diff(means) <= 0)
@@ -87,36 +79,38 @@ def test_synthetic_spans_unit_interval_and_keeps_order(p: float) -> None:
 
 def test_synthetic_p_moves_means_towards_the_boundary() -> None:
     n, k = 1000, 100
-    uniform = chen2017.synthetic_means(n, k, 1.0)
+    uniform = instances.synthetic_means(n, k, 1.0)
     np.testing.assert_allclose(uniform, (np.arange(n, 0, -1) - 1) / (n - 1))  # UNIFORM rescaled
     # The boundary c = 1 - (K + 1/2) / n is a fixed point of the map; u spans [0, 1 - 1/n].
     c_rescaled = (1.0 - (k + 0.5) / n) / (1.0 - 1.0 / n)
-    distance = {p: np.abs(chen2017.synthetic_means(n, k, p) - c_rescaled) for p in (0.5, 1, 6)}
+    distance = {p: np.abs(instances.synthetic_means(n, k, p) - c_rescaled) for p in (0.5, 1, 6)}
     inner = slice(1, n - 1)  # the extremes stay put
     assert np.all(distance[6][inner] < distance[1][inner])
     assert np.all(distance[0.5][inner] > distance[1][inner])
     # The top-K remain the top-K.
     for p in (0.5, 6):
-        means = chen2017.synthetic_means(n, k, p)
+        means = instances.synthetic_means(n, k, p)
         assert means[k - 1] >= c_rescaled >= means[k]
         assert means[k - 10] > c_rescaled > means[k + 10]
 
 
 def test_instances_are_permutations() -> None:
     for name in chen2017.INSTANCES:
-        means = chen2017.instance_means(name, 1000, 250)
+        means = instances.topk_instance(name, 1000, 250)
         assert means.size == 1000
-        np.testing.assert_array_equal(np.sort(means)[::-1], chen2017._sorted_means(name, 1000, 250))
-    two = chen2017.instance_means("twogroup", 1000, 100)
+        np.testing.assert_array_equal(
+            np.sort(means)[::-1], instances.sorted_topk_means(name, 1000, 250)
+        )
+    two = instances.topk_instance("twogroup", 1000, 100)
     assert np.count_nonzero(two == 0.7) == 100 and np.count_nonzero(two == 0.3) == 900
     np.testing.assert_allclose(
-        np.sort(chen2017.instance_means("uniform", 1000, 100)), np.arange(0, 1000) / 1000
+        np.sort(instances.topk_instance("uniform", 1000, 100)), np.arange(0, 1000) / 1000
     )
 
 
 def test_chen_regret_against_numpy() -> None:
     rng = np.random.default_rng(1)
-    means = chen2017.instance_means("synthetic-0.5", 1000, 100)
+    means = instances.topk_instance("synthetic-0.5", 1000, 100)
     chosen = rng.choice(1000, size=100, replace=False)
     expected = (np.sort(means)[-100:].sum() - means[chosen].sum()) / 100
     assert chen2017.aggregate_regret(chosen, means, 100) == pytest.approx(expected)
@@ -138,7 +132,7 @@ def test_adaptive_topk_checkpoints_equal_separate_runs() -> None:
     """One run read at budget B selects what a run with budget B selects (anytime)."""
     task = chen2017.Task("adaptive-topk", "uniform", 100, 0, (30_000, 60_000), 1000, 0.01, 0.01)
     records = chen2017.run_task(task)
-    means = chen2017.instance_means("uniform", 1000, 100)
+    means = instances.topk_instance("uniform", 1000, 100)
     for record in records:
         algorithm = chen2017.build("adaptive-topk", task, record["budget"])
         seed = chen2017.run_seed("uniform", 100, 0)
