@@ -13,7 +13,7 @@ import pytest
 from driver import drive
 from numpy.typing import NDArray
 from stats_helpers import assert_rate_at_most
-from test_contract import BAD_PARAMS, EASY, _twin_run
+from test_contract import BAD_PARAMS
 from test_correctness import true_outliers
 from test_ksigma import hand_state
 
@@ -220,20 +220,6 @@ def test_batches_with_delayed_answers_are_correct() -> None:
         assert result.stop_reason is StopReason.CONDITION_MET, f"seed {seed}"
         errors += result.outliers != truth
     assert_rate_at_most(errors, runs, DELTA)
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_batched_asks_equal_single_asks(seed: int) -> None:
-    # The contract harness: answers out of order, duplicates, releases, a worker leaving.
-    left, right, _ = _twin_run(IteratedBestArm, 10 * seed + 1, {"budget": 3000}, peek=False)
-    assert left.result().to_dict() == right.result().to_dict()
-
-
-@pytest.mark.parametrize("seed", range(2))
-def test_taking_results_does_not_change_behaviour(seed: int) -> None:
-    params = {"budget": 3000, "epsilon": 0.05}
-    left, right, _ = _twin_run(IteratedBestArm, 1000 + seed, params, peek=True, means=EASY)
-    assert left.result().to_dict() == right.result().to_dict()
 
 
 # ----------------------------------------------------------------------- ties, epsilon
