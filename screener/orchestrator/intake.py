@@ -32,6 +32,7 @@ __all__ = [
     "InFlight",
     "Intake",
     "QuestionOf",
+    "pull_event",
     "released_events",
     "take_answers",
 ]
@@ -165,6 +166,24 @@ def _score(answer: Answer, question: GoldQuestion | None) -> float | None:
     return question.score(answer.response)
 
 
+def pull_event(
+    kind: EventKind,
+    at: float,
+    request: PullRequest,
+    *,
+    detail: str | None = None,
+    reward: float | None = None,
+    response: str | None = None,
+) -> Event:
+    """The journal event of something that happened to one pull: its worker, question number
+    and gold question come from the request that was (or would have been) sent."""
+    return Event(
+        kind=kind, at=at, pull_id=request.pull_id, arm=request.arm, worker=request.worker,
+        seq=request.seq, question=_question_id(request.question), detail=detail, reward=reward,
+        response=response,
+    )  # fmt: skip
+
+
 def _answer_event(
     kind: EventKind,
     at: float,
@@ -173,22 +192,17 @@ def _answer_event(
     detail: str | None,
     reward: float | None,
 ) -> Event:
-    return Event(
-        kind=kind, at=at, pull_id=answer.pull_id, arm=request.arm, worker=request.worker,
-        seq=request.seq, reward=None if kind is EventKind.FAILED else reward, detail=detail,
-        question=question_id(request.question), response=_json(answer.response),
-    )  # fmt: skip
+    kept = None if kind is EventKind.FAILED else reward
+    return pull_event(
+        kind, at, request, detail=detail, reward=kept, response=_json(answer.response)
+    )
 
 
 def released_events(
     requests: Sequence[PullRequest], kind: EventKind, detail: str, at: float
 ) -> list[Event]:
     """One ``kind`` event (timed out, cancelled) per pull given up on."""
-    return [
-        Event(kind=kind, at=at, pull_id=r.pull_id, arm=r.arm, worker=r.worker, seq=r.seq,
-              detail=detail, question=question_id(r.question))
-        for r in requests
-    ]  # fmt: skip
+    return [pull_event(kind, at, request, detail=detail) for request in requests]
 
 
 class FailureStreaks:
@@ -218,7 +232,7 @@ class FailureStreaks:
         return give_ups
 
 
-def question_id(question: GoldQuestion | None) -> str | None:
+def _question_id(question: GoldQuestion | None) -> str | None:
     return None if question is None else question.id
 
 

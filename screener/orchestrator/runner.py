@@ -38,7 +38,7 @@ from screener.orchestrator.intake import (
     EXHAUSTED,
     FailureStreaks,
     InFlight,
-    question_id,
+    pull_event,
     released_events,
     take_answers,
 )
@@ -145,33 +145,11 @@ class Orchestrator:
             )
             for pull in ask
         ]  # fmt: skip
-        asked = [
-            Event(
-                kind=EventKind.ASKED,
-                at=now,
-                pull_id=r.pull_id,
-                arm=r.arm,
-                worker=r.worker,
-                seq=r.seq,
-                question=question_id(r.question),
-            )
-            for r in requests
-        ]
+        asked = [pull_event(EventKind.ASKED, now, r) for r in requests]
         # A bank that has run dry for a worker: no question to ask, the worker is done. The
         # "unavailable" events follow all "asked" events so a replay asks the same batch.
         exhausted = [r for r in requests if self.pool.bank is not None and r.question is None]
-        gone = [
-            Event(
-                kind=EventKind.UNAVAILABLE,
-                at=now,
-                pull_id=r.pull_id,
-                arm=r.arm,
-                worker=r.worker,
-                seq=r.seq,
-                detail=EXHAUSTED,
-            )
-            for r in exhausted
-        ]
+        gone = [pull_event(EventKind.UNAVAILABLE, now, r, detail=EXHAUSTED) for r in exhausted]
         await self.journal.append(self.run_id, [*asked, *gone])
         for request in exhausted:
             self.algorithm.set_unavailable(request.arm, EXHAUSTED)
