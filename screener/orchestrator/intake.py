@@ -110,10 +110,10 @@ def take_answers(
 ) -> Intake:
     """Classify a batch of answers (see the module docstring); nothing is changed."""
     intake = Intake()
-    known = [a for a in answers if algorithm.pull_info(a.pull_id) is not None]
-    outcomes = iter(algorithm.preview([a.pull_id for a in known]))
-    for answer in answers:
-        info = algorithm.pull_info(answer.pull_id)
+    infos = [algorithm.pull_info(answer.pull_id) for answer in answers]
+    known = [a.pull_id for a, info in zip(answers, infos, strict=True) if info is not None]
+    outcomes = iter(algorithm.preview(known))
+    for answer, info in zip(answers, infos, strict=True):
         if info is None:
             intake.events.append(
                 Event(kind=EventKind.LATE, at=at, pull_id=answer.pull_id, reward=answer.reward,
