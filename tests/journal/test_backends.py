@@ -175,3 +175,72 @@ async def test_the_heartbeat_keeps_a_long_run_owned(
     running = states.count("running")
     assert states == ["running"] * running + ["finished"] * (len(states) - running), states
     assert running > 15  # it ran for more than three lease lengths
+
+
+SECRET = "pw-5ecret-4rtefact"
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)  # SQLite: no password
+def test_no_artefact_of_a_postgresql_run_holds_the_password(
+    database_url: str, tmp_path: Path
+) -> None:
+    """Issue 15 item 6: every output, file, log line, error and stored row of a run's life
+    (run, resume, report, HTML page, export, replay, runs; -vv logging; refused URLs, with and
+    without --debug tracebacks) is grepped for the password."""
+    url = make_url(database_url).set(password=SECRET)  # trust auth: any password works
+    target = url.render_as_string(hide_password=False)
+    unreachable = url.set(port=1).render_as_string(hide_password=False)
+    missing_db = url.set(database="no_such_database").render_as_string(hide_password=False)
+    env = {k: v for k, v in os.environ.items() if k != "SCREENER_DB"}
+
+    def screener(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "screener", *args], capture_output=True,
+                              text=True, env=env, cwd=tmp_path, timeout=300)  # fmt: skip
+
+    ran = screener("-vv", "run", "--workers", "8", "--budget", "60", "--db", target, "--json")
+    assert_ran(ran.returncode, ran.stdout, ran.stderr)
+    run_id = json.loads(ran.stdout)["run_id"]
+    done = [
+        ran,
+        screener("run", "--resume", run_id, "--db", target),
+        screener("report", run_id, "--db", target, "-o", "report.txt", "--html", "page.html"),
+        screener("report", run_id, "--db", target, "--format", "csv"),
+        screener("export", run_id, "--db", target, "-o", "answers.csv"),
+        screener("-v", "replay", run_id, "-a", "rr", "--db", target, "--json"),
+        screener("runs", "--db", target, "--json"),
+    ]
+    for result in done[2:]:
+        assert result.returncode == 0, result.stderr
+    refused = [
+        screener(*debug, "run", "--workers", "4", "--budget", "8", "--db", bad)
+        for bad in (unreachable, missing_db)
+        for debug in ((), ("--debug",))
+    ]
+    for result in refused:
+        assert result.returncode != 0 and result.stderr, result
+        assert ":***@" in result.stderr  # the URL is named, masked
+    written = sorted(p for p in tmp_path.iterdir() if p.is_file())
+    assert {p.name for p in written} >= {"report.txt", "page.html", "answers.csv"}
+    for result in done + refused:
+        assert SECRET not in result.stdout + result.stderr, result.args
+    for path in written:
+        assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
+    assert SECRET not in _every_stored_value(target)
+
+
+def _every_stored_value(url: str) -> str:
+    """Every value of every table of the database, as text."""
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            tables = conn.execute(
+                text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+            ).scalars()
+            return " ".join(
+                str(value)
+                for table in list(tables)
+                for row in conn.execute(text(f'SELECT * FROM "{table}"'))
+                for value in row
+            )
+    finally:
+        engine.dispose()
