@@ -128,6 +128,7 @@ class Journal:
             _configure_sqlite(self._engine, _SYNCHRONOUS[synchronous])
         self._writer = self._engine.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
         self._insert_sql = _positional_event_insert(self._engine)
+        self._copy_sql = _event_copy(self._engine)
         self._leases: dict[str, Lease] = {}
         try:
             self._open(create, check_version)
@@ -288,7 +289,9 @@ class Journal:
     def _insert_events(self, conn: Connection, run_id: str, events: Sequence[Event]) -> None:
         """One executemany. Rows are tuples when the driver takes them (SQLite does)."""
         rows = rows_from_events(run_id, events)
-        if self._insert_sql is None:
+        if self._copy_sql is not None:
+            _copy_rows(conn, self._copy_sql, rows)
+        elif self._insert_sql is None:
             named = [dict(zip(WRITTEN_COLUMNS, row, strict=True)) for row in rows]
             conn.execute(insert(EVENTS_TABLE), named)
         else:
@@ -587,6 +590,28 @@ def _positional_event_insert(engine: Engine) -> str | None:
     if not compiled.positional or compiled.positiontup != [*WRITTEN_COLUMNS]:
         return None
     return str(compiled)
+
+
+def _copy_rows(conn: Connection, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """PostgreSQL with psycopg 3: COPY the rows in this transaction. An INSERT of many rows
+    binds every value through Python; COPY streams them (issue 15: 5.6 ms against 1.27 ms
+    for 64 rows)."""
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    with driver.cursor() as cursor, cursor.copy(sql) as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def _event_copy(engine: Engine) -> str | None:
+    """``COPY events (...) FROM STDIN`` when the driver is psycopg 3 (its cursors copy rows
+    as tuples); None for any other database or driver."""
+    dialect = engine.dialect
+    if dialect.name != "postgresql" or dialect.driver != "psycopg":
+        return None
+    quote = dialect.identifier_preparer.quote
+    columns = ", ".join(quote(name) for name in WRITTEN_COLUMNS)
+    return f"COPY {quote(EVENTS_TABLE.name)} ({columns}) FROM STDIN"
 
 
 def _to_json(value: Mapping[str, Any], field: str) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from screener.journal import Event, EventKind, Journal, RunSpec
@@ -20,18 +18,33 @@ def test_events_are_keyword_only() -> None:
         Event(EventKind.ASKED, 1.0)  # type: ignore[call-arg]
 
 
-def test_every_field_survives_the_round_trip(tmp_path: Path) -> None:
-    """Each field set to a value of its own, so a column read into the wrong field shows."""
+@pytest.mark.parametrize("batch", [1, 3])
+def test_every_field_survives_the_round_trip(database_url: str, batch: int) -> None:
+    """Each field set to a value of its own, so a column read into the wrong field shows;
+    text that a COPY must escape (tabs, newlines, backslashes, quotes) comes back as written."""
     spec = RunSpec("wrr", {}, 0, {"name": "simulated"}, {"workers": ["ann"]}, {})
-    written = Event(
-        kind=EventKind.ANSWERED, at=2.5, pull_id=7, arm=0, worker="ann", seq=3, reward=0.25,
-        detail="d", question="q7", response='"yes"',
-    )  # fmt: skip
-    with Journal(tmp_path / "runs.db") as journal:
+    detail, response = 'tab\there\nline \\N \\. "q"', '"yes\\n"'  # what a COPY escapes
+    written = [
+        Event(
+            kind=EventKind.ANSWERED,
+            at=2.5 + i,
+            pull_id=7 + i,
+            arm=0,
+            worker="ann\t\u00e9",
+            seq=3 + i,
+            reward=0.25,
+            question="q7",
+            detail=detail,
+            response=response,
+        )
+        for i in range(batch)
+    ]
+    with Journal(database_url) as journal:
         run_id = journal.create_run(spec)
-        journal.append(run_id, [written])
-        read = journal.events(run_id)[-1]
-    assert read.id is not None
-    for name in EVENT_FIELDS:
-        if name != "id":
-            assert getattr(read, name) == getattr(written, name), name
+        journal.append(run_id, written)
+        read = journal.events(run_id)[1:]
+    assert len(read) == batch and all(event.id is not None for event in read)
+    for before, after in zip(written, read, strict=True):
+        for name in EVENT_FIELDS:
+            if name != "id":
+                assert getattr(after, name) == getattr(before, name), name
