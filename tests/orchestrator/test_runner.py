@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from sqlalchemy import bindparam, text
 
 from screener import WeightedRoundRobin, simulate
 from screener.algorithms import StopReason
@@ -36,8 +35,8 @@ def _plan(pool: WorkerPool = POOL, *, options: RunOptions | None = None,
     )
 
 
-def _kinds(db: Path, run_id: str) -> Counter[str]:
-    with Journal(str(db), create=False) as journal:
+def _kinds(db: str, run_id: str) -> Counter[str]:
+    with Journal(db, create=False) as journal:
         return Counter(event.kind.value for event in journal.events(run_id))
 
 
@@ -64,9 +63,9 @@ def test_sync_reference_finds_the_true_outliers() -> None:
     ],
     ids=["immediate", "out-of-order", "batched", "large-batches"],
 )
-async def test_async_runs_find_the_same_outliers(tmp_path: Path, oracle: dict[str, Any]) -> None:
-    db = tmp_path / "runs.db"
-    run_id, result = await start_run(_plan(**oracle), str(db))
+async def test_async_runs_find_the_same_outliers(database_url: str, oracle: dict[str, Any]) -> None:
+    db = database_url
+    run_id, result = await start_run(_plan(**oracle), db)
     assert result.condition_met
     assert result.outliers == _truth(POOL)
     kinds = _kinds(db, run_id)
@@ -75,20 +74,19 @@ async def test_async_runs_find_the_same_outliers(tmp_path: Path, oracle: dict[st
     assert kinds["finished"] == 1
 
 
-async def test_every_answer_is_committed_before_the_algorithm_sees_it(tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
+async def test_every_answer_is_committed_before_the_algorithm_sees_it(database_url: str) -> None:
+    db = database_url
     checked: list[int] = []
+    count = text(
+        "SELECT COUNT(*) FROM events WHERE kind = 'answered' AND pull_id IN :ids"
+    ).bindparams(bindparam("ids", expanding=True))
+    other = Journal(db)  # a second connection pool sees only committed rows
 
     class Auditing(WeightedRoundRobin):
         def _on_answers(self, pull_ids: Any, arms: Any, rewards: Any) -> None:
-            # A second connection sees only committed rows.
-            with sqlite3.connect(db) as other:
-                ids = [int(i) for i in pull_ids]
-                marks = ",".join("?" * len(ids))
-                found = other.execute(
-                    f"SELECT COUNT(*) FROM events WHERE kind = 'answered' AND pull_id IN ({marks})",
-                    ids,
-                ).fetchone()[0]
+            ids = [int(i) for i in pull_ids]
+            with other.engine.connect() as conn:
+                found = conn.execute(count, {"ids": ids}).scalar()
             assert found == len(ids)
             checked.extend(ids)
             super()._on_answers(pull_ids, arms, rewards)
@@ -100,17 +98,18 @@ async def test_every_answer_is_committed_before_the_algorithm_sees_it(tmp_path: 
     registry.ALGORITHMS = {**original, "auditing-wrr": Auditing}
     try:
         _, result = await start_run(
-            _plan(algorithm="auditing-wrr", params={**PARAMS, "budget": 1500}), str(db)
+            _plan(algorithm="auditing-wrr", params={**PARAMS, "budget": 1500}), db
         )
     finally:
         registry.ALGORITHMS = original
+        other.close()
     assert len(checked) == result.total_pulls > 0
 
 
-async def test_lost_answers_time_out_and_are_asked_again(tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
+async def test_lost_answers_time_out_and_are_asked_again(database_url: str) -> None:
+    db = database_url
     options = RunOptions(concurrency=16, timeout=0.05)
-    run_id, result = await start_run(_plan(options=options, loss=0.05), str(db))
+    run_id, result = await start_run(_plan(options=options, loss=0.05), db)
     kinds = _kinds(db, run_id)
     assert kinds["timed_out"] > 0
     assert result.outliers == _truth(POOL)
@@ -118,66 +117,66 @@ async def test_lost_answers_time_out_and_are_asked_again(tmp_path: Path) -> None
     assert result.released_pulls == kinds["timed_out"] + kinds["cancelled"]
 
 
-async def test_duplicates_are_logged_not_told(tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
-    run_id, result = await start_run(_plan(latency="exponential:0.001", duplicates=0.2), str(db))
+async def test_duplicates_are_logged_not_told(database_url: str) -> None:
+    db = database_url
+    run_id, result = await start_run(_plan(latency="exponential:0.001", duplicates=0.2), db)
     kinds = _kinds(db, run_id)
     assert kinds["duplicate"] > 0
     assert kinds["answered"] == result.total_pulls
     assert result.outliers == _truth(POOL)
 
 
-async def test_late_answers_are_logged_not_told(tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
+async def test_late_answers_are_logged_not_told(database_url: str) -> None:
+    db = database_url
     options = RunOptions(concurrency=16, timeout=0.01, drain=0.2)
     run_id, result = await start_run(
-        _plan(options=options, latency="exponential:0.004", retractable=False), str(db)
+        _plan(options=options, latency="exponential:0.004", retractable=False), db
     )
     kinds = _kinds(db, run_id)
     assert kinds["timed_out"] > 0 and kinds["late"] > 0
     assert kinds["answered"] == result.total_pulls
-    with Journal(str(db), create=False) as journal:
+    with Journal(db, create=False) as journal:
         events = journal.events(run_id)
     released = {e.pull_id for e in events if e.kind.value in ("timed_out", "cancelled")}
     late = {e.pull_id for e in events if e.kind.value == "late"}
     assert late <= released
 
 
-async def test_budget_stops_the_run_and_says_so(tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
+async def test_budget_stops_the_run_and_says_so(database_url: str) -> None:
+    db = database_url
     params = {**PARAMS, "budget": 100}
-    run_id, result = await start_run(_plan(params=params, latency="constant:0.001"), str(db))
+    run_id, result = await start_run(_plan(params=params, latency="constant:0.001"), db)
     assert result.stop_reason is StopReason.BUDGET_SPENT
     assert not result.condition_met
     assert result.total_pulls == 100
     assert _kinds(db, run_id)["answered"] == 100
 
 
-async def test_graded_rewards_run_end_to_end(tmp_path: Path) -> None:
+async def test_graded_rewards_run_end_to_end(database_url: str) -> None:
     params = {**PARAMS, "interval": "hoeffding", "budget": 3000}
     _, result = await start_run(
-        _plan(params=params, rewards="beta", concentration=20.0), str(tmp_path / "g.db")
+        _plan(params=params, rewards="beta", concentration=20.0), database_url
     )
     estimates = np.array([w.estimate for w in sorted(result.workers, key=lambda w: w.arm)])
     assert POOL.accuracies is not None
     assert np.abs(estimates - np.array(POOL.accuracies)).max() < 0.2
 
 
-async def test_the_journal_keeps_every_run_option(tmp_path: Path) -> None:
+async def test_the_journal_keeps_every_run_option(database_url: str) -> None:
     # max_failures was once left out of the journaled config, so --resume went back to 10.
-    db = tmp_path / "runs.db"
+    db = database_url
     options = RunOptions(concurrency=7, timeout=2.5, drain=0.25, max_failures=3)
-    run_id, _ = await start_run(_plan(options=options, params={**PARAMS, "budget": 40}), str(db))
-    with Journal(str(db), create=False) as journal:
+    run_id, _ = await start_run(_plan(options=options, params={**PARAMS, "budget": 40}), db)
+    with Journal(db, create=False) as journal:
         stored = journal.get_run(run_id).config
     assert RunOptions(**stored) == options
 
 
-async def test_a_damaged_stored_result_is_rebuilt_from_the_events(tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
-    run_id, live = await start_run(_plan(params={**PARAMS, "budget": 60}), str(db))
-    with sqlite3.connect(db) as conn:
-        changed = conn.execute("UPDATE events SET response = '{' WHERE kind = 'finished'")
+async def test_a_damaged_stored_result_is_rebuilt_from_the_events(database_url: str) -> None:
+    db = database_url
+    run_id, live = await start_run(_plan(params={**PARAMS, "budget": 60}), db)
+    with Journal(db, create=False) as journal, journal.engine.begin() as conn:
+        changed = conn.execute(text("UPDATE events SET response = '{' WHERE kind = 'finished'"))
         assert changed.rowcount == 1
-    _, reported = load_result(str(db), run_id)
+    _, reported = load_result(db, run_id)
     assert reported == live
