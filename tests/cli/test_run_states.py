@@ -16,9 +16,12 @@ from cli_helpers import NOT_COMPLETED
 
 from screener.journal import Journal
 
+# About 11 s from start to end: long enough that the checks made while it runs (each a
+# `screener runs` subprocess, slow on a loaded machine) see it running; a 4 s run finished
+# between two of them once, in CI beside other work.
 SLOW_RUN = [
     "--workers", "12", "--outliers", "2", "--seed", "3", "--concurrency", "4",
-    "--latency", "constant:0.05", "--budget", "300", "--quiet",
+    "--latency", "constant:0.15", "--budget", "300", "--quiet",
 ]  # fmt: skip
 
 
