@@ -22,6 +22,7 @@ LAYERS = (
     "_version",
     "bank",
     "pool",
+    "planning",  # what a screening may cost, from simulated runs
     "journal",  # storage
     "oracles",  # answer sources, the http protocol with its client
     "service",  # the reference service serving that protocol

@@ -41,6 +41,7 @@ from screener.files import STDIO, is_stdio, write_output
 from screener.journal import Journal, RunSummary, display_name
 from screener.oracles import available_oracles, load_oracle_class
 from screener.orchestrator import Progress, RunOptions
+from screener.planning import plan_cost, render_plan
 from screener.pool import WorkerPool, load_pool_csv, synthetic_pool
 from screener.report import (
     FORMATS,
@@ -54,7 +55,7 @@ from screener.report import (
     terminal_width,
 )
 from screener.report_html import html_report, require_html_support
-from screener.runs import worker_pool
+from screener.runs import observed_accuracies, worker_pool
 from screener.runs.logged import (
     export_answers,
     export_crowdkit,
@@ -487,6 +488,57 @@ def report(
         return
     changes = decision_changes(original, rescored, pool)
     _print_report(rescored, pool, record.id, out, db, changes)
+
+
+@cli.command()
+@click.argument("pool_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--algorithm", "-a", type=click.Choice(sorted(ALGORITHMS)), default="wrr",
+              show_default=True, help="Algorithm to plan.")  # fmt: skip
+@click.option("--param", "-p", "extra", multiple=True, metavar="KEY=VALUE",
+              help="An algorithm parameter (repeatable).")  # fmt: skip
+@click.option("--budget", type=int, default=None, help="Stop each run after this many answers.")
+@click.option("--workers", "n_workers", type=int, default=None,
+              help="Plan for this many workers (synthetic, or drawn as --like).")  # fmt: skip
+@click.option("--outliers", "n_outliers", type=int, default=2, show_default=True,
+              help="Low-accuracy workers in the synthetic pool.")  # fmt: skip
+@click.option("--like", "pilot", metavar="RUN_ID", default=None,
+              help="Draw workers from the accuracies seen in this pilot run.")  # fmt: skip
+@_db_option
+@click.option("--runs", type=int, default=100, show_default=True,
+              help="Simulated runs (seeds SEED, SEED+1, ...).")  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+def plan(
+    pool_file: Path | None,
+    algorithm: str,
+    extra: tuple[str, ...],
+    budget: int | None,
+    n_workers: int | None,
+    n_outliers: int,
+    pilot: str | None,
+    db: str,
+    runs: int,
+    seed: int,
+    as_json: bool,
+) -> None:
+    """How many gold questions a screening may cost, before paying for any: the algorithm
+    runs on simulated workers (POOL_FILE's accuracies, a synthetic pool, or a crowd like
+    a pilot run's) RUNS times, and the distribution of its questions is printed."""
+    params = _key_values(extra, "--param")
+    if budget is not None:
+        params["budget"] = budget
+    if pilot is not None:
+        if pool_file is not None:
+            raise click.UsageError("give either POOL_FILE or --like, not both")
+        accuracies, draw = observed_accuracies(db, pilot), True
+    else:
+        pool = _choose_pool(pool_file, n_workers, n_outliers, seed, "simulated", {})
+        accuracies, draw = list(pool.require_accuracies()), False
+    size = n_workers if draw and n_workers else len(accuracies)
+    cost = plan_cost(algorithm, params, accuracies, runs=runs, seed=seed, draw=draw, n_workers=size)
+    summary = {"algorithm": algorithm, "params": params, "workers": size, "seed": seed}
+    summary |= cost.summary()
+    click.echo(json.dumps(summary, indent=2) if as_json else render_plan(summary))
 
 
 @cli.command()

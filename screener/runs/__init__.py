@@ -13,7 +13,7 @@ from screener.runs.answers import (
     logged_answers,
 )
 from screener.runs.state import pending_pulls, replay
-from screener.runs.stored import build_algorithm, read_run, worker_pool
+from screener.runs.stored import build_algorithm, observed_accuracies, read_run, worker_pool
 
 __all__ = [
     "Invalidation",
@@ -23,6 +23,7 @@ __all__ = [
     "invalidation_event",
     "invalidations",
     "logged_answers",
+    "observed_accuracies",
     "pending_pulls",
     "read_run",
     "replay",

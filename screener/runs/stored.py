@@ -7,10 +7,12 @@ pool and an algorithm is this package's work, so the journal imports neither.
 from __future__ import annotations
 
 from screener.algorithms import Algorithm, create_algorithm
+from screener.errors import ConfigError
 from screener.journal import Event, Journal, RunRecord
 from screener.pool import WorkerPool
+from screener.runs.answers import answers_by_worker
 
-__all__ = ["build_algorithm", "read_run", "worker_pool"]
+__all__ = ["build_algorithm", "observed_accuracies", "read_run", "worker_pool"]
 
 
 def read_run(db: str, run_id: str) -> tuple[RunRecord, list[Event]]:
@@ -61,3 +63,29 @@ def build_algorithm(record: RunRecord) -> Algorithm:
     ('WeightedRoundRobin', 2, 3.0)
     """
     return create_algorithm(record.algorithm, len(record.pool["workers"]), dict(record.params))
+
+
+def observed_accuracies(db: str, run_id: str) -> list[float]:
+    """Each answered worker's share of correct answers (mean score) in the run, after
+    invalidations: the crowd a plan draws from (``screener plan --like RUN_ID``).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from screener.journal import Event, EventKind, Journal, RunSpec
+    >>> db = str(pathlib.Path(tempfile.mkdtemp()) / "runs.db")
+    >>> spec = RunSpec("rr", {}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
+    >>> answered = [Event(kind=EventKind.ANSWERED, at=1.0, pull_id=i, arm=0, worker="ann",
+    ...                   seq=i, reward=r) for i, r in enumerate([1.0, 0.0, 1.0, 1.0])]
+    >>> with Journal(db) as journal:
+    ...     journal.append(run_id := journal.create_run(spec), answered)
+    >>> observed_accuracies(db, run_id)  # bob never answered: left out
+    [0.75]
+    """
+    record, events = read_run(db, run_id)
+    pool = worker_pool(record)
+    per_worker = answers_by_worker(events, len(pool.workers), pool.bank)
+    observed = [sum(a.reward for a in answers) / len(answers) for answers in per_worker if answers]
+    if not observed:
+        raise ConfigError(f"run {run_id} has no answers to plan from", "give a run with answers")
+    return observed

@@ -1,0 +1,165 @@
+"""What a screening may cost, before any gold question is paid for (``screener plan``).
+
+The chosen algorithm runs, unchanged, on simulated workers many times with different seeds
+(``simulate``, the synchronous path: no journal, no event loop). The workers' accuracies come
+from what the requester knows: a pool's accuracy column, or a pilot run's observed accuracies,
+from which each simulated run draws its workers afresh (a bootstrap: the crowd varies from run
+to run as real crowds do). What comes out is the distribution of gold questions per worker and
+in total, and how often a run ends with workers still undecided: the price of the algorithm's
+promise on a crowd like this one, not a promise itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from screener.algorithms import Decision, Result, create_algorithm
+from screener.errors import ConfigError
+from screener.simulation import BernoulliRewards, simulate
+
+__all__ = ["CostPlan", "plan_cost", "render_plan"]
+
+#: Most simulated runs a plan may ask for: enough for a 90th percentile to be steady.
+MAX_RUNS = 10_000
+
+
+@dataclass(frozen=True)
+class CostPlan:
+    """The simulated runs of one plan: questions per worker (one row per run), whether each
+    run ended with undecided workers, and how it stopped.
+
+    Examples
+    --------
+    >>> cost = plan_cost("toloka-rule", {"threshold": 0.6}, [0.9, 0.8, 0.5], runs=20)
+    >>> cost.questions.shape, int(cost.questions.max()) <= 20  # accept_after is 20
+    ((20, 3), True)
+    >>> sorted(cost.summary())
+    ['questions_in_total', 'questions_per_worker', 'runs', 'runs_with_undecided', 'stop_reasons']
+    """
+
+    algorithm: str
+    params: Mapping[str, Any]
+    questions: NDArray[np.int64]
+    undecided: NDArray[np.int64]
+    stop_reasons: tuple[str, ...]
+
+    def summary(self) -> dict[str, Any]:
+        """Median, 90th percentile and largest number of questions per worker and per run;
+        the share of runs that ended with undecided workers; how the runs stopped."""
+        per_run = self.questions.sum(axis=1)
+        reasons = {reason: self.stop_reasons.count(reason) for reason in set(self.stop_reasons)}
+        return {
+            "runs": len(per_run),
+            "questions_per_worker": _spread(self.questions.ravel()),
+            "questions_in_total": _spread(per_run),
+            "runs_with_undecided": float(np.mean(self.undecided > 0)),
+            "stop_reasons": dict(sorted(reasons.items())),
+        }
+
+
+def plan_cost(
+    algorithm: str,
+    params: Mapping[str, Any],
+    accuracies: Sequence[float],
+    *,
+    runs: int = 200,
+    seed: int = 0,
+    draw: bool = False,
+    n_workers: int | None = None,
+) -> CostPlan:
+    """Run ``algorithm`` with ``params`` on simulated workers ``runs`` times (seeds ``seed``,
+    ``seed + 1``, ...). With ``draw`` each run's ``n_workers`` workers (default: as many as
+    ``accuracies``) are drawn with replacement from ``accuracies`` (a pilot's crowd), else
+    they are ``accuracies`` themselves.
+
+    Examples
+    --------
+    >>> cost = plan_cost("rr", {"budget": 60}, [0.9, 0.85, 0.5], runs=5)
+    >>> cost.summary()["questions_in_total"]["median"]
+    60.0
+    """
+    if not 1 <= runs <= MAX_RUNS:
+        raise ConfigError(f"runs must be 1 to {MAX_RUNS:,}, got {runs}", "e.g. --runs 200")
+    pool = np.asarray(accuracies, dtype=np.float64)
+    if pool.size == 0 or not np.all((pool >= 0) & (pool <= 1)):
+        raise ConfigError(
+            "the planned workers need accuracies in [0, 1]", "give each worker its accuracy"
+        )
+    size = n_workers if draw and n_workers else pool.size
+    if size < 1:
+        raise ConfigError(f"a plan needs at least one worker, got {size}", "e.g. --workers 200")
+    probe = create_algorithm(algorithm, size, dict(params))
+    if probe.budget is None and probe.max_questions_per_worker is None:
+        raise ConfigError(
+            f"{algorithm} without a budget has no bound on its questions: a simulated worker "
+            "at its threshold could keep a run going for ever",
+            "give a budget (--budget N), or an algorithm that bounds questions per worker",
+        )
+    questions = np.zeros((runs, size), dtype=np.int64)
+    undecided = np.zeros(runs, dtype=np.int64)
+    reasons: list[str] = []
+    for run in range(runs):
+        rng = np.random.default_rng([seed, run])
+        means = rng.choice(pool, size=size) if draw else pool
+        result = _simulated(algorithm, params, means, seed + run)
+        for worker in result.workers:
+            questions[run, worker.arm] = worker.pulls
+        undecided[run] = sum(w.decision is Decision.UNDECIDED for w in result.workers)
+        reasons.append(result.stop_reason.value if result.stop_reason else "none")
+    return CostPlan(algorithm, dict(params), questions, undecided, tuple(reasons))
+
+
+def _simulated(
+    algorithm: str, params: Mapping[str, Any], means: NDArray[np.float64], seed: int
+) -> Result:
+    instance = create_algorithm(algorithm, means.size, {**params, "seed": seed})
+    return simulate(instance, BernoulliRewards(means, seed=seed))
+
+
+def _spread(values: NDArray[np.int64]) -> dict[str, float]:
+    return {
+        "median": float(np.median(values)),
+        "p90": float(np.percentile(values, 90)),
+        "max": float(values.max()),
+        "mean": float(values.mean()),
+    }
+
+
+def render_plan(summary: Mapping[str, Any]) -> str:
+    """The plan as the requester reads it (``summary``: ``CostPlan.summary()`` with the
+    algorithm, its parameters and the number of workers).
+
+    Examples
+    --------
+    >>> cost = plan_cost("rr", {"budget": 60}, [0.9, 0.85, 0.5], runs=5)
+    >>> print(render_plan({"algorithm": "rr", "params": {"budget": 60}, "workers": 3,
+    ...                    **cost.summary()}))  # doctest: +NORMALIZE_WHITESPACE
+    plan: rr (budget=60) on 3 simulated workers, 5 runs
+                           median  90th pct  largest  mean
+    questions per worker       20        20       20  20.0
+    questions in total         60        60       60  60.0
+    runs ending with undecided workers: 100% (stopped: budget spent 5)
+    """
+    params = ", ".join(f"{k}={v}" for k, v in summary["params"].items())
+    lines = [
+        f"plan: {summary['algorithm']}{f' ({params})' if params else ''} on "
+        f"{summary['workers']:,} simulated workers, {summary['runs']:,} runs",
+        f"{'':22} {'median':>7} {'90th pct':>9} {'largest':>8} {'mean':>7}",
+    ]
+    for label, key in (("per worker", "questions_per_worker"), ("in total", "questions_in_total")):
+        spread = summary[key]
+        lines.append(
+            f"{'questions ' + label:22} {spread['median']:>7,.0f} {spread['p90']:>9,.0f} "
+            f"{spread['max']:>8,.0f} {spread['mean']:>7,.1f}"
+        )
+    stops = ", ".join(f"{reason} {count}" for reason, count in summary["stop_reasons"].items())
+    lines.append(
+        f"runs ending with undecided workers: {summary['runs_with_undecided']:.0%} "
+        f"(stopped: {stops})"
+    )
+    return "\n".join(lines)

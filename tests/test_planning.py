@@ -1,0 +1,92 @@
+"""screener plan: the cost distribution equals what the simulated runs themselves give, and
+the command answers in one screen or one clear line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from screener.algorithms import Decision, create_algorithm
+from screener.errors import ConfigError
+from screener.planning import plan_cost
+from screener.simulation import BernoulliRewards, simulate
+
+ACCURACIES = [0.92, 0.9, 0.85, 0.8, 0.55, 0.5, 0.88, 0.83]
+PARAMS = {"threshold": 0.6}
+
+
+def test_the_plan_is_the_empirical_distribution_of_its_runs() -> None:
+    cost = plan_cost("toloka-rule", PARAMS, ACCURACIES, runs=30, seed=5)
+    questions, undecided = [], []
+    for run in range(30):
+        algorithm = create_algorithm("toloka-rule", 8, {**PARAMS, "seed": 5 + run})
+        result = simulate(algorithm, BernoulliRewards(ACCURACIES, seed=5 + run))
+        by_arm = sorted(result.workers, key=lambda w: w.arm)
+        questions.append([w.pulls for w in by_arm])
+        undecided.append(any(w.decision is Decision.UNDECIDED for w in by_arm))
+    np.testing.assert_array_equal(cost.questions, questions)
+    summary = cost.summary()
+    per_worker = np.array(questions).ravel()
+    assert summary["questions_per_worker"]["median"] == np.median(per_worker)
+    assert summary["questions_per_worker"]["p90"] == np.percentile(per_worker, 90)
+    assert summary["questions_in_total"]["max"] == max(sum(q) for q in questions)
+    assert summary["runs_with_undecided"] == np.mean(undecided)
+
+
+def test_a_pilot_crowd_is_drawn_afresh_for_every_run() -> None:
+    cost = plan_cost("rr", {"budget": 40}, [0.2, 0.9], runs=50, draw=True, n_workers=4)
+    assert cost.questions.shape == (50, 4)
+    assert cost.questions.sum(axis=1).tolist() == [40] * 50
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "params", "runs", "words"),
+    [
+        ("wrr", {}, 10, "without a budget"),
+        ("rr", {"budget": 10}, 0, "runs must be"),
+    ],
+)
+def test_a_plan_that_could_not_end_is_refused(
+    algorithm: str, params: dict[str, object], runs: int, words: str
+) -> None:
+    with pytest.raises(ConfigError, match=words):
+        plan_cost(algorithm, params, ACCURACIES, runs=runs)
+
+
+def _screener(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "screener", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300, check=False)  # fmt: skip
+
+
+def test_plan_from_the_command_line(tmp_path: Path) -> None:
+    pool = tmp_path / "pool.csv"
+    pool.write_text("worker,accuracy\n" + "".join(f"w{i},{a}\n" for i, a in enumerate(ACCURACIES)))
+    shown = _screener("plan", str(pool), "-a", "toloka-rule", "-p", "threshold=0.6", "--runs",
+                      "20", cwd=tmp_path)  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert "questions per worker" in shown.stdout and "8 simulated workers, 20 runs" in shown.stdout
+    as_json = _screener("plan", str(pool), "-a", "toloka-rule", "-p", "threshold=0.6",
+                        "--runs", "20", "--json", cwd=tmp_path)  # fmt: skip
+    planned = json.loads(as_json.stdout)
+    expected = plan_cost("toloka-rule", PARAMS, ACCURACIES, runs=20).summary()
+    assert planned["questions_per_worker"] == expected["questions_per_worker"]
+    refused = _screener("plan", "--workers", "20", "-a", "wrr", cwd=tmp_path)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and "--budget" in refused.stderr
+
+
+def test_plan_like_a_pilot_run(tmp_path: Path) -> None:
+    db = str(tmp_path / "runs.db")
+    pilot = _screener("run", "--workers", "10", "--budget", "100", "--db", db, "--json",
+                      cwd=tmp_path)  # fmt: skip
+    run_id = json.loads(pilot.stdout)["run_id"]
+    planned = _screener("plan", "--like", run_id, "--db", db, "--workers", "30", "-a", "rr",
+                        "--budget", "90", "--runs", "5", "--json", cwd=tmp_path)  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    summary = json.loads(planned.stdout)
+    assert summary["workers"] == 30 and summary["questions_in_total"]["median"] == 90
