@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from event_helpers import pull_event
 from sqlalchemy import text
 
 from screener.journal import (
@@ -78,45 +79,18 @@ def test_an_expired_lease_is_taken_over_and_the_old_holder_is_fenced_off(
 ) -> None:
     with Journal(database_url) as first, Journal(database_url) as second:
         run_id = first.create_run(make_spec(), claim=True)
-        first.append(
-            run_id, [Event(kind=EventKind.ASKED, at=1.0, pull_id=0, arm=0, worker="w0", seq=0)]
-        )
+        first.append(run_id, [pull_event(EventKind.ASKED, 0)])
         set_lease(database_url, run_id, expires_at=time.time() - 1.0)  # first stalled
         lease = second.claim(run_id)
         assert lease.epoch == 2
         before = n_events(second, run_id)
+        answer = pull_event(EventKind.ANSWERED, 0, at=2.0, reward=1.0)
         with pytest.raises(LeaseLostError, match=f"lost run {run_id} to process"):
-            first.append(
-                run_id,
-                [
-                    Event(
-                        kind=EventKind.ANSWERED,
-                        at=2.0,
-                        pull_id=0,
-                        arm=0,
-                        worker="w0",
-                        seq=0,
-                        reward=1.0,
-                    )
-                ],
-            )
+            first.append(run_id, [answer])
         with pytest.raises(LeaseLostError):
             first.renew(run_id)
         assert n_events(second, run_id) == before
-        second.append(
-            run_id,
-            [
-                Event(
-                    kind=EventKind.ANSWERED,
-                    at=2.0,
-                    pull_id=0,
-                    arm=0,
-                    worker="w0",
-                    seq=0,
-                    reward=1.0,
-                )
-            ],
-        )
+        second.append(run_id, [answer])
         assert n_events(second, run_id) == before + 1
 
 

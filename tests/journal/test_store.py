@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from event_helpers import pull_event
 from sqlalchemy import Connection, text
 
 from screener.errors import JournalError, RunNotFoundError, SchemaVersionError
@@ -330,17 +331,7 @@ def test_a_version_1_file_upgrades_and_keeps_its_events(db: Path) -> None:
         run_id = journal.create_run(make_spec())
         journal.append(
             run_id,
-            [
-                Event(
-                    kind=EventKind.ANSWERED,
-                    at=1.0,
-                    pull_id=0,
-                    arm=0,
-                    worker="w1",
-                    seq=0,
-                    reward=1.0,
-                )
-            ],
+            [pull_event(EventKind.ANSWERED, 0, worker="w1", reward=1.0)],
         )
     with sqlite3.connect(db) as conn:
         conn.execute("ALTER TABLE events DROP COLUMN question")
@@ -356,17 +347,7 @@ def test_a_version_1_file_upgrades_and_keeps_its_events(db: Path) -> None:
         upgraded.claim(run_id)  # the leases table is back
         upgraded.append(
             run_id,
-            [
-                Event(
-                    kind=EventKind.ASKED,
-                    at=2.0,
-                    pull_id=1,
-                    arm=0,
-                    worker="w1",
-                    seq=1,
-                    question="q7",
-                )
-            ],
+            [pull_event(EventKind.ASKED, 1, at=2.0, worker="w1", question="q7")],
         )
         events = upgraded.events(run_id)
     assert [(e.kind, e.reward, e.question) for e in events][-2:] == [
