@@ -43,8 +43,7 @@ def round_level(delta: float, n_arms: int, total_pulls: int) -> float:
     >>> round_level(0.1, 4, 0) == round_level(0.1, 4, 1)  # T = 0 counts as T = 1
     True
     """
-    t = max(total_pulls, 1)
-    return 6.0 * delta / (math.pi**2 * (n_arms + 1) * t * t)
+    return _basel_share(delta, n_arms + 1, total_pulls)
 
 
 def gold_level(delta: float, n_arms: int, total_pulls: int) -> float:
@@ -61,8 +60,14 @@ def gold_level(delta: float, n_arms: int, total_pulls: int) -> float:
     >>> gold_level(0.1, 20, 0) == gold_level(0.1, 20, 1)  # T = 0 counts as T = 1
     True
     """
+    return _basel_share(delta, n_arms, total_pulls)
+
+
+def _basel_share(delta: float, intervals: int, total_pulls: int) -> float:
+    """``6 delta / (pi^2 m T^2)``: what each of ``m`` intervals gets at time T (T = 0 counts
+    as 1) when delta is split over them and over all T >= 1 (the sum of 1 / T^2 is pi^2 / 6)."""
     t = max(total_pulls, 1)
-    return 6.0 * delta / (math.pi**2 * n_arms * t * t)
+    return 6.0 * delta / (math.pi**2 * intervals * t * t)
 
 
 def ade_level(delta: float, n_arms: int, t: int) -> float:
