@@ -1,12 +1,19 @@
-"""How long ``screener report`` takes on long runs: the stored result against a full replay.
+"""How long ``screener report`` takes on long runs: the stored result and the snapshot against
+a full replay.
 
 A finished run keeps its final result with its finished event, and ``report`` reads it in one
-indexed query; before, every report loaded and replayed every event (still the path for an
-unfinished run, or one with invalidated answers, measured here with ``from_events=True``).
+indexed query; before, every report loaded and replayed every event (measured here with
+``from_events=True``). An unfinished run (stopped or crashed) is read from its latest snapshot
+plus the events after it; the second table measures that on the same run with its finished
+event deleted, as a crash just before the end would leave it, against the same run with its
+snapshot deleted too (the full replay), each as the whole ``screener report`` command in a
+subprocess: wall seconds and peak resident memory (interpreter start and imports included).
+The first table's last column adds whether snapshots slow the run down: the wall time of the
+run that made the journal with snapshots every 100,000 events (the default) over the same run
+without.
+
 Each run is ``uniform-thresholding`` on 200 simulated workers with a fixed budget (two events
 per answer: asked, answered), zero latency, in a real SQLite file in a temporary directory.
-The ``screener report`` column is the whole command as a user runs it (a subprocess:
-interpreter start and imports included).
 
 Usage::
 
@@ -26,6 +33,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import text
+
 from benchmarks.harness import machine_info, markdown_table, write_json
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
@@ -36,15 +45,17 @@ from screener.runs.session import RunPlan, load_results, start_run
 N_WORKERS = 200
 #: Answers per run: full (240,000 is the long run of the issue; 500,000 make 1M events)
 #: and --quick.
-FULL = (240_000, 500_000)
+FULL = (500_000, 2_500_000)
 QUICK = (20_000,)
+#: Snapshot spacing of the --quick run, so that it has one before its end.
+QUICK_SNAPSHOTS = 5_000
 
 
-async def _make_run(db: Path, answers: int) -> str:
+async def _make_run(db: Path, answers: int, snapshot_every: int) -> str:
     pool = synthetic_pool(N_WORKERS, 10, seed=1)
     params = {"threshold": 0.6, "budget": answers}
-    plan = RunPlan(pool, "uniform-thresholding", params, "simulated", {}, seed=1,
-                   options=RunOptions(concurrency=256, timeout=60.0))  # fmt: skip
+    options = RunOptions(concurrency=256, timeout=60.0, snapshot_every=snapshot_every)
+    plan = RunPlan(pool, "uniform-thresholding", params, "simulated", {}, seed=1, options=options)
     run_id, _ = await start_run(plan, str(db))
     return run_id
 
@@ -60,20 +71,57 @@ def _report_in_process(db: Path, run_id: str, from_events: bool) -> str:
     return render_table(result, synthetic_pool(N_WORKERS, 10, seed=1), record.id)
 
 
-def _report_command(db: Path, run_id: str) -> None:
+def _report_command(db: Path, run_id: str) -> tuple[float, float]:
+    """``screener report`` in a subprocess: wall seconds and peak resident MB."""
     command = [sys.executable, "-m", "screener", "report", run_id, "--db", str(db)]
-    subprocess.run(command, check=True, capture_output=True, env={**os.environ, "COLUMNS": "100"})
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "100"},
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    if status != 0 or child.stderr is None:
+        raise RuntimeError(f"screener report failed: {child.stderr and child.stderr.read()!r}")
+    child.stderr.close()
+    return seconds, usage.ru_maxrss / 1024  # kilobytes on Linux
 
 
-def measure(answers: int, directory: Path) -> dict[str, Any]:
+def _delete(db: Path, run_id: str, statement: str) -> None:
+    with Journal(str(db), create=False) as journal, journal.engine.begin() as conn:
+        conn.execute(text(statement), {"run_id": run_id})
+
+
+def _last_event_id(db: Path, run_id: str) -> int:
+    with Journal(str(db), create=False) as journal, journal.engine.connect() as conn:
+        query = text("SELECT MAX(id) FROM events WHERE run_id = :run_id")
+        return int(conn.execute(query, {"run_id": run_id}).scalar_one())
+
+
+def measure(answers: int, directory: Path, snapshot_every: int) -> dict[str, Any]:
+    plain_db = directory / f"plain-{answers}.db"
+    started = time.perf_counter()
+    asyncio.run(_make_run(plain_db, answers, 0))
+    plain_s = time.perf_counter() - started
+    plain_db.unlink()
     db = directory / f"report-{answers}.db"
-    run_id = asyncio.run(_make_run(db, answers))
-    with Journal(str(db), create=False) as journal:
-        events = len(journal.events(run_id))
+    started = time.perf_counter()
+    run_id = asyncio.run(_make_run(db, answers, snapshot_every))
+    snapshots_s = time.perf_counter() - started
+    events = _last_event_id(db, run_id)  # the only run in the file: ids count its events
     replayed = _seconds(lambda: _report_in_process(db, run_id, from_events=True))
     stored = _seconds(lambda: _report_in_process(db, run_id, from_events=False))
     assert _report_in_process(db, run_id, True) == _report_in_process(db, run_id, False)
-    command = _seconds(lambda: _report_command(db, run_id))
+    command, _ = _report_command(db, run_id)
+    # The same run as a crash just before its end would leave it.
+    _delete(db, run_id, "DELETE FROM events WHERE run_id = :run_id AND kind = 'finished'")
+    snapshot = _report_command(db, run_id)
+    from_snapshot = _report_in_process(db, run_id, from_events=False)
+    assert from_snapshot == _report_in_process(db, run_id, from_events=True)
+    _delete(db, run_id, "DELETE FROM run_snapshots WHERE run_id = :run_id")
+    full = _report_command(db, run_id)
     return {
         "answers": answers,
         "events": events,
@@ -81,34 +129,64 @@ def measure(answers: int, directory: Path) -> dict[str, Any]:
         "stored_s": round(stored, 4),
         "speedup": round(replayed / stored, 1),
         "command_s": round(command, 3),
+        "run_s": round(plain_s, 2),
+        "run_with_snapshots_s": round(snapshots_s, 2),
+        "unfinished_full_s": round(full[0], 2),
+        "unfinished_full_mb": round(full[1]),
+        "unfinished_snapshot_s": round(snapshot[0], 2),
+        "unfinished_snapshot_mb": round(snapshot[1]),
     }
 
 
-def run(sizes: Sequence[int]) -> dict[str, Any]:
+def run(sizes: Sequence[int], snapshot_every: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as directory:
-        rows = [measure(answers, Path(directory)) for answers in sizes]
-    return {"machine": machine_info(), "workers": N_WORKERS, "rows": rows}
+        rows = [measure(answers, Path(directory), snapshot_every) for answers in sizes]
+    return {
+        "machine": machine_info(),
+        "workers": N_WORKERS,
+        "snapshot_every": snapshot_every,
+        "rows": rows,
+    }
 
 
 def format_report(report: dict[str, Any]) -> str:
-    header = ["answers", "events", "replay s", "stored s", "replay / stored", "screener report s"]
-    rows = [
+    rows = report["rows"]
+    header = ["answers", "events", "replay s", "stored s", "replay / stored", "screener report s",
+              "run with snapshots / without"]  # fmt: skip
+    finished = [
         [f"{r['answers']:,}", f"{r['events']:,}", f"{r['replay_s']:.2f}", f"{r['stored_s']:.3f}",
-         f"{r['speedup']:.0f}x", f"{r['command_s']:.2f}"]
-        for r in report["rows"]
+         f"{r['speedup']:.0f}x", f"{r['command_s']:.2f}",
+         f"{r['run_with_snapshots_s'] / r['run_s']:.2f}"]
+        for r in rows
     ]  # fmt: skip
     title = (
         f"report on a finished run: full replay against the stored result, "
         f"{report['workers']} workers, SQLite"
     )
-    return f"{title}\n\n{markdown_table(header, rows)}\n"
+    header2 = ["events", "full replay s", "full replay MB", "from snapshot s", "from snapshot MB",
+               "full / snapshot"]  # fmt: skip
+    unfinished = [
+        [f"{r['events']:,}", f"{r['unfinished_full_s']:.2f}", f"{r['unfinished_full_mb']:,}",
+         f"{r['unfinished_snapshot_s']:.2f}", f"{r['unfinished_snapshot_mb']:,}",
+         f"{r['unfinished_full_s'] / r['unfinished_snapshot_s']:.1f}x"]
+        for r in rows
+    ]  # fmt: skip
+    title2 = (
+        "`screener report` on an unfinished run (its finished event deleted): from the latest "
+        f"snapshot (every {report['snapshot_every']:,} events) against a full replay"
+    )
+    return (
+        f"{title}\n\n{markdown_table(header, finished)}\n\n"
+        f"{title2}\n\n{markdown_table(header2, unfinished)}\n"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="How long report takes on long runs.")
     parser.add_argument("--quick", action="store_true", help="one short run")
     args = parser.parse_args(argv)
-    report = run(QUICK if args.quick else FULL)
+    every = QUICK_SNAPSHOTS if args.quick else RunOptions().snapshot_every
+    report = run(QUICK if args.quick else FULL, every)
     path = write_json("report-quick" if args.quick else "report", report)
     print(format_report(report), end="")
     print(f"\nresults: {path}")

@@ -12,6 +12,7 @@ __all__ = [
     "RunNotFoundError",
     "SchemaVersionError",
     "ScreenerError",
+    "SnapshotError",
     "UnknownPullError",
 ]
 
@@ -76,3 +77,8 @@ class RunNotFoundError(JournalError, LookupError):
 
 class JournalMismatchError(JournalError):
     """Replaying the journal did not reproduce the recorded pulls (different algorithm or code)."""
+
+
+class SnapshotError(ScreenerError, ValueError):
+    """A stored algorithm state cannot be used (corrupt, or written by another version or for
+    another algorithm): whoever reads it replays the journal instead."""

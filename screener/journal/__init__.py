@@ -1,10 +1,20 @@
 """The journal: the append-only event log of screening runs (SQLite by default).
 
 ``Journal`` is the synchronous store; ``AsyncJournal`` runs it on one worker thread for
-asyncio code. Events are never updated or deleted: a run's state is a fold over them.
+asyncio code. Events are never updated or deleted: a run's state is a fold over them (a
+snapshot of that fold, kept every so many events, only saves a reader the replay).
 """
 
-from screener.journal.events import Event, EventKind, RunRecord, RunSpec, RunState, RunSummary
+from screener.journal.events import (
+    Event,
+    EventKind,
+    RunRecord,
+    RunSpec,
+    RunState,
+    RunSummary,
+    Snapshot,
+    snapshot_digest,
+)
 from screener.journal.leases import (
     HEARTBEAT_SECONDS,
     LEASE_SECONDS,
@@ -12,7 +22,14 @@ from screener.journal.leases import (
     LeaseLostError,
     RunOwnedError,
 )
-from screener.journal.schema import SCHEMA_VERSION, EventRow, RunLeaseRow, RunRow, SchemaInfo
+from screener.journal.schema import (
+    SCHEMA_VERSION,
+    EventRow,
+    RunLeaseRow,
+    RunRow,
+    RunSnapshotRow,
+    SchemaInfo,
+)
 from screener.journal.store import MIGRATIONS, Journal, Migration, display_name, new_run_id
 from screener.journal.writer import AsyncJournal
 
@@ -33,10 +50,13 @@ __all__ = [
     "RunOwnedError",
     "RunRecord",
     "RunRow",
+    "RunSnapshotRow",
     "RunSpec",
     "RunState",
     "RunSummary",
     "SchemaInfo",
+    "Snapshot",
     "display_name",
     "new_run_id",
+    "snapshot_digest",
 ]

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-__all__ = ["EVENT_FIELDS", "Event", "EventKind", "RunRecord", "RunSpec", "RunState", "RunSummary"]
+from screener._version import __version__
+
+__all__ = [
+    "EVENT_FIELDS",
+    "Event",
+    "EventKind",
+    "RunRecord",
+    "RunSpec",
+    "RunState",
+    "RunSummary",
+    "Snapshot",
+    "snapshot_digest",
+]
 
 #: Where a run is: ended with its result, driven by a live process now, stopped by Ctrl-C,
 #: stopped by an error, or left behind by a process that died without a word.
@@ -152,3 +165,38 @@ class RunSummary:
     source: str | None = None
     #: The final result the run stored (Result.to_json), unless events came after it.
     stored_result: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Snapshot:
+    """A run's stored algorithm state after its events up to ``event_id`` (the bytes of
+    ``screener.algorithms.snapshot.dump_state``; ``digest`` says whether they may be used).
+
+    Examples
+    --------
+    >>> snapshot = Snapshot(event_id=41, digest=snapshot_digest(b"..."), state=b"...")
+    >>> snapshot.event_id, snapshot.intact
+    (41, True)
+    """
+
+    event_id: int
+    digest: str
+    state: bytes
+
+    @property
+    def intact(self) -> bool:
+        """Whether the bytes are the ones this screener version stored (``snapshot_digest``)."""
+        return self.digest == snapshot_digest(self.state)
+
+
+def snapshot_digest(state: bytes) -> str:
+    """What the journal keeps beside a snapshot's bytes: the screener version that wrote them
+    and their SHA-256, so that a reader can tell damaged bytes, or bytes another version
+    pickled, and replay instead.
+
+    Examples
+    --------
+    >>> snapshot_digest(b"abc") == snapshot_digest(b"abc") != snapshot_digest(b"abd")
+    True
+    """
+    return f"{__version__}:{hashlib.sha256(state).hexdigest()}"

@@ -1,25 +1,29 @@
 """The journal's tables. Runs and events are only ever inserted: state is a fold over the
-events. ``run_leases`` is the exception by design: who drives a run now (journal.leases)."""
+events. Two tables are exceptions by design: ``run_leases`` (who drives a run now,
+journal.leases) and ``run_snapshots`` (derived data: a run's latest algorithm state, which a
+reader may use instead of replaying the events before it, and may always ignore)."""
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, Index, Integer, Table
+from sqlalchemy import BigInteger, Column, Index, Integer, LargeBinary, Table
 from sqlmodel import Field, SQLModel
 
 __all__ = [
     "EVENTS_TABLE",
     "RUNS_TABLE",
     "RUN_LEASES_TABLE",
+    "RUN_SNAPSHOTS_TABLE",
     "SCHEMA_INFO_TABLE",
     "SCHEMA_VERSION",
     "EventRow",
     "RunLeaseRow",
     "RunRow",
+    "RunSnapshotRow",
     "SchemaInfo",
 ]
 
 # Bump together with a new entry in store.MIGRATIONS.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class SchemaInfo(SQLModel, table=True):
@@ -29,7 +33,7 @@ class SchemaInfo(SQLModel, table=True):
     --------
     >>> from sqlmodel import SQLModel
     >>> sorted(SQLModel.metadata.tables)
-    ['events', 'run_leases', 'runs', 'screener_schema']
+    ['events', 'run_leases', 'run_snapshots', 'runs', 'screener_schema']
     """
 
     __tablename__ = "screener_schema"
@@ -45,7 +49,7 @@ class RunRow(SQLModel, table=True):
     --------
     >>> from sqlmodel import SQLModel
     >>> sorted(SQLModel.metadata.tables)
-    ['events', 'run_leases', 'runs', 'screener_schema']
+    ['events', 'run_leases', 'run_snapshots', 'runs', 'screener_schema']
     """
 
     __tablename__ = "runs"
@@ -68,7 +72,7 @@ class EventRow(SQLModel, table=True):
     --------
     >>> from sqlmodel import SQLModel
     >>> sorted(SQLModel.metadata.tables)
-    ['events', 'run_leases', 'runs', 'screener_schema']
+    ['events', 'run_leases', 'run_snapshots', 'runs', 'screener_schema']
     """
 
     __tablename__ = "events"
@@ -103,7 +107,7 @@ class RunLeaseRow(SQLModel, table=True):
     --------
     >>> from sqlmodel import SQLModel
     >>> sorted(SQLModel.metadata.tables)
-    ['events', 'run_leases', 'runs', 'screener_schema']
+    ['events', 'run_leases', 'run_snapshots', 'runs', 'screener_schema']
     """
 
     __tablename__ = "run_leases"
@@ -117,8 +121,30 @@ class RunLeaseRow(SQLModel, table=True):
     expires_at: float
 
 
+class RunSnapshotRow(SQLModel, table=True):
+    """A run's latest snapshot (schema 4): the algorithm's state after the run's events up to
+    ``event_id``, replaced by the next one. Derived data: ``digest`` (format, screener version,
+    SHA-256 of ``state``) tells a reader whether it may use it; otherwise it replays.
+
+    Examples
+    --------
+    >>> from sqlmodel import SQLModel
+    >>> sorted(SQLModel.metadata.tables)
+    ['events', 'run_leases', 'run_snapshots', 'runs', 'screener_schema']
+    """
+
+    __tablename__ = "run_snapshots"
+
+    run_id: str = Field(primary_key=True, foreign_key="runs.id")
+    event_id: int = Field(sa_column=Column(BigInteger(), nullable=False))
+    created_at: float  # unix seconds
+    digest: str
+    state: bytes = Field(sa_column=Column(LargeBinary(), nullable=False))
+
+
 # The Core tables, for fast bulk inserts and selects (``Model.__table__`` is untyped).
 SCHEMA_INFO_TABLE: Table = SQLModel.metadata.tables["screener_schema"]
 RUNS_TABLE: Table = SQLModel.metadata.tables["runs"]
 EVENTS_TABLE: Table = SQLModel.metadata.tables["events"]
 RUN_LEASES_TABLE: Table = SQLModel.metadata.tables["run_leases"]
+RUN_SNAPSHOTS_TABLE: Table = SQLModel.metadata.tables["run_snapshots"]

@@ -34,12 +34,15 @@ from screener.journal.events import (
     RunSpec,
     RunState,
     RunSummary,
+    Snapshot,
+    snapshot_digest,
 )
 from screener.journal.leases import Lease
 from screener.journal.rows import WRITTEN_COLUMNS, events_from_rows, rows_from_events
 from screener.journal.schema import (
     EVENTS_TABLE,
     RUN_LEASES_TABLE,
+    RUN_SNAPSHOTS_TABLE,
     RUNS_TABLE,
     SCHEMA_INFO_TABLE,
     SCHEMA_VERSION,
@@ -64,12 +67,22 @@ def _add_run_leases(conn: Connection) -> None:
         conn.exec_driver_sql("ALTER SEQUENCE IF EXISTS events_id_seq AS BIGINT")
 
 
+def _add_run_snapshots(conn: Connection) -> None:
+    RUN_SNAPSHOTS_TABLE.create(conn, checkfirst=True)
+
+
 MIGRATIONS: list[Migration] = [
     (1, "1 -> 2: events record the gold question and the raw answer", _add_question_columns),
     (
         2,
         "2 -> 3: runs have leases, so one process drives a run at a time; 64-bit event ids",
         _add_run_leases,
+    ),
+    (
+        3,
+        "3 -> 4: runs keep a snapshot of the algorithm's state, so reports and resumes need "
+        "not replay every event",
+        _add_run_snapshots,
     ),
 ]
 
@@ -212,7 +225,9 @@ class Journal:
             _lock_schema(conn)
             if inspect(conn).get_table_names():
                 return  # another process created it between our check and our lock
-            tables = [SCHEMA_INFO_TABLE, RUNS_TABLE, EVENTS_TABLE, RUN_LEASES_TABLE]
+            tables = [
+                SCHEMA_INFO_TABLE, RUNS_TABLE, EVENTS_TABLE, RUN_LEASES_TABLE, RUN_SNAPSHOTS_TABLE
+            ]  # fmt: skip
             SQLModel.metadata.create_all(conn, tables=tables)
             conn.execute(insert(SCHEMA_INFO_TABLE).values(key="version", value=str(SCHEMA_VERSION)))
 
@@ -297,9 +312,50 @@ class Journal:
         else:
             conn.exec_driver_sql(self._insert_sql, rows)
 
+    def save_snapshot(self, run_id: str, state: bytes) -> int:
+        """Keep ``state`` as the run's snapshot after its events so far, with its digest
+        (``snapshot_digest``), replacing the one before; return the id of the last event it
+        covers. Like ``append``, only the holder of the run's lease may write it (when this
+        journal claimed the run)."""
+        digest = snapshot_digest(state)
+        e, s = EVENTS_TABLE.c, RUN_SNAPSHOTS_TABLE.c
+        with (
+            self._errors(f"cannot store a snapshot of run {run_id} in {self.name}"),
+            self._writer.begin() as conn,
+        ):
+            if (lease := self._leases.get(run_id)) is not None:
+                leases.check(conn, lease, time.time())
+            last = conn.execute(select(func.max(e.id)).where(e.run_id == run_id)).scalar_one()
+            conn.execute(RUN_SNAPSHOTS_TABLE.delete().where(s.run_id == run_id))
+            row = {
+                "run_id": run_id,
+                "event_id": last or 0,
+                "created_at": time.time(),
+                "digest": digest,
+                "state": state,
+            }
+            conn.execute(insert(RUN_SNAPSHOTS_TABLE), row)
+        return int(last or 0)
+
     # --------------------------------------------------------------------- reads
-    def events(self, run_id: str, *, after_id: int = 0) -> list[Event]:
-        """The run's events with id > ``after_id``, in journal order, ids filled in.
+    def snapshot(self, run_id: str) -> Snapshot | None:
+        """The run's latest snapshot, or None."""
+        s = RUN_SNAPSHOTS_TABLE.c
+        query = select(s.event_id, s.digest, s.state).where(s.run_id == run_id)
+        with (
+            self._errors(f"cannot read run {run_id} from {self.name}"),
+            self._engine.connect() as conn,
+        ):
+            row = conn.execute(query).one_or_none()
+        if row is None:
+            return None
+        return Snapshot(event_id=int(row.event_id), digest=str(row.digest), state=bytes(row.state))
+
+    def events(
+        self, run_id: str, *, after_id: int = 0, kinds: Sequence[EventKind] | None = None
+    ) -> list[Event]:
+        """The run's events with id > ``after_id`` (of the given ``kinds`` only, when given),
+        in journal order, ids filled in.
 
         An unknown run has no events (use ``get_run`` to tell the two apart).
         """
@@ -309,6 +365,8 @@ class Journal:
             .where(e.run_id == run_id, e.id > after_id)
             .order_by(e.id)
         )
+        if kinds is not None:
+            query = query.where(e.kind.in_([kind.value for kind in kinds]))
         try:
             with (
                 self._errors(f"cannot read run {run_id} from {self.name}"),

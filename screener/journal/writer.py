@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Self, TypeVar, TypeVarTuple
 
 from screener.errors import JournalError
-from screener.journal.events import Event, RunRecord, RunSpec
+from screener.journal.events import Event, EventKind, RunRecord, RunSpec, Snapshot
 from screener.journal.leases import Lease
 from screener.journal.store import Journal
 
@@ -78,8 +78,18 @@ class AsyncJournal:
         """Commit ``events`` in one transaction; committed when this returns."""
         await self._call(self._journal.append, run_id, events)
 
-    async def events(self, run_id: str, *, after_id: int = 0) -> list[Event]:
-        return await self._call(lambda: self._journal.events(run_id, after_id=after_id))
+    async def save_snapshot(self, run_id: str, state: bytes) -> int:
+        return await self._call(self._journal.save_snapshot, run_id, state)
+
+    async def snapshot(self, run_id: str) -> Snapshot | None:
+        return await self._call(self._journal.snapshot, run_id)
+
+    async def events(
+        self, run_id: str, *, after_id: int = 0, kinds: Sequence[EventKind] | None = None
+    ) -> list[Event]:
+        return await self._call(
+            lambda: self._journal.events(run_id, after_id=after_id, kinds=kinds)
+        )
 
     async def get_run(self, run_id: str) -> RunRecord:
         return await self._call(self._journal.get_run, run_id)

@@ -17,6 +17,10 @@ Rules it keeps:
   the journal keeps the question and the raw answer, so they can be rescored later.
 - When the algorithm stops (condition met, budget spent, workers exhausted), pulls still in
   flight are cancelled; answers arriving within ``drain`` seconds are still logged as late.
+- Every ``snapshot_every`` events the algorithm's state is stored as the run's snapshot, at
+  the top of the loop, where the state is exactly the replay of the events journaled so far
+  (asks are journaled right after they are made, answers told right after they are
+  journaled), so a report or a resume replays only the events after it.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from screener.algorithms import Algorithm, Decision, Result
+from screener.algorithms.snapshot import dump_state
 from screener.bank import GoldQuestion
-from screener.errors import ConfigError
+from screener.errors import ConfigError, SnapshotError
 from screener.journal import AsyncJournal, Event, EventKind
 from screener.oracles import Answer, Oracle, PullRequest
 from screener.orchestrator.intake import (
@@ -57,6 +62,9 @@ class RunOptions:
     drain: float = 0.0
     #: A worker whose questions fail or time out this many times in a row is given up on.
     max_failures: int = 10
+    #: Store the algorithm's state every this many events (0: never), so that reports and
+    #: resumes replay at most this many events.
+    snapshot_every: int = 100_000
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -67,6 +75,10 @@ class RunOptions:
             raise ConfigError(f"drain must be >= 0 seconds, got {self.drain}")
         if self.max_failures < 1:
             raise ConfigError(f"max_failures must be at least 1, got {self.max_failures}")
+        if self.snapshot_every < 0:
+            raise ConfigError(
+                f"snapshot_every must be >= 0 events (0: never), got {self.snapshot_every}"
+            )
 
 
 class Orchestrator:
@@ -96,6 +108,8 @@ class Orchestrator:
         self._in_flight = InFlight()
         self._streaks = FailureStreaks(options.max_failures, pool.workers)
         self._done = asyncio.Event()
+        self._snapshot_every = options.snapshot_every
+        self._since_snapshot = 0
 
     async def run(self) -> Result:
         """Drive the run to its end and return the final result."""
@@ -116,6 +130,7 @@ class Orchestrator:
     async def _drive(self) -> None:
         algorithm = self.algorithm
         while True:
+            await self._snapshot_if_due()
             await self._top_up()
             if algorithm.finished:
                 break
@@ -150,7 +165,7 @@ class Orchestrator:
         # "unavailable" events follow all "asked" events so a replay asks the same batch.
         exhausted = [r for r in requests if self.pool.bank is not None and r.question is None]
         gone = [pull_event(EventKind.UNAVAILABLE, now, r, detail=EXHAUSTED) for r in exhausted]
-        await self.journal.append(self.run_id, [*asked, *gone])
+        await self._append([*asked, *gone])
         for request in exhausted:
             self.algorithm.set_unavailable(request.arm, EXHAUSTED)
             self.algorithm.release(request.pull_id)
@@ -190,7 +205,7 @@ class Orchestrator:
                     )
                 )
         self.counts["retried"] += len(events)
-        await self.journal.append(self.run_id, events)
+        await self._append(events)
 
     def _question(self, arm: int, seq: int) -> GoldQuestion | None:
         return self.oracle.question_for(self.pool, arm, seq, self.seed)
@@ -212,7 +227,7 @@ class Orchestrator:
         )
         self._streaks.answered(intake.tell_arms)
         give_ups = self._streaks.failed(intake.failed, now)
-        await self.journal.append(self.run_id, [*intake.events, *give_ups])
+        await self._append([*intake.events, *give_ups])
         self.counts.update(intake.counts)
         if intake.tell_ids:
             algorithm.tell_many(intake.tell_ids, intake.tell_rewards)
@@ -244,7 +259,7 @@ class Orchestrator:
         at = time.time()
         events = released_events(requests, kind, detail, at)
         give_ups = self._streaks.failed(requests, at) if kind is EventKind.TIMED_OUT else []
-        await self.journal.append(self.run_id, [*events, *give_ups])
+        await self._append([*events, *give_ups])
         pull_ids = [r.pull_id for r in requests]
         for pull_id in pull_ids:
             self.algorithm.release(pull_id)
@@ -267,7 +282,7 @@ class Orchestrator:
             detail=detail,
             response=_final_result(self.algorithm),
         )
-        await self.journal.append(self.run_id, [finished])
+        await self._append([finished])
 
     async def _drain(self) -> None:
         """Log answers that still arrive for cancelled pulls, for ``drain`` seconds."""
@@ -277,6 +292,25 @@ class Orchestrator:
             async with asyncio.timeout(self.options.drain):
                 while True:
                     await self._handle(await self.oracle.receive())
+
+    # ------------------------------------------------------------------- journal
+    async def _append(self, events: Sequence[Event]) -> None:
+        await self.journal.append(self.run_id, events)
+        self._since_snapshot += len(events)
+
+    async def _snapshot_if_due(self) -> None:
+        """Store the state when ``snapshot_every`` events have passed since the last one.
+        An algorithm whose state cannot be pickled runs on without snapshots (readers
+        replay its journal, as they always can)."""
+        if not 0 < self._snapshot_every <= self._since_snapshot:
+            return
+        self._since_snapshot = 0
+        try:
+            state = dump_state(self.algorithm)
+        except SnapshotError:
+            self._snapshot_every = 0
+            return
+        await self.journal.save_snapshot(self.run_id, state)
 
     # ------------------------------------------------------------------- progress
     async def _show_progress(self, progress: Progress) -> None:

@@ -13,7 +13,13 @@ from screener.runs.answers import (
     logged_answers,
 )
 from screener.runs.state import pending_pulls, replay
-from screener.runs.stored import build_algorithm, observed_accuracies, read_run, worker_pool
+from screener.runs.stored import (
+    build_algorithm,
+    observed_accuracies,
+    read_run,
+    restored,
+    worker_pool,
+)
 
 __all__ = [
     "Invalidation",
@@ -27,5 +33,6 @@ __all__ = [
     "pending_pulls",
     "read_run",
     "replay",
+    "restored",
     "worker_pool",
 ]

@@ -33,7 +33,7 @@ from screener.pool import WorkerPool
 from screener.runs.answers import invalidations
 from screener.runs.rescoring import refuse_resume_after_invalidation, rescored_result
 from screener.runs.state import pending_pulls, replay
-from screener.runs.stored import build_algorithm, worker_pool
+from screener.runs.stored import build_algorithm, restored, worker_pool
 
 #: How the journal stores an oracle option that names the run's own database (see
 #: ``_stored_options``); a resumed run reads it as the database it is resumed from.
@@ -155,15 +155,16 @@ async def resume_run(
         # Before reading the events: a run another live process drives is refused, and once
         # claimed no other process can append behind our back.
         await journal.claim(run_id)
-        events = await journal.events(run_id)
-        refuse_resume_after_invalidation(run_id, events)
-        if any(event.kind is EventKind.FINISHED for event in events):
+        marks = await journal.events(run_id, kinds=(EventKind.INVALIDATED, EventKind.FINISHED))
+        refuse_resume_after_invalidation(run_id, marks)
+        if any(event.kind is EventKind.FINISHED for event in marks):
             raise JournalError(
                 f"run {run_id} has already finished: there is nothing to resume",
                 f"see its report with `screener report {run_id}`, or start a new run",
             )
-        algorithm, oracle, pool = _rebuild(record, db)
-        replay(algorithm, events)
+        oracle, pool = _oracle(record, db)
+        algorithm, after = restored(record, await journal.snapshot(run_id))
+        replay(algorithm, await journal.events(run_id, after_id=after))
         run_options = options or RunOptions(**record.config)
         oracle.bind_run(run_id)
         async with oracle:
@@ -267,24 +268,28 @@ def load_results(
         stored = None if from_events else journal.stored_result(chosen)
         if stored is not None and (result := Result.from_json(stored)) is not None:
             return record, result, None
-        events = journal.events(chosen)
-    algorithm = build_algorithm(record)
+        if from_events or journal.events(chosen, kinds=(EventKind.INVALIDATED,)):
+            # Rescoring needs every answer; a check against the journal must not trust
+            # derived data.
+            algorithm, events = build_algorithm(record), journal.events(chosen)
+        else:
+            algorithm, after = restored(record, journal.snapshot(chosen))
+            events = journal.events(chosen, after_id=after)
     replay(algorithm, events)
     finished = any(event.kind is EventKind.FINISHED for event in events)
     result = _finished_result(algorithm) if finished else algorithm.result()
     return record, result, rescored_result(record, events) if invalidations(events) else None
 
 
-def _rebuild(record: RunRecord, db: str) -> tuple[Algorithm, Oracle, WorkerPool]:
+def _oracle(record: RunRecord, db: str) -> tuple[Oracle, WorkerPool]:
     pool = worker_pool(record)
-    algorithm = build_algorithm(record)
     oracle_info = dict(record.oracle)
     options = {
         key: db if value == RUN_DATABASE else value
         for key, value in dict(oracle_info.get("options", {})).items()
     }
     oracle = load_oracle_class(str(oracle_info["name"])).from_options(pool, options, record.seed)
-    return algorithm, oracle, pool
+    return oracle, pool
 
 
 def _stored_options(options: Mapping[str, Any], db: str) -> dict[str, Any]:

@@ -6,13 +6,16 @@ pool and an algorithm is this package's work, so the journal imports neither.
 
 from __future__ import annotations
 
+import json
+
 from screener.algorithms import Algorithm, create_algorithm
-from screener.errors import ConfigError
-from screener.journal import Event, Journal, RunRecord
+from screener.algorithms.snapshot import load_state
+from screener.errors import ConfigError, SnapshotError
+from screener.journal import Event, Journal, RunRecord, Snapshot
 from screener.pool import WorkerPool
 from screener.runs.answers import answers_by_worker
 
-__all__ = ["build_algorithm", "observed_accuracies", "read_run", "worker_pool"]
+__all__ = ["build_algorithm", "observed_accuracies", "read_run", "restored", "worker_pool"]
 
 
 def read_run(db: str, run_id: str) -> tuple[RunRecord, list[Event]]:
@@ -63,6 +66,44 @@ def build_algorithm(record: RunRecord) -> Algorithm:
     ('WeightedRoundRobin', 2, 3.0)
     """
     return create_algorithm(record.algorithm, len(record.pool["workers"]), dict(record.params))
+
+
+def restored(record: RunRecord, snapshot: Snapshot | None) -> tuple[Algorithm, int]:
+    """The run's algorithm as ``snapshot`` stored it, and the id of the last event it has
+    seen; a fresh algorithm and 0 when there is no snapshot or it cannot be trusted (its
+    bytes do not match their digest, another screener version wrote it, or it is
+    not this run's algorithm with this run's parameters). Replay the events after the id.
+
+    Examples
+    --------
+    >>> from screener.algorithms.snapshot import dump_state
+    >>> from screener.journal import RunRecord, Snapshot, snapshot_digest
+    >>> record = RunRecord("rr", {}, 0, {"name": "simulated"}, {"workers": ["a", "b"]},
+    ...                    {}, id="r1", created_at=0.0, screener_version="0.1.0")
+    >>> live = build_algorithm(record)
+    >>> ask = live.ask(2)
+    >>> state = dump_state(live)
+    >>> algorithm, after = restored(record, Snapshot(event_id=3, digest=snapshot_digest(state),
+    ...                                              state=state))
+    >>> after, algorithm.n_asked
+    (3, 2)
+    >>> restored(record, Snapshot(event_id=3, digest=snapshot_digest(state), state=state[:-1]))[1]
+    0
+    """
+    fresh = build_algorithm(record)
+    if snapshot is None or not snapshot.intact:
+        return fresh, 0
+    try:
+        algorithm = load_state(snapshot.state, type(fresh))
+    except SnapshotError:
+        return fresh, 0
+    if _params(algorithm) != _params(fresh):
+        return fresh, 0
+    return algorithm, snapshot.event_id
+
+
+def _params(algorithm: Algorithm) -> str:
+    return json.dumps(algorithm.params(), sort_keys=True, default=str)
 
 
 def observed_accuracies(db: str, run_id: str) -> list[float]:

@@ -21,7 +21,14 @@ from screener.algorithms import (
     TellOutcome,
     create_algorithm,
 )
-from screener.errors import ConfigError, InvalidRewardError, ScreenerError, UnknownPullError
+from screener.algorithms.snapshot import dump_state, load_state
+from screener.errors import (
+    ConfigError,
+    InvalidRewardError,
+    ScreenerError,
+    SnapshotError,
+    UnknownPullError,
+)
 from screener.journal import Event
 from screener.runs import replay
 from screener.testing._history import History, Port, Solo, Twins, same_results, show_ask
@@ -546,6 +553,35 @@ def _check_replay(context: Context) -> str | None:
     return None
 
 
+def _check_snapshot(context: Context) -> str | None:
+    """The state stored by ``dump_state`` and read back by ``load_state`` is the live state:
+    the same result, exactly, and then exactly the same pulls to the end. Each history is
+    cut at another point (10, 40, 100 steps, in turn)."""
+    for index, seed in enumerate(context.history_seeds()):
+        live = context.build()
+        history = History(live, context.means, seed)
+        history.play(Solo(live), (10, 40, 100)[index % 3])
+        try:
+            copy = load_state(dump_state(live), type(live))
+        except SnapshotError as error:
+            return f"its state cannot be stored ({error}); runs replay the journal instead"
+        if not same_results(copy.result(), live.result()):
+            raise _Failed(
+                f"after {history.steps} steps, the state read back from a snapshot has another "
+                "result; a snapshot must keep the whole state"
+            )
+        twins = Twins(
+            live,
+            copy,
+            "same",
+            "the algorithm read back from a snapshot",
+            "a snapshot must keep the whole state, so that the copy goes on alike",
+        )
+        history.play(twins, context.steps)
+        twins.compare_results("at the end of the history")
+    return None
+
+
 def _replayed(context: Context, journal: list[Event], steps: int) -> Algorithm:
     rebuilt = context.build()
     try:
@@ -569,4 +605,5 @@ ALGORITHM_CHECKS: Mapping[str, Callable[[Context], str | None]] = {
     "budget": _check_budget,
     "rebuild": _check_rebuild,
     "replay": _check_replay,
+    "snapshot": _check_snapshot,
 }

@@ -36,7 +36,10 @@ only while answers are in flight, and every tell has the outcome the contract gi
 - ``replay``: ``screener.runs.state`` of the events the orchestrator would journal
   rebuilds the live algorithm's state (the same result, numbers to 1e-9 relative: replay
   tells each run of answers in one batch, which may round differently), and the rebuilt
-  algorithm then hands out exactly the pulls the live one does, to the end.
+  algorithm then hands out exactly the pulls the live one does, to the end;
+- ``snapshot``: the state stored for a run's snapshot (``screener.algorithms.snapshot``)
+  reads back as the live state, exactly, and goes on alike (skipped, saying why, when the
+  state cannot be pickled: runs then replay their journal).
 
 No check depends on what an algorithm decides, only on the contract; where the contract
 allows two behaviours (stopping with DONE instead of handing out a retry once the stopping
@@ -186,7 +189,7 @@ class AlgorithmConformanceReport(ConformanceReport):
     >>> from screener.testing import check_algorithm
     >>> report = check_algorithm("toloka-rule", {"threshold": 0.6})
     >>> report.ok, len(report.results)
-    (True, 12)
+    (True, 13)
     """
 
     def raise_for_failures(self) -> None:
@@ -224,7 +227,7 @@ def check_algorithm(
     --------
     >>> report = check_algorithm("toloka-rule", {"threshold": 0.6})
     >>> report.ok, len(report.results)
-    (True, 12)
+    (True, 13)
     """
     factory, label, setup = _resolve(algorithm, params)
     n = n_workers or setup.n_workers
@@ -369,3 +372,6 @@ class AlgorithmConformance:
 
     def test_replay(self) -> None:
         self.run_check("replay")
+
+    def test_snapshot(self) -> None:
+        self.run_check("snapshot")

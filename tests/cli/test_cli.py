@@ -70,19 +70,20 @@ def test_csv_pool_of_30_with_2_spammers(tmp_path: Path) -> None:
     assert sum(per_worker.values()) == report["total_pulls"]
 
 
-def test_report_and_runs_replay_the_journal(tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
-    first = screener("run", "--workers", "12", "--outliers", "1", "--db", str(db), "--json")
+def test_report_and_runs_replay_the_journal(database_url: str) -> None:
+    """On SQLite and PostgreSQL alike."""
+    db = database_url
+    first = screener("run", "--workers", "12", "--outliers", "1", "--db", db, "--json")
     assert first.returncode == 0, first.stderr
     original = json.loads(first.stdout)
-    again = screener("report", original["run_id"], "--db", str(db), "--json")
+    again = screener("report", original["run_id"], "--db", db, "--json")
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout) == original
-    latest = screener("report", "--db", str(db), "--json")
+    latest = screener("report", "--db", db, "--json")
     assert json.loads(latest.stdout) == original
-    listed = screener("runs", "--db", str(db))
+    listed = screener("runs", "--db", db)
     assert original["run_id"] in listed.stdout and "condition met" in listed.stdout
-    (line,) = json.loads(screener("runs", "--db", str(db), "--json").stdout)
+    (line,) = json.loads(screener("runs", "--db", db, "--json").stdout)
     decided = Counter(worker["decision"] for worker in original["workers"])
     assert line["decisions"] == {"outlier": decided["outlier"], "normal": decided["normal"],
                                  "undecided": decided["undecided"]}  # fmt: skip
@@ -297,8 +298,9 @@ def test_version_names_the_distribution_crowd_screener() -> None:
     assert package.__version__ == installed.version
 
 
-def test_report_formats_and_row_choices_agree_with_each_other(tmp_path: Path) -> None:
-    db = str(tmp_path / "runs.db")
+def test_report_formats_and_row_choices_agree_with_each_other(database_url: str) -> None:
+    """On SQLite and PostgreSQL alike."""
+    db = database_url
     ran = screener("run", "--workers", "12", "--budget", "300", "--db", db, "--format", "csv")
     assert ran.returncode == NOT_COMPLETED, ran.stderr  # 300 answers cannot settle 12 workers
     rows = list(csv.DictReader(io.StringIO(ran.stdout)))

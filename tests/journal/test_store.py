@@ -337,14 +337,18 @@ def test_a_version_1_file_upgrades_and_keeps_its_events(db: Path) -> None:
         conn.execute("ALTER TABLE events DROP COLUMN question")
         conn.execute("ALTER TABLE events DROP COLUMN response")
         conn.execute("DROP TABLE run_leases")
+        conn.execute("DROP TABLE run_snapshots")
     set_version(db, "1")
     with Journal(str(db), create=False, check_version=False) as old:
         assert old.upgrade() == [
             "1 -> 2: events record the gold question and the raw answer",
             "2 -> 3: runs have leases, so one process drives a run at a time; 64-bit event ids",
+            "3 -> 4: runs keep a snapshot of the algorithm's state, so reports and resumes need "
+            "not replay every event",
         ]
     with Journal(str(db)) as upgraded:
         upgraded.claim(run_id)  # the leases table is back
+        upgraded.save_snapshot(run_id, b"state")  # and the snapshots table is new
         upgraded.append(
             run_id,
             [pull_event(EventKind.ASKED, 1, at=2.0, worker="w1", question="q7")],

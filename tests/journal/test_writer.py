@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from screener.errors import JournalError, RunNotFoundError
-from screener.journal import AsyncJournal, Event, EventKind, Journal, RunSpec
+from screener.journal import AsyncJournal, Event, EventKind, Journal, RunSpec, Snapshot
 from screener.journal.writer import JOURNAL_THREAD_PREFIX
 
 SPEC = RunSpec("wrr", {"k": 2}, 7, {"name": "simulated"}, {"workers": ["a", "b"]}, {})
@@ -36,9 +36,19 @@ class ThreadRecordingJournal(Journal):
         self.threads.append(threading.current_thread())
         super().append(run_id, events)
 
-    def events(self, run_id: str, *, after_id: int = 0) -> list[Event]:
+    def events(
+        self, run_id: str, *, after_id: int = 0, kinds: Sequence[EventKind] | None = None
+    ) -> list[Event]:
         self.threads.append(threading.current_thread())
-        return super().events(run_id, after_id=after_id)
+        return super().events(run_id, after_id=after_id, kinds=kinds)
+
+    def save_snapshot(self, run_id: str, state: bytes) -> int:
+        self.threads.append(threading.current_thread())
+        return super().save_snapshot(run_id, state)
+
+    def snapshot(self, run_id: str) -> Snapshot | None:
+        self.threads.append(threading.current_thread())
+        return super().snapshot(run_id)
 
 
 def tagged(task: int, batch: int, size: int) -> list[Event]:
@@ -92,9 +102,13 @@ async def test_every_call_runs_on_the_one_journal_thread(tmp_path: Path) -> None
     run_id = await journal.create_run(SPEC)
     await asyncio.gather(*(journal.append(run_id, tagged(t, 0, 3)) for t in range(5)))
     await journal.events(run_id)
+    await journal.save_snapshot(run_id, b"state")
+    stored = await journal.snapshot(run_id)
+    assert stored is not None and (stored.event_id, stored.state) == (16, b"state")
+    assert stored.intact
     await journal.aclose()
 
-    assert len(recording.threads) == 7
+    assert len(recording.threads) == 9
     assert len(set(recording.threads)) == 1
     (thread,) = set(recording.threads)
     assert thread.name.startswith(JOURNAL_THREAD_PREFIX)

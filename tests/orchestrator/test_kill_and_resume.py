@@ -65,13 +65,26 @@ def _comparable(report: dict[str, Any]) -> Any:
     return report["total_pulls"], report["stop_reason"], workers
 
 
-@pytest.mark.parametrize("kill_after", [0, 1, 300, 1500])
+@pytest.mark.parametrize(
+    ("kill_after", "snapshot_every"),
+    [(0, None), (1, None), (300, None), (1500, None), (300, 97), (1500, 97)],
+)
 def test_sigkill_then_resume_matches_the_uninterrupted_run(
-    pool_file: Path, reference: dict[str, Any], tmp_path: Path, kill_after: int
+    pool_file: Path,
+    reference: dict[str, Any],
+    tmp_path: Path,
+    kill_after: int,
+    snapshot_every: int | None,
 ) -> None:
+    """With snapshots every 97 events, the resume starts from the last one the killed
+    process stored (written in a transaction of its own, like any append)."""
     db = tmp_path / "run.db"
     # Slowed answers so that the kill lands mid-run.
     args = ["run", str(pool_file), *RUN_ARGS, "--latency", "constant:0.0005", "--db", str(db)]
+    if snapshot_every is not None:
+        config = tmp_path / "run.toml"
+        config.write_text(f"[run]\nsnapshot_every = {snapshot_every}\n", encoding="utf-8")
+        args += ["--config", str(config)]
     child = subprocess.Popen(
         [sys.executable, "-m", "screener", *args],
         stdout=subprocess.DEVNULL,
@@ -84,6 +97,10 @@ def test_sigkill_then_resume_matches_the_uninterrupted_run(
         time.sleep(0.005)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
+    if snapshot_every is not None:  # the killed process left a snapshot to resume from
+        with sqlite3.connect(db) as connection:
+            (covered,) = connection.execute("SELECT event_id FROM run_snapshots").fetchone()
+        assert covered > 2 * snapshot_every
     run_id = json.loads(_screener("runs", "--db", str(db), "--json").stdout)[0]["id"]
 
     resumed = _screener("run", "--resume", run_id, "--db", str(db), "--json", "--quiet")

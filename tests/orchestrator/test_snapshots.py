@@ -1,0 +1,177 @@
+"""Snapshots: a run stores its algorithm's state every ``snapshot_every`` events; reports and
+resumes start from it and replay only the events after it. Snapshots are derived data: what
+they give must equal a replay of every event, and a missing, corrupt, foreign or forged one
+is ignored (the reader replays everything), on SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from screener.algorithms import Result
+from screener.errors import ConfigError
+from screener.journal import EventKind, Journal, snapshot_digest
+from screener.orchestrator import RunOptions
+from screener.pool import WorkerPool
+from screener.runs import restored
+from screener.runs.session import RunPlan, load_results, resume_run, start_run
+
+ACCURACIES = (0.92, 0.9, 0.88, 0.9, 0.86, 0.3, 0.91, 0.89, 0.85, 0.25)
+EVERY = 25
+# Concurrency 1 makes the order of answers, so the whole run, a function of the seed.
+SLOW = {"latency": "constant:0.002"}
+ALGORITHMS: dict[str, dict[str, Any]] = {
+    "wrr": {"k": 1.5, "delta": 0.1},
+    "confident-thresholding": {"threshold": 0.6, "delta": 0.1},
+    "crowd-prior": {"threshold": 0.6},
+    "adaptive-topk": {"k": 2, "delta": 0.1, "eps": 0.1},
+}
+
+
+def _plan(algorithm: str, every: int) -> RunPlan:
+    pool = WorkerPool.from_dict(
+        {"workers": [f"w{i}" for i in range(len(ACCURACIES))], "accuracies": list(ACCURACIES)}
+    )
+    return RunPlan(
+        pool=pool, algorithm=algorithm, params={**ALGORITHMS[algorithm], "budget": 400},
+        oracle_options=SLOW, seed=5, options=RunOptions(concurrency=1, snapshot_every=every),
+    )  # fmt: skip
+
+
+async def _interrupted(db: str, plan: RunPlan, answers_after_snapshot: int) -> str:
+    """Start the run, cancel it once it has a snapshot and some answers after it."""
+    task = asyncio.create_task(start_run(plan, db))
+    with Journal(db) as journal:
+        while True:
+            await asyncio.sleep(0.01)
+            assert not task.done(), "the run ended before it could be interrupted"
+            run_id = journal.latest_run_id()
+            snapshot = None if run_id is None else journal.snapshot(run_id)
+            if run_id is None or snapshot is None:
+                continue
+            after = journal.events(run_id, after_id=snapshot.event_id)
+            if sum(e.kind is EventKind.ANSWERED for e in after) >= answers_after_snapshot:
+                break
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return run_id
+
+
+def _same(left: Result, right: Result) -> bool:
+    return left.to_json() == right.to_json()
+
+
+@pytest.mark.parametrize("algorithm", list(ALGORITHMS))
+async def test_an_interrupted_run_reports_from_its_snapshot_what_a_full_replay_gives(
+    database_url: str, algorithm: str
+) -> None:
+    run_id = await _interrupted(database_url, _plan(algorithm, EVERY), answers_after_snapshot=3)
+    with Journal(database_url, create=False) as journal:
+        record, snapshot = journal.get_run(run_id), journal.snapshot(run_id)
+        assert snapshot is not None
+        last = journal.events(run_id)[-1].id
+    _, after = restored(record, snapshot)
+    assert 0 < after == snapshot.event_id < (last or 0)  # the snapshot is used, with a tail
+    _, from_snapshot, _ = load_results(database_url, run_id)
+    _, from_events, _ = load_results(database_url, run_id, from_events=True)
+    assert from_snapshot.total_pulls > 0
+    assert _same(from_snapshot, from_events)
+
+
+@pytest.mark.parametrize("algorithm", ["wrr", "confident-thresholding"])
+async def test_a_run_resumed_from_its_snapshot_ends_as_the_uninterrupted_run(
+    database_url: str, tmp_path: Path, algorithm: str
+) -> None:
+    _, reference = await start_run(_plan(algorithm, 0), str(tmp_path / "reference.db"))
+    run_id = await _interrupted(database_url, _plan(algorithm, EVERY), answers_after_snapshot=2)
+    resumed = await resume_run(run_id, database_url)
+    # The pull in flight at the interruption was released and asked again: one more release.
+    assert resumed.released_pulls == reference.released_pulls + 1
+    assert _same(dataclasses.replace(resumed, released_pulls=reference.released_pulls), reference)
+    _, reported, _ = load_results(database_url, run_id)
+    assert _same(reported, resumed)
+
+
+def _damage(url: str, run_id: str, statement: str, **values: Any) -> None:
+    with Journal(url, create=False) as journal, journal.engine.begin() as conn:
+        conn.execute(text(statement), {"run_id": run_id, **values})
+
+
+class _Forged:
+    """Unpickling it would create a file: a forged snapshot must not get that far."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (open, (self.path, "w"))
+
+
+DAMAGES: dict[str, tuple[str, dict[str, Any]]] = {
+    "missing": ("DELETE FROM run_snapshots WHERE run_id = :run_id", {}),
+    "corrupt": ("UPDATE run_snapshots SET state = :state WHERE run_id = :run_id",
+                {"state": b"\x80\x05not a pickle"}),
+    "another-version": ("UPDATE run_snapshots SET digest = :digest WHERE run_id = :run_id",
+                        {"digest": "0.0.1:" + "0" * 64}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("damage", [*DAMAGES, "forged"])
+async def test_a_bad_snapshot_is_ignored_and_the_journal_replayed(
+    database_url: str, tmp_path: Path, damage: str
+) -> None:
+    run_id = await _interrupted(database_url, _plan("wrr", EVERY), answers_after_snapshot=1)
+    trap = tmp_path / "forged-snapshot-ran"
+    if damage == "forged":  # bytes that match their digest but name a forbidden callable
+        state = pickle.dumps(_Forged(str(trap)))
+        statement = (
+            "UPDATE run_snapshots SET state = :state, digest = :digest WHERE run_id = :run_id"
+        )
+        _damage(database_url, run_id, statement, state=state, digest=snapshot_digest(state))
+    else:
+        statement, values = DAMAGES[damage]
+        _damage(database_url, run_id, statement, **values)
+    with Journal(database_url, create=False) as journal:
+        record, snapshot = journal.get_run(run_id), journal.snapshot(run_id)
+    assert restored(record, snapshot)[1] == 0
+    _, reported, _ = load_results(database_url, run_id)
+    _, from_events, _ = load_results(database_url, run_id, from_events=True)
+    assert _same(reported, from_events)
+    resumed = await resume_run(run_id, database_url)
+    assert resumed.total_pulls >= reported.total_pulls
+    assert not trap.exists()
+
+
+async def test_a_finished_run_keeps_its_latest_snapshot_only(tmp_path: Path) -> None:
+    db = str(tmp_path / "runs.db")
+    run_id, _ = await start_run(_plan("wrr", 10), db)
+    with Journal(db, create=False) as journal:
+        snapshot = journal.snapshot(run_id)
+        events = journal.events(run_id)
+        with journal.engine.connect() as conn:
+            rows = conn.execute(text("SELECT COUNT(*) FROM run_snapshots")).scalar_one()
+    assert rows == 1 and snapshot is not None
+    # Taken at the top of the loop, every 10 events or so, never after the finished event.
+    assert events[-1].kind is EventKind.FINISHED
+    tail = [e for e in events if (e.id or 0) > snapshot.event_id]
+    assert 0 < len(tail) < 2 * 10
+
+
+def test_snapshot_every_must_not_be_negative() -> None:
+    with pytest.raises(ConfigError, match="snapshot_every"):
+        RunOptions(snapshot_every=-1)
+
+
+def test_no_snapshot_is_written_when_they_are_off(tmp_path: Path) -> None:
+    db = str(tmp_path / "runs.db")
+    run_id, _ = asyncio.run(start_run(_plan("wrr", 0), db))
+    with Journal(db, create=False) as journal:
+        assert journal.snapshot(run_id) is None
+        assert journal.events(run_id)[-1].kind is EventKind.FINISHED
