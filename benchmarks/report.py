@@ -71,22 +71,32 @@ def _report_in_process(db: Path, run_id: str, from_events: bool) -> str:
     return render_table(result, synthetic_pool(N_WORKERS, 10, seed=1), record.id)
 
 
+# Runs the command in the child and, as it exits, writes the child's own peak resident memory
+# (VmHWM, kB) to stderr. Not the rusage of wait4: Linux carries the parent's high-water mark
+# over a vfork + exec, so a child of this (large) process would report the parent's peak.
+_MEASURED = (
+    "import atexit, runpy, sys\n"
+    "def peak():\n"
+    "    status = open('/proc/self/status').read()\n"
+    "    print('VmHWM', status.split('VmHWM:')[1].split()[0], file=sys.stderr)\n"
+    "atexit.register(peak)\n"
+    "sys.argv = ['screener', *sys.argv[1:]]\n"
+    "runpy.run_module('screener', run_name='__main__')\n"
+)
+
+
 def _report_command(db: Path, run_id: str) -> tuple[float, float]:
     """``screener report`` in a subprocess: wall seconds and peak resident MB."""
-    command = [sys.executable, "-m", "screener", "report", run_id, "--db", str(db)]
+    command = [sys.executable, "-c", _MEASURED, "report", run_id, "--db", str(db)]
     started = time.perf_counter()
-    child = subprocess.Popen(
-        command,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "COLUMNS": "100"},
+    done = subprocess.run(
+        command, capture_output=True, text=True, env={**os.environ, "COLUMNS": "100"}
     )
-    _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - started
-    if status != 0 or child.stderr is None:
-        raise RuntimeError(f"screener report failed: {child.stderr and child.stderr.read()!r}")
-    child.stderr.close()
-    return seconds, usage.ru_maxrss / 1024  # kilobytes on Linux
+    if done.returncode != 0:
+        raise RuntimeError(f"screener report failed: {done.stderr}")
+    kilobytes = int(done.stderr.rsplit("VmHWM", 1)[1].split()[0])
+    return seconds, kilobytes / 1024
 
 
 def _delete(db: Path, run_id: str, statement: str) -> None:

@@ -18,7 +18,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
-from sqlalchemy import Connection, Engine, create_engine, event, func, insert, inspect, select
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Select,
+    create_engine,
+    event,
+    func,
+    insert,
+    inspect,
+    literal_column,
+    or_,
+    select,
+)
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import SQLModel
@@ -69,6 +81,9 @@ def _add_run_leases(conn: Connection) -> None:
 
 def _add_run_snapshots(conn: Connection) -> None:
     RUN_SNAPSHOTS_TABLE.create(conn, checkfirst=True)
+    for index in EVENTS_TABLE.indexes:
+        if index.name == "ix_events_invalidated":
+            index.create(conn, checkfirst=True)
 
 
 MIGRATIONS: list[Migration] = [
@@ -359,14 +374,7 @@ class Journal:
 
         An unknown run has no events (use ``get_run`` to tell the two apart).
         """
-        e = EVENTS_TABLE.c
-        query = (
-            select(*(e[name] for name in EVENT_FIELDS))
-            .where(e.run_id == run_id, e.id > after_id)
-            .order_by(e.id)
-        )
-        if kinds is not None:
-            query = query.where(e.kind.in_([kind.value for kind in kinds]))
+        query = events_query(run_id, after_id, kinds)
         try:
             with (
                 self._errors(f"cannot read run {run_id} from {self.name}"),
@@ -648,6 +656,25 @@ def _positional_event_insert(engine: Engine) -> str | None:
     if not compiled.positional or compiled.positiontup != [*WRITTEN_COLUMNS]:
         return None
     return str(compiled)
+
+
+def events_query(run_id: str, after_id: int, kinds: Sequence[EventKind] | None) -> Select[Any]:
+    """The select of ``Journal.events``."""
+    e = EVENTS_TABLE.c
+    query = (
+        select(*(e[name] for name in EVENT_FIELDS))
+        .where(e.run_id == run_id, e.id > after_id)
+        .order_by(e.id)
+    )
+    if kinds is not None:
+        query = query.where(or_(*(_kind_is(kind) for kind in kinds)))
+    return query
+
+
+def _kind_is(kind: EventKind) -> Any:
+    """``kind = '<value>'`` with the value inline: a partial index's predicate matches only
+    a literal (the kinds are fixed identifiers, never user input)."""
+    return EVENTS_TABLE.c.kind == literal_column(f"'{kind.value}'")
 
 
 def _copy_rows(conn: Connection, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:

@@ -17,6 +17,8 @@ from sqlalchemy import text
 from screener.algorithms import Result
 from screener.errors import ConfigError
 from screener.journal import EventKind, Journal, snapshot_digest
+from screener.journal.schema import INVALIDATED_ONLY
+from screener.journal.store import events_query
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool
 from screener.runs import restored
@@ -175,3 +177,17 @@ def test_no_snapshot_is_written_when_they_are_off(tmp_path: Path) -> None:
     with Journal(db, create=False) as journal:
         assert journal.snapshot(run_id) is None
         assert journal.events(run_id)[-1].kind is EventKind.FINISHED
+
+
+def test_looking_for_invalidations_reads_the_partial_index_not_the_events(tmp_path: Path) -> None:
+    """A report asks whether a run has invalidations before trusting its snapshot; on SQLite
+    the query must be answered from the partial index, however many events the run has."""
+    db = str(tmp_path / "runs.db")
+    run_id, _ = asyncio.run(start_run(_plan("wrr", 0), db))
+    with Journal(db, create=False) as journal:
+        select = events_query(run_id, 0, (EventKind.INVALIDATED,))
+        query = str(select.compile(journal.engine, compile_kwargs={"literal_binds": True}))
+        with journal.engine.connect() as conn:
+            plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {query}").all()
+    assert any("ix_events_invalidated" in str(row) for row in plan), plan
+    assert INVALIDATED_ONLY in query
