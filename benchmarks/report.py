@@ -9,7 +9,7 @@ event deleted, as a crash just before the end would leave it, against the same r
 snapshot deleted too (the full replay), each as the whole ``screener report`` command in a
 subprocess: wall seconds and peak resident memory (interpreter start and imports included).
 The first table's last column adds whether snapshots slow the run down: the wall time of the
-run that made the journal with snapshots every 100,000 events (the default) over the same run
+run that made the journal with snapshots every 50,000 events (the default) over the same run
 without.
 
 Each run is ``uniform-thresholding`` on 200 simulated workers with a fixed budget (two events

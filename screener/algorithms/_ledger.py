@@ -100,6 +100,21 @@ class PullLedger:
                 self.next_seq[arm] += 1
         return seqs
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickle the pulls handed out, not the spare capacity (a snapshot of a long run
+        would otherwise store up to twice the ledger)."""
+        state = dict(self.__dict__)
+        for name in ("_arm", "_seq", "_state"):
+            state[name] = state[name][: self.size].copy()
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        capacity = max(self.size, 1024)
+        self._arm = _grow(self._arm, capacity)
+        self._seq = _grow(self._seq, capacity)
+        self._state = _grow(self._state, capacity)
+
     def _reserve(self, needed: int) -> None:
         capacity = self._arm.size
         if needed <= capacity:

@@ -64,7 +64,7 @@ class RunOptions:
     max_failures: int = 10
     #: Store the algorithm's state every this many events (0: never), so that reports and
     #: resumes replay at most this many events.
-    snapshot_every: int = 100_000
+    snapshot_every: int = 50_000
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
