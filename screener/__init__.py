@@ -20,7 +20,7 @@ from screener.algorithms import (
 from screener.api import arun, run
 from screener.errors import ScreenerError
 from screener.pool import WorkerPool, demo_pool, load_pool_csv, synthetic_pool
-from screener.simulation import BernoulliRewards, BetaRewards, simulate
+from screener.simulation import BernoulliRewards, BetaRewards, simulate, simulate_many
 
 __all__ = [
     "DISTRIBUTION",
@@ -42,5 +42,6 @@ __all__ = [
     "load_pool_csv",
     "run",
     "simulate",
+    "simulate_many",
     "synthetic_pool",
 ]
