@@ -1,16 +1,18 @@
 """What a screening may cost, before any gold question is paid for (``screener plan``).
 
 The chosen algorithm runs, unchanged, on simulated workers many times with different seeds
-(``simulate``, the synchronous path: no journal, no event loop). The workers' accuracies come
-from what the requester knows: a pool's accuracy column, or a pilot run's observed accuracies,
-from which each simulated run draws its workers afresh (a bootstrap: the crowd varies from run
-to run as real crowds do). What comes out is the distribution of gold questions per worker and
+(``simulate``, the synchronous path: no journal, no event loop; ``simulate_many`` spreads the
+runs over the CPUs, with the same results). The workers' accuracies come from what the
+requester knows: a pool's accuracy column, or a pilot run's observed accuracies, from which
+each simulated run draws its workers afresh (a bootstrap: the crowd varies from run to run as
+real crowds do). What comes out is the distribution of gold questions per worker and
 in total, and how often a run ends with workers still undecided: the price of the algorithm's
 promise on a crowd like this one, not a promise itself.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,14 +20,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms import Decision, Result, create_algorithm
+from screener.algorithms import Algorithm, Decision, Result, create_algorithm
 from screener.errors import ConfigError
-from screener.simulation import BernoulliRewards, simulate
+from screener.simulation import BernoulliRun, RewardModel, simulate_many
 
 __all__ = ["CostPlan", "plan_cost", "render_plan"]
 
 #: Most simulated runs a plan may ask for: enough for a 90th percentile to be steady.
 MAX_RUNS = 10_000
+#: About what a pool of fresh processes costs to start (each imports numpy and screener):
+#: runs that take less than this in all run here.
+POOL_START_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -71,11 +76,14 @@ def plan_cost(
     seed: int = 0,
     draw: bool = False,
     n_workers: int | None = None,
+    processes: int | None = 1,
 ) -> CostPlan:
     """Run ``algorithm`` with ``params`` on simulated workers ``runs`` times (seeds ``seed``,
     ``seed + 1``, ...). With ``draw`` each run's ``n_workers`` workers (default: as many as
     ``accuracies``) are drawn with replacement from ``accuracies`` (a pilot's crowd), else
-    they are ``accuracies`` themselves.
+    they are ``accuracies`` themselves. The runs share ``processes`` processes (default: one,
+    this one; None: every CPU, unless the first run shows that all of them take under a
+    second here, as ``screener plan`` does); the plan is the same on any number.
 
     Examples
     --------
@@ -100,13 +108,16 @@ def plan_cost(
             "at its threshold could keep a run going for ever",
             "give a budget (--budget N), or an algorithm that bounds questions per worker",
         )
+    build = (
+        _DrawnCrowd(algorithm, dict(params), tuple(pool.tolist()), size, seed)
+        if draw
+        else BernoulliRun(algorithm, dict(params), tuple(pool.tolist()))
+    )
+    results = _run_all(build, list(range(seed, seed + runs)), processes)
     questions = np.zeros((runs, size), dtype=np.int64)
     undecided = np.zeros(runs, dtype=np.int64)
     reasons: list[str] = []
-    for run in range(runs):
-        rng = np.random.default_rng([seed, run])
-        means = rng.choice(pool, size=size) if draw else pool
-        result = _simulated(algorithm, params, means, seed + run)
+    for run, result in enumerate(results):
         for worker in result.workers:
             questions[run, worker.arm] = worker.pulls
         undecided[run] = sum(w.decision is Decision.UNDECIDED for w in result.workers)
@@ -114,11 +125,34 @@ def plan_cost(
     return CostPlan(algorithm, dict(params), questions, undecided, tuple(reasons))
 
 
-def _simulated(
-    algorithm: str, params: Mapping[str, Any], means: NDArray[np.float64], seed: int
-) -> Result:
-    instance = create_algorithm(algorithm, means.size, {**params, "seed": seed})
-    return simulate(instance, BernoulliRewards(means, seed=seed))
+@dataclass(frozen=True)
+class _DrawnCrowd:
+    """The run with seed ``first_seed + run``: ``size`` workers drawn with replacement from
+    ``pool`` by ``default_rng([first_seed, run])``, a crowd of its own for every run."""
+
+    algorithm: str
+    params: Mapping[str, Any]
+    pool: tuple[float, ...]
+    size: int
+    first_seed: int
+
+    def __call__(self, seed: int) -> tuple[Algorithm, RewardModel]:
+        rng = np.random.default_rng([self.first_seed, seed - self.first_seed])
+        means = rng.choice(np.asarray(self.pool), size=self.size)
+        return BernoulliRun(self.algorithm, self.params, tuple(means.tolist()))(seed)
+
+
+def _run_all(
+    build: BernoulliRun | _DrawnCrowd, seeds: list[int], processes: int | None
+) -> list[Result]:
+    if processes is not None:
+        return simulate_many(build, seeds, processes=processes)
+    started = time.perf_counter()
+    first = simulate_many(build, seeds[:1], processes=1)
+    rest_here_seconds = (time.perf_counter() - started) * (len(seeds) - 1)
+    here = rest_here_seconds < POOL_START_SECONDS
+    rest = simulate_many(build, seeds[1:], processes=1 if here else None)
+    return first + rest
 
 
 def _spread(values: NDArray[np.int64]) -> dict[str, float]:

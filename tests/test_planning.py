@@ -44,6 +44,19 @@ def test_a_pilot_crowd_is_drawn_afresh_for_every_run() -> None:
     assert cost.questions.sum(axis=1).tolist() == [40] * 50
 
 
+@pytest.mark.parametrize("draw", [False, True])
+def test_the_plan_is_the_same_on_any_number_of_processes(draw: bool) -> None:
+    def planned(processes: int | None) -> tuple[list[list[int]], tuple[str, ...]]:
+        cost = plan_cost("crowd-prior", PARAMS, ACCURACIES, runs=24, seed=2, draw=draw,
+                         n_workers=12 if draw else None, processes=processes)  # fmt: skip
+        return cost.questions.tolist(), cost.stop_reasons
+
+    here = planned(1)
+    assert len({tuple(row) for row in here[0]}) > 1  # the runs differ: their order shows
+    assert planned(2) == here
+    assert planned(None) == here  # every CPU, or here when the runs are short
+
+
 @pytest.mark.parametrize(
     ("algorithm", "params", "runs", "words"),
     [
@@ -75,6 +88,9 @@ def test_plan_from_the_command_line(tmp_path: Path) -> None:
     planned = json.loads(as_json.stdout)
     expected = plan_cost("toloka-rule", PARAMS, ACCURACIES, runs=20).summary()
     assert planned["questions_per_worker"] == expected["questions_per_worker"]
+    on_two = _screener("plan", str(pool), "-a", "toloka-rule", "-p", "threshold=0.6",
+                       "--runs", "20", "--processes", "2", "--json", cwd=tmp_path)  # fmt: skip
+    assert json.loads(on_two.stdout) == planned
     refused = _screener("plan", "--workers", "20", "-a", "wrr", cwd=tmp_path)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and "--budget" in refused.stderr

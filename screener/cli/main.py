@@ -507,6 +507,9 @@ def report(
 @click.option("--runs", type=int, default=100, show_default=True,
               help="Simulated runs (seeds SEED, SEED+1, ...).")  # fmt: skip
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--processes", type=click.IntRange(min=1), default=None,
+              help="Processes for the runs (the plan is the same on any number).  "
+                   "[default: every CPU, unless the runs take under a second]")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan(
     pool_file: Path | None,
@@ -519,6 +522,7 @@ def plan(
     db: str,
     runs: int,
     seed: int,
+    processes: int | None,
     as_json: bool,
 ) -> None:
     """How many gold questions a screening may cost, before paying for any: the algorithm
@@ -535,7 +539,8 @@ def plan(
         pool = _choose_pool(pool_file, n_workers, n_outliers, seed, "simulated", {})
         accuracies, draw = list(pool.require_accuracies()), False
     size = n_workers if draw and n_workers else len(accuracies)
-    cost = plan_cost(algorithm, params, accuracies, runs=runs, seed=seed, draw=draw, n_workers=size)
+    cost = plan_cost(algorithm, params, accuracies, runs=runs, seed=seed, draw=draw,
+                     n_workers=size, processes=processes)  # fmt: skip
     summary = {"algorithm": algorithm, "params": params, "workers": size, "seed": seed}
     summary |= cost.summary()
     click.echo(json.dumps(summary, indent=2) if as_json else render_plan(summary))

@@ -215,7 +215,8 @@ def _gather(executor: Executor, run: Callable[[int], _Out], chunks: list[list[in
                 raise ScreenerError(
                     f"a worker process died during the runs with seeds {chunk[0]} to "
                     f"{chunk[-1]} ({error})",
-                    "rerun them with processes=1 to see why (out of memory?)",
+                    "rerun them with processes=1 to see why: out of memory? or a script that "
+                    'starts the runs outside `if __name__ == "__main__":`',
                 ) from error
     finally:
         for future in futures:
