@@ -7,13 +7,20 @@ Its presence puts ``tests/`` on ``sys.path`` (rootdir-relative discovery without
 file, and a PostgreSQL database created for the test on the server that
 ``SCREENER_TEST_POSTGRES`` names (a SQLAlchemy URL; ``.ci/run`` starts a throwaway server
 on 127.0.0.1 and sets it). Without that variable the PostgreSQL case is skipped, saying so.
+
+``run_pool``: one pool of processes for the whole session, shared by the statistical tests
+that make many seeded runs (``map_seeds(..., executor=run_pool)``), so a test pays for
+sending its runs, not for starting processes. Their run functions live at module level in
+the test files, which the workers import by name (pytest puts each test folder on sys.path).
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -42,3 +49,9 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     finally:
         admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def run_pool() -> Iterator[Executor]:
+    with ProcessPoolExecutor(mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield pool

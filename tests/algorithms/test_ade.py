@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from concurrent.futures import Executor
+from functools import partial
 
 import numpy as np
 import pytest
@@ -11,8 +13,9 @@ from stats_helpers import assert_rate_at_most
 
 from screener.algorithms.ade import ADE
 from screener.algorithms.base import AskState
-from screener.algorithms.result import StopReason
+from screener.algorithms.result import Result, StopReason
 from screener.errors import ConfigError
+from screener.simulation import map_seeds
 from screener.stats import ade_level
 
 
@@ -139,20 +142,24 @@ def _truth(means: np.ndarray, k: float) -> tuple[int, ...]:
     return tuple(np.flatnonzero(means > theta).tolist())
 
 
+def _delta_run(n: int, k: float, delta: float, share: bool, seed: int) -> tuple[Result, np.ndarray]:
+    rng = np.random.default_rng(1000 + seed)
+    means = _instance(rng, n, k, 0.15)
+    alg = ADE(n, k=k, delta=delta, seed=seed, share_samples=share)
+    return drive(alg, means, rng, batch=200).result, means
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("share", [False, True])
-def test_delta_correctness(share: bool) -> None:
+def test_delta_correctness(share: bool, run_pool: Executor) -> None:
     # k = 0 (threshold = mean reward): with k = 2 the sigma term of r_theta needs millions
     # of threshold rounds for a 0.15 gap, far beyond a unit test.
     runs, n, k, delta = 100, 20, 0.0, 0.1
     errors = 0
-    for seed in range(runs):
-        rng = np.random.default_rng(1000 + seed)
-        means = _instance(rng, n, k, 0.15)
-        alg = ADE(n, k=k, delta=delta, seed=seed, share_samples=share)
-        run = drive(alg, means, rng, batch=200)
-        assert run.result.stop_reason is StopReason.CONDITION_MET
-        errors += run.result.outliers != _truth(means, k)
+    one_run = partial(_delta_run, n, k, delta, share)
+    for result, means in map_seeds(one_run, range(runs), executor=run_pool):
+        assert result.stop_reason is StopReason.CONDITION_MET
+        errors += result.outliers != _truth(means, k)
     assert_rate_at_most(errors, runs, delta)
 
 

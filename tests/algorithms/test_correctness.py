@@ -6,6 +6,8 @@ stopping condition held. The algorithms that fill the window while answers are i
 from __future__ import annotations
 
 import heapq
+from concurrent.futures import Executor
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,7 @@ from screener.algorithms import (
     WeightedRoundRobin,
 )
 from screener.algorithms.ksigma import KSigmaAlgorithm
+from screener.simulation import map_seeds
 
 K = 2.0
 DELTA = 0.1
@@ -43,6 +46,15 @@ def test_the_instance_has_one_outlier() -> None:
     assert true_outliers(MEANS, K) == (9,)
     theta = MEANS.mean() + K * MEANS.std()
     assert 0.15 < np.min(np.abs(MEANS - theta)) < 0.25  # not trivially easy
+
+
+def _ksigma_run(
+    cls: type[KSigmaAlgorithm], params: dict[str, Any], batch: int, seed: int
+) -> tuple[Result, int]:
+    """One run on MEANS and the answers its statistics counted."""
+    algorithm = cls(MEANS.size, k=K, delta=DELTA, **params)
+    result = drive(algorithm, MEANS, np.random.default_rng([seed, 2017]), batch=batch).result
+    return result, int(algorithm.stats.count.sum())
 
 
 @pytest.mark.slow
@@ -70,16 +82,15 @@ def test_the_instance_has_one_outlier() -> None:
     ],
 )
 def test_error_rate_is_at_most_delta(
-    cls: type[KSigmaAlgorithm], params: dict[str, Any], runs: int, batch: int
+    cls: type[KSigmaAlgorithm], params: dict[str, Any], runs: int, batch: int, run_pool: Executor
 ) -> None:
     truth = true_outliers(MEANS, K)
     errors = 0
     pulls = []
-    for seed in range(runs):
-        algorithm = cls(MEANS.size, k=K, delta=DELTA, **params)
-        result = drive(algorithm, MEANS, np.random.default_rng([seed, 2017]), batch=batch).result
+    one_run = partial(_ksigma_run, cls, params, batch)
+    for seed, (result, counted) in enumerate(map_seeds(one_run, range(runs), executor=run_pool)):
         assert result.stop_reason is StopReason.CONDITION_MET, f"seed {seed}"
-        assert result.total_pulls == int(algorithm.stats.count.sum())
+        assert result.total_pulls == counted
         errors += result.outliers != truth
         pulls.append(result.total_pulls)
     assert_rate_at_most(errors, runs, DELTA)
@@ -87,15 +98,14 @@ def test_error_rate_is_at_most_delta(
 
 
 @pytest.mark.slow
-def test_the_same_check_rejects_nrr() -> None:
+def test_the_same_check_rejects_nrr(run_pool: Executor) -> None:
     # Control: NRR (no guarantee; the paper shows it falls short of 1 - delta) run through the
     # same harness on the same instance must fail the binomial test, so the test has teeth.
     truth = true_outliers(MEANS, K)
     runs = 200
     errors = 0
-    for seed in range(runs):
-        algorithm = NaiveRoundRobin(MEANS.size, k=K, delta=DELTA, interval="agresti-coull")
-        result = drive(algorithm, MEANS, np.random.default_rng([seed, 2017]), batch=1).result
+    one_run = partial(_ksigma_run, NaiveRoundRobin, {"interval": "agresti-coull"}, 1)
+    for result, _ in map_seeds(one_run, range(runs), executor=run_pool):
         assert result.stop_reason is StopReason.CONDITION_MET
         errors += result.outliers != truth
     with pytest.raises(AssertionError, match="significantly above"):
@@ -132,19 +142,27 @@ def topk_regret(means: NDArray[np.float64], chosen: tuple[int, ...], k: int) -> 
     return float(np.sort(means)[::-1][:k].sum() - means[list(chosen)].sum())
 
 
+def _windowed_clucb_run(
+    means: NDArray[np.float64], k: int, eps: float, delta: float, seed: int
+) -> tuple[Result, int]:
+    """One CLUCB-PAC run under ``windowed_drive`` and the pulls it asked for."""
+    algorithm = CLUCBPAC(means.size, k=k, eps=eps, delta=delta, seed=seed)
+    result = windowed_drive(algorithm, means, 16, np.random.default_rng([seed, 19]))
+    return result, algorithm.n_asked
+
+
 @pytest.mark.slow
-def test_clucb_pac_top1_is_delta_correct_with_answers_in_flight() -> None:
+def test_clucb_pac_top1_is_delta_correct_with_answers_in_flight(run_pool: Executor) -> None:
     # CLUCB-PAC fills a window of 16 with the constant liar's steps (for top-1 it used to keep
     # two pulls in flight), answers reordered by the delays: the selection must still be
     # within eps of the best in all but a delta fraction of runs. (~1,000 pulls a run.)
     n, k, eps, delta, runs = 5, 1, 0.15, 0.2, 25
     means = np.linspace(0.1, 0.9, n)
     errors = 0
-    for seed in range(runs):
-        algorithm = CLUCBPAC(n, k=k, eps=eps, delta=delta, seed=seed)
-        result = windowed_drive(algorithm, means, 16, np.random.default_rng([seed, 19]))
+    one_run = partial(_windowed_clucb_run, means, k, eps, delta)
+    for seed, (result, asked) in enumerate(map_seeds(one_run, range(runs), executor=run_pool)):
         assert result.stop_reason is StopReason.CONDITION_MET, f"seed {seed}"
-        assert algorithm.n_asked > 20 * n  # a real run, not decided on the first answers
+        assert asked > 20 * n  # a real run, not decided on the first answers
         chosen = result.arms_with(Decision.SELECTED)
         assert len(chosen) == k
         errors += topk_regret(means, chosen, k) > eps * k + 1e-12

@@ -3,16 +3,18 @@ per-worker bound, cost mode, and the Bayesian promise on crowds drawn from a Bet
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from screener.algorithms import Decision, StopReason, create_algorithm
+from screener.algorithms import Algorithm, Decision, StopReason, create_algorithm
 from screener.algorithms.crowd_prior import CrowdPrior
 from screener.errors import ConfigError
-from screener.simulation import BernoulliRewards, simulate
+from screener.simulation import BernoulliRewards, RewardModel, simulate, simulate_many
 from screener.stats.prior import (
     GridPrior,
     PriorSet,
@@ -180,18 +182,24 @@ def test_bad_parameters_are_one_clear_error(params: dict[str, Any], message: str
         CrowdPrior(4, **({"threshold": 0.6} | params))
 
 
+def _fitting_crowd(q: float, robust: float | None, seed: int) -> tuple[Algorithm, RewardModel]:
+    means = _crowd(150, 100 + seed)
+    algorithm = CrowdPrior(means.size, threshold=0.7, q=q, seed=seed, robust=robust)
+    return algorithm, BernoulliRewards(means, seed=seed)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("robust", [None, 0.0])
-def test_bayesian_promise_when_the_prior_fits(robust: float | None) -> None:
+def test_bayesian_promise_when_the_prior_fits(robust: float | None, run_pool: Executor) -> None:
     """Accuracies drawn from a Beta, so the fitted family is right: over many crowds, the
     share of wrong bans (and of wrong acceptances) must stay at most q. One-sided test on the
     pooled share: each decision is wrong with posterior probability <= q given the data."""
     q = 0.1
     wrong_bans = bans = wrong_accepts = accepts = 0
-    for seed in range(25):
+    seeds = range(25)
+    results = simulate_many(partial(_fitting_crowd, q, robust), seeds, executor=run_pool)
+    for seed, result in zip(seeds, results, strict=True):
         means = _crowd(150, 100 + seed)
-        algorithm = CrowdPrior(means.size, threshold=0.7, q=q, seed=seed, robust=robust)
-        result = simulate(algorithm, BernoulliRewards(means, seed=seed))
         for line in result.workers:
             bad = means[line.arm] < 0.7
             if line.decision is Decision.BELOW:

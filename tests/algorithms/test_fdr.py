@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 from numpy.typing import NDArray
 
 from screener.algorithms import (
+    Algorithm,
     Ask,
     Decision,
     FDRThresholding,
@@ -25,7 +28,7 @@ from screener.errors import ConfigError
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool
 from screener.runs.session import RunPlan, start_run
-from screener.simulation import BernoulliRewards, simulate
+from screener.simulation import BernoulliRewards, RewardModel, simulate, simulate_many
 from screener.stats import BET_FRACTIONS, bernoulli_kl
 
 FloatArray = NDArray[np.float64]
@@ -334,14 +337,21 @@ def test_the_mean_test_can_fail() -> None:
         assert_mean_at_most([0.14] * 1000, 0.1)
 
 
+def _pool_run(q: float, eps: float, seed: int) -> tuple[Algorithm, RewardModel]:
+    alg = FDRThresholding(POOL_MEANS.size, threshold=BAR, q=q, eps=eps, budget=1000)
+    return alg, BernoulliRewards(POOL_MEANS, seed=seed)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("eps", "runs"), [(0.0, 1000), (0.05, 200)])
-def test_both_lists_keep_their_false_discovery_rate(eps: float, runs: int) -> None:
+def test_both_lists_keep_their_false_discovery_rate(
+    eps: float, runs: int, run_pool: Executor
+) -> None:
     q = 0.1
     bans, accepts, sizes = [], [], []
-    for seed in range(runs):  # 50 questions per worker on average, asked 50 at a time
-        alg = FDRThresholding(POOL_MEANS.size, threshold=BAR, q=q, eps=eps, budget=1000)
-        result = simulate(alg, BernoulliRewards(POOL_MEANS, seed=seed), batch=50)
+    # 50 questions per worker on average, asked 50 at a time
+    build = partial(_pool_run, q, eps)
+    for result in simulate_many(build, range(runs), batch=50, executor=run_pool):
         banned, accepted = false_discovery_proportions(result, POOL_MEANS, eps)
         bans.append(banned)
         accepts.append(accepted)

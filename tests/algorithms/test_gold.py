@@ -10,6 +10,8 @@ import json
 import math
 import subprocess
 import sys
+from concurrent.futures import Executor
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,7 +32,7 @@ from screener.algorithms.gold import (
 )
 from screener.algorithms.registry import create_algorithm
 from screener.errors import ConfigError
-from screener.simulation import BernoulliRewards, simulate
+from screener.simulation import BernoulliRewards, map_seeds, simulate
 from screener.simulation.generic_outliers import (
     GenericOutlierInstance,
     InstanceError,
@@ -471,8 +473,20 @@ def _correct(algorithm: GOLD, outliers: frozenset[int]) -> bool:
     return worst_outlier < best_normal
 
 
+def _gold_run(
+    kind: OutlierKind, eps: float, inclusive: bool, seed: int
+) -> tuple[StopReason | None, bool, int]:
+    """One run on a generated instance: how it stopped, whether it was correct, and how many
+    workers were terminal at the end."""
+    instance = _modest(kind, eps, seed, boundary=inclusive)
+    algorithm = GOLD(20, eps=eps, rho=0.9, delta=DELTA, inclusive=inclusive)
+    _drive(algorithm, instance.means, seed, growth=20)
+    terminal = int(algorithm.terminal.sum())
+    return algorithm.stop_reason, _correct(algorithm, instance.outliers), terminal
+
+
 @pytest.mark.slow
-def test_delta_correctness_on_generated_instances() -> None:
+def test_delta_correctness_on_generated_instances(run_pool: Executor) -> None:
     """120 runs, n = 20, rho = 0.9, delta = 0.1: wrong results at rate <= delta (binomial).
 
     Each run asks a growing batch (one sweep times 1 + sweeps // 20), so the graph is refreshed
@@ -480,14 +494,12 @@ def test_delta_correctness_on_generated_instances() -> None:
     """
     errors = trials = 0
     for index, (kind, eps) in enumerate(CONFIGS):
-        for run in range(RUNS_PER_CONFIG):
-            seed = 1000 * index + run
-            instance = _modest(kind, eps, seed)
-            algorithm = GOLD(20, eps=eps, rho=0.9, delta=DELTA)
-            _drive(algorithm, instance.means, seed, growth=20)
-            assert algorithm.stop_reason is StopReason.CONDITION_MET
+        seeds = [1000 * index + run for run in range(RUNS_PER_CONFIG)]
+        one_run = partial(_gold_run, kind, eps, False)
+        for stop_reason, correct, _ in map_seeds(one_run, seeds, executor=run_pool):
+            assert stop_reason is StopReason.CONDITION_MET
             trials += 1
-            errors += not _correct(algorithm, instance.outliers)
+            errors += not correct
     assert_rate_at_most(errors, trials, DELTA)
 
 
@@ -674,7 +686,7 @@ BOUNDARY_RUNS_PER_CONFIG = 50
 
 
 @pytest.mark.slow
-def test_inclusive_delta_correctness_on_boundary_instances() -> None:
+def test_inclusive_delta_correctness_on_boundary_instances(run_pool: Executor) -> None:
     """200 runs, n = 20, rho = 0.9 (groups of exactly 2), delta = 0.1, inclusive GOLD: wrong
     results at rate <= delta (one-sided binomial test). A run is wrong unless the pair ranks
     strictly before every normal worker and the decided outliers are exactly the pair.
@@ -684,15 +696,13 @@ def test_inclusive_delta_correctness_on_boundary_instances() -> None:
     """
     errors = trials = early = 0
     for index, (kind, eps) in enumerate(CONFIGS):
-        for run in range(BOUNDARY_RUNS_PER_CONFIG):
-            seed = 5000 + 1000 * index + run
-            instance = _modest(kind, eps, seed, boundary=True)
-            algorithm = GOLD(20, eps=eps, rho=0.9, delta=DELTA, inclusive=True)
-            _drive(algorithm, instance.means, seed, growth=20)
-            assert algorithm.stop_reason is StopReason.CONDITION_MET
+        seeds = [5000 + 1000 * index + run for run in range(BOUNDARY_RUNS_PER_CONFIG)]
+        one_run = partial(_gold_run, kind, eps, True)
+        for stop_reason, correct, terminal in map_seeds(one_run, seeds, executor=run_pool):
+            assert stop_reason is StopReason.CONDITION_MET
             trials += 1
-            errors += not _correct(algorithm, instance.outliers)
-            early += int(algorithm.terminal.sum()) == 2
+            errors += not correct
+            early += terminal == 2
     assert_rate_at_most(errors, trials, DELTA)
     assert early >= 0.9 * trials  # the stop came with the pair, not after a normal split
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
@@ -17,9 +18,10 @@ from test_contract import BAD_PARAMS
 from test_correctness import true_outliers
 from test_ksigma import hand_state
 
-from screener.algorithms import AskState, Decision, StopReason
+from screener.algorithms import AskState, Decision, Result, StopReason
 from screener.algorithms.iterated_best_arm import IteratedBestArm
 from screener.errors import ConfigError, ScreenerError
+from screener.simulation import map_seeds
 
 FloatArray = NDArray[np.float64]
 
@@ -176,13 +178,16 @@ def test_the_instance_has_two_outliers() -> None:
     assert true_outliers(MEANS, K) == (8, 9)
 
 
+def _run(seed: int) -> Result:
+    alg = IteratedBestArm(MEANS.size, k=K, delta=DELTA)
+    return drive(alg, MEANS, np.random.default_rng([seed, 2017]), batch=10).result
+
+
 @pytest.mark.slow
-def test_error_rate_is_at_most_delta() -> None:
+def test_error_rate_is_at_most_delta(run_pool: Executor) -> None:
     truth = true_outliers(MEANS, K)
     runs, errors = 60, 0
-    for seed in range(runs):
-        alg = IteratedBestArm(MEANS.size, k=K, delta=DELTA)
-        result = drive(alg, MEANS, np.random.default_rng([seed, 2017]), batch=10).result
+    for seed, result in enumerate(map_seeds(_run, range(runs), executor=run_pool)):
         assert result.stop_reason is StopReason.CONDITION_MET, f"seed {seed}"
         errors += result.outliers != truth
         assert result.total_pulls > 3 * MEANS.size
@@ -209,14 +214,17 @@ def _drive_delayed(alg: IteratedBestArm, means: FloatArray, seed: int, batch: in
     raise AssertionError("IB did not stop")
 
 
+def _delayed_run(seed: int) -> Result:
+    alg = IteratedBestArm(MEANS.size, k=K, delta=DELTA)
+    _drive_delayed(alg, MEANS, seed, batch=10)
+    return alg.result()
+
+
 @pytest.mark.slow
-def test_batches_with_delayed_answers_are_correct() -> None:
+def test_batches_with_delayed_answers_are_correct(run_pool: Executor) -> None:
     truth = true_outliers(MEANS, K)
     runs, errors = 12, 0
-    for seed in range(runs):
-        alg = IteratedBestArm(MEANS.size, k=K, delta=DELTA)
-        _drive_delayed(alg, MEANS, seed, batch=10)
-        result = alg.result()
+    for seed, result in enumerate(map_seeds(_delayed_run, range(runs), executor=run_pool)):
         assert result.stop_reason is StopReason.CONDITION_MET, f"seed {seed}"
         errors += result.outliers != truth
     assert_rate_at_most(errors, runs, DELTA)

@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import Executor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from screener.algorithms import (
     Algorithm,
     Decision,
     IteratedBestArm,
+    Result,
     RoundRobin,
     StopReason,
     WorkerResult,
@@ -32,6 +35,7 @@ from screener.algorithms.gold import GOLD
 from screener.algorithms.topk import AdaptiveTopK
 from screener.algorithms.topk_baselines import CLUCBPAC
 from screener.errors import ConfigError
+from screener.simulation import map_seeds
 
 FloatArray = NDArray[np.float64]
 
@@ -284,32 +288,39 @@ def test_warm_up_ask_k_equals_k_asks_of_one(cls: type[Algorithm], size: int) -> 
 
 
 # --------------------------------------------------------------- the promise holds
-def _outlier_errors(runs: int) -> tuple[int, int]:
+def _rr_run(seed: int) -> Result:
     means = np.array(INSTANCES["one-outlier"])
+    alg = RoundRobin(means.size, k=1.5, delta=0.1, interval="hoeffding", min_answers=3)
+    return drive(alg, means, np.random.default_rng([seed, 1903]), batch=60).result
+
+
+def _outlier_errors(runs: int, pool: Executor) -> tuple[int, int]:
     errors = 0
-    for seed in range(runs):
-        alg = RoundRobin(means.size, k=1.5, delta=0.1, interval="hoeffding", min_answers=3)
-        result = drive(alg, means, np.random.default_rng([seed, 1903]), batch=60).result
+    for result in map_seeds(_rr_run, range(runs), executor=pool):
         assert result.stop_reason is StopReason.CONDITION_MET
         errors += result.outliers != (5,)
     return errors, runs
 
 
 @pytest.mark.slow
-def test_rr_with_min_answers_3_keeps_its_promise() -> None:
-    errors, runs = _outlier_errors(300)
+def test_rr_with_min_answers_3_keeps_its_promise(run_pool: Executor) -> None:
+    errors, runs = _outlier_errors(300, run_pool)
     assert_rate_at_most(errors, runs, 0.1)
 
 
+def _clucb_run(means: NDArray[np.float64], k: int, eps: float, delta: float, seed: int) -> Result:
+    alg = CLUCBPAC(means.size, k=k, eps=eps, delta=delta, seed=seed, min_answers=3)
+    return drive(alg, means, np.random.default_rng([seed, 1903]), batch=4).result
+
+
 @pytest.mark.slow
-def test_clucb_with_min_answers_3_keeps_its_promise() -> None:
+def test_clucb_with_min_answers_3_keeps_its_promise(run_pool: Executor) -> None:
     n, k, eps, delta, runs = 8, 3, 0.1, 0.1, 300
     means = np.linspace(0.1, 0.9, n)
     best = float(np.sort(means)[-k:].sum())
     errors = 0
-    for seed in range(runs):
-        alg = CLUCBPAC(n, k=k, eps=eps, delta=delta, seed=seed, min_answers=3)
-        result = drive(alg, means, np.random.default_rng([seed, 1903]), batch=4).result
+    one_run = partial(_clucb_run, means, k, eps, delta)
+    for result in map_seeds(one_run, range(runs), executor=run_pool):
         assert result.stop_reason is StopReason.CONDITION_MET
         chosen = result.arms_with(Decision.SELECTED)
         assert len(chosen) == k and min(w.pulls for w in result.workers) >= 3

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from concurrent.futures import Executor
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -10,8 +12,10 @@ import pytest
 from driver import drive
 
 from screener.algorithms import (
+    Algorithm,
     AskState,
     Decision,
+    Result,
     StopReason,
     Threshold,
     create_algorithm,
@@ -30,7 +34,14 @@ from screener.algorithms.thresholding_baselines import (
     ucbe_exploration,
 )
 from screener.errors import ConfigError
-from screener.simulation import BernoulliRewards, BetaRewards, simulate
+from screener.simulation import (
+    BernoulliRewards,
+    BetaRewards,
+    RewardModel,
+    map_seeds,
+    simulate,
+    simulate_many,
+)
 
 FIXED: list[tuple[type[ThresholdingAlgorithm], dict[str, Any]]] = [
     (LSA, {}),
@@ -414,12 +425,17 @@ def test_bad_parameters_raise_config_error(
 
 
 # ------------------------------------------------------------ statistical behaviour
-def _aggregate_regret(cls: type[ThresholdingAlgorithm], runs: int, batch: int) -> float:
+def _setup_1_run(cls: type[ThresholdingAlgorithm], batch: int, seed: int) -> Result:
+    alg = make(cls, SETUP_1.size, budget=1000)
+    return drive(alg, SETUP_1, np.random.default_rng(seed), batch=batch).result
+
+
+def _aggregate_regret(
+    cls: type[ThresholdingAlgorithm], runs: int, batch: int, pool: Executor
+) -> float:
     truth = SETUP_1 >= 0.5
     wrong = 0
-    for seed in range(runs):
-        alg = make(cls, SETUP_1.size, budget=1000)
-        result = drive(alg, SETUP_1, np.random.default_rng(seed), batch=batch).result
+    for result in map_seeds(partial(_setup_1_run, cls, batch), range(runs), executor=pool):
         above = np.zeros(SETUP_1.size, dtype=bool)
         above[list(result.arms_with(Decision.ABOVE))] = True
         wrong += int(np.sum(above != truth))
@@ -427,10 +443,10 @@ def _aggregate_regret(cls: type[ThresholdingAlgorithm], runs: int, batch: int) -
 
 
 @pytest.mark.slow
-def test_lsa_aggregate_regret_on_setup_1_is_not_worse_than_uniform() -> None:
-    lsa = _aggregate_regret(LSA, 200, batch=1)
+def test_lsa_aggregate_regret_on_setup_1_is_not_worse_than_uniform(run_pool: Executor) -> None:
+    lsa = _aggregate_regret(LSA, 200, batch=1, pool=run_pool)
     # Uniform's schedule ignores the answers, so batches of 10 are the same as one at a time.
-    uniform = _aggregate_regret(UniformThresholding, 200, batch=10)
+    uniform = _aggregate_regret(UniformThresholding, 200, batch=10, pool=run_pool)
     print(f"Setup 1, T = 1000, 200 runs: LSA regret {lsa:.3f}, Uniform regret {uniform:.3f}")
     assert lsa <= uniform + 0.05
 
@@ -453,16 +469,22 @@ def test_binomial_upper_tail_helper() -> None:
     assert binomial_upper_tail(2, 4, 0.5) == pytest.approx(11 / 16)
 
 
+def _confident_run(
+    means: tuple[float, ...], delta: float, interval: str, seed: int
+) -> tuple[Algorithm, RewardModel]:
+    alg = make(ConfidentThresholding, len(means), delta=delta, interval=interval)
+    return alg, BernoulliRewards(means, seed=seed)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("interval", ["kl", "hoeffding"])
-def test_confident_thresholding_is_delta_correct(interval: str) -> None:
+def test_confident_thresholding_is_delta_correct(interval: str, run_pool: Executor) -> None:
     means = np.array([0.15, 0.3, 0.7, 0.85])  # every mean 0.2 or more from the bar
     delta, runs = 0.1, 200
     truth = means >= 0.5
     failures = 0
-    for seed in range(runs):
-        alg = make(ConfidentThresholding, means.size, delta=delta, interval=interval)
-        result = simulate(alg, BernoulliRewards(means, seed=seed), batch=means.size)
+    build = partial(_confident_run, tuple(means.tolist()), delta, interval)
+    for result in simulate_many(build, range(runs), batch=means.size, executor=run_pool):
         assert result.stop_reason is StopReason.CONDITION_MET
         above = np.array(
             [w.decision is Decision.ABOVE for w in sorted(result.workers, key=lambda w: w.arm)]
