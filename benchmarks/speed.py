@@ -1,27 +1,32 @@
-"""Simulation speed: pulls per second of RR and WRR at n = 200, beside a bare numpy loop.
+"""Simulation speed: pulls per second of RR, WRR, LSA and GOLD beside a compiled reference.
 
-Part 1 ("simulate"): ``screener.simulate`` with batch = n (the fast path) and batch = 1 (for
-information), against a reference that implements the same algorithm plainly: pull one arm,
-update two numpy arrays, recompute every Agresti-Coull radius, theta, its delta-method radius
-and the active set with numpy, after every pull. The reference draws exactly the same rewards
-(``BernoulliRewards``' counter-based draws, fetched 4096 at a time per arm), so on the same
-instance and seed it must make the same pulls as ``simulate(..., batch=1)``; the script
-checks that on a run to termination and on the capped runs.
+The reference (``benchmarks.compiled``, numba) runs each algorithm one pull at a time, the
+papers' order, with the same counter-based reward draws and the same formulas, so on the same
+instance and seed it makes exactly the pulls of ``simulate(..., batch=1)``: every section checks
+that (pull counts per worker; GOLD's terminal rounds too) and says so loudly when they differ.
+Every table prints ``ours / compiled``, the figure to steer by. numba compiles the loops once
+before anything is timed (the seconds are reported).
+
+Part 1 ("simulate"): RR and WRR at n = 200 through ``screener.simulate`` with batch = 1 and
+batch = n over the first ``budget`` pulls, then to termination, each beside the compiled loop
+over the same pulls (to termination: the compiled loop's own stop, which batch 1 reaches
+exactly and batch n overshoots by less than a batch); and both to termination on a small
+instance, compiled against ``simulate(..., batch=1)``.
 
 Rates are pulls per CPU second of this process (``time.process_time``; wall seconds are shown
 too), and every ratio divides two rates measured in the same run, one after the other, so other
 work on the machine disturbs them less (it still adds noise: rerun to see the spread).
 
-WRR: the reference follows the paper's repeat-until literally (after the regular pull of arm i,
-keep pulling i while i is active and m_i < c_i); ``simulate(..., batch=1)`` must match it pull
-for pull, like RR.
-
 Part 2 ("orchestrator"): the same algorithms through the journaled asyncio orchestrator with a
-zero-latency simulated oracle, at concurrency 16, 64 and 256, beside the bare loop.
+zero-latency simulated oracle, at concurrency 16, 64 and 256, beside the compiled loop.
 
-Part 3 ("thresholding"): the fixed-budget baselines Opt-KG and Uniform through ``simulate``
-beside LSA, measured in the same run (n = 20 and 200, batch 1 and batch n, bar 0.5): the
-ratio to LSA is the figure to watch (issue 19 asks Opt-KG for at least half of LSA's speed).
+Part 3 ("thresholding"): LSA and the fixed-budget baselines Opt-KG and Uniform through
+``simulate`` (n = 20 and 200, batch 1 and batch n, bar 0.5) beside compiled LSA: ``alg / LSA``
+is the figure issue 19 watches (Opt-KG at least half of LSA's speed), ``ours / compiled`` the
+distance to compiled LSA.
+
+Part 4 ("gold"): GOLD at n = 400 (an upper outlier group, eps 2.5, rho 0.9) with batch 1 and
+batch n beside compiled GOLD.
 
 Usage::
 
@@ -34,9 +39,8 @@ import argparse
 import asyncio
 import cProfile
 import io
-import math
 import pstats
-import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -47,17 +51,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from benchmarks import compiled
 from benchmarks.harness import (
     Timed,
     clock,
+    describe_machine,
     machine_info,
     markdown_table,
     median_run,
     since,
     write_json,
 )
-from benchmarks.instances import ksigma_instance
+from benchmarks.instances import gold_instance, ksigma_instance
 from screener import BernoulliRewards, RoundRobin, WeightedRoundRobin, simulate
+from screener.algorithms import GOLD, Algorithm
 from screener.algorithms.ksigma import KSigmaAlgorithm
 from screener.algorithms.registry import create_algorithm
 from screener.orchestrator import RunOptions
@@ -68,8 +75,8 @@ __all__ = [
     "SECTIONS",
     "Section",
     "SpeedConfig",
-    "bare_loop",
     "format_report",
+    "measure_gold",
     "measure_thresholding",
     "run",
 ]
@@ -78,13 +85,17 @@ FloatArray = NDArray[np.float64]
 TARGET = 1_000_000  # pulls per second, simulated (issue "v0.1")
 JOURNALED_TARGET = 20_000  # pulls per second through the orchestrator, journaled to SQLite
 ALGORITHMS: dict[str, type[KSigmaAlgorithm]] = {"rr": RoundRobin, "wrr": WeightedRoundRobin}
+COMPILED: dict[str, Callable[..., compiled.Run]] = {
+    "rr": compiled.round_robin,
+    "wrr": compiled.weighted_round_robin,
+}
 
 
 @dataclass(frozen=True, slots=True)
 class SpeedConfig:
     n: int = 200
     k: float = 2.0
-    instance: int = 0  # ksigma_instance(200, 2, 0): RR needs ~1.8e6 pulls, WRR ~3.4e5
+    instance: int = 0  # ksigma_instance(200, 2, 0): RR needs ~3.0e6 pulls, WRR ~1.1e6
     seed: int = 1
     delta: float = 0.1
     #: Pulls of the capped comparison (the slow paths run ~7k to ~30k pulls/s).
@@ -94,9 +105,12 @@ class SpeedConfig:
     cap: int = 10_000_000
     #: Pulls of each thresholding run with batch 1 (ten times as many with batch n).
     threshold_pulls: int = 5_000
+    gold_n: int = 400
+    #: Pulls of GOLD with batch 1 (ten times as many with batch n).
+    gold_pulls: int = 10_000
 
 
-QUICK = SpeedConfig(budget=20_000, repeat=3, threshold_pulls=2_000)
+QUICK = SpeedConfig(budget=20_000, repeat=3, threshold_pulls=2_000, gold_pulls=4_000)
 
 
 @dataclass(slots=True)
@@ -106,101 +120,6 @@ class Section:
     rows: list[list[object]]
     notes: list[str] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
-
-
-# ------------------------------------------------------------------------ the reference
-class _Draws:
-    """The draws of ``BernoulliRewards(means, seed)``, fetched in chunks per arm."""
-
-    def __init__(self, means: FloatArray, seed: int, chunk: int = 4096) -> None:
-        self.model = BernoulliRewards(means, seed)
-        self.chunk = chunk
-        self.start = [0] * means.size
-        self.buffer: list[list[float]] = [[] for _ in range(means.size)]
-
-    def __call__(self, arm: int, seq: int) -> float:
-        offset = seq - self.start[arm]
-        buffer = self.buffer[arm]
-        if offset >= len(buffer):
-            seqs = np.arange(seq, seq + self.chunk, dtype=np.int64)
-            buffer = self.model.sample(np.full(self.chunk, arm, dtype=np.int64), seqs).tolist()
-            self.buffer[arm], self.start[arm], offset = buffer, seq, 0
-        return buffer[offset]
-
-
-def bare_loop(
-    algorithm: str,
-    means: FloatArray,
-    seed: int,
-    *,
-    k: float,
-    delta: float,
-    budget: int,
-) -> tuple[int, NDArray[np.int64], tuple[int, ...]]:
-    """RR or WRR (Zhuang et al. 2017, Algorithms 1 and 2) written as a plain loop.
-
-    Returns (total pulls, pulls per arm, returned outlier set). The radii: Agresti-Coull with
-    z = Phi^-1(1 - level / 2), level = 6 delta / (pi^2 (n + 1) T^2); theta's radius by the
-    delta method. WRR follows the paper's pseudo-code literally: after the regular pull of
-    arm i it keeps pulling i while i is active and m_i < c_i.
-    """
-    n = means.size
-    draw = _Draws(means, seed)
-    inverse_cdf = statistics.NormalDist().inv_cdf
-    count = np.zeros(n)
-    total = np.zeros(n)
-
-    def state() -> tuple[NDArray[np.bool_], FloatArray, float]:
-        level = 6.0 * delta / (math.pi**2 * (n + 1) * t * t)
-        z = -inverse_cdf(level / 2.0)
-        y = total / count
-        p = (total + z * z / 2.0) / (count + z * z)
-        beta = z * np.sqrt(p * (1.0 - p) / count)
-        theta = float(y.mean() + k * y.std())
-        centred = y - y.mean()
-        sigma = math.sqrt(float(centred @ centred) / n)
-        if sigma <= 1e-12:
-            squares = float(beta @ beta)
-            beta_theta = math.sqrt(squares) / n + k * math.sqrt(squares / n)
-        else:
-            weighted = (1.0 / n + k * centred / (n * sigma)) * beta
-            beta_theta = math.sqrt(float(weighted @ weighted))
-        above = y > theta
-        active = np.where(above, y - beta < theta + beta_theta, y + beta > theta - beta_theta)
-        return active, y, theta
-
-    for arm in range(n):  # initialisation: every arm once
-        total[arm] += draw(arm, 0)
-        count[arm] = 1
-    t = n
-    active, y, theta = state()
-    arm = -1
-    if algorithm == "rr":
-        while active.any() and t < budget:
-            arm = (arm + 1) % n
-            total[arm] += draw(arm, int(count[arm]))
-            count[arm] += 1
-            t += 1
-            active, y, theta = state()
-    elif algorithm == "wrr":
-        first = math.sqrt((1.0 + k * math.sqrt(n - 1)) ** 2 / n)
-        second = math.sqrt(k * k / (2.0 * math.log(math.pi**2 * n**3 / (6.0 * delta))))
-        rho = max(1.0, (n - 1) ** (2.0 / 3.0) / ((first + second) ** 2) ** (1.0 / 3.0))
-        counters = np.zeros(n)
-        while active.any() and t < budget:
-            arm = (arm + 1) % n
-            counters[arm] += rho
-            while True:  # repeat ... until i not active or m_i >= c_i
-                total[arm] += draw(arm, int(count[arm]))
-                count[arm] += 1
-                t += 1
-                active, y, theta = state()
-                if not active[arm] or count[arm] >= counters[arm] or t >= budget:
-                    break
-    else:
-        raise ValueError(f"unknown algorithm {algorithm!r}")
-    outliers = tuple(np.flatnonzero(y > theta).tolist())
-    return t, count.astype(np.int64), outliers
 
 
 # ------------------------------------------------------------------------ measurements
@@ -213,8 +132,34 @@ def _ours(
     return since(algorithm.n_answered, start), algorithm
 
 
+def _compiled_ksigma(config: SpeedConfig, name: str, means: FloatArray, budget: int) -> Timed:
+    """The compiled loop's run, timed like ours (CPU and wall seconds of the call)."""
+    start = clock()
+    run_ = COMPILED[name](means, config.seed, k=config.k, delta=config.delta, budget=budget)
+    return since(run_.pulls, start)
+
+
+def _ratio(rate: float, reference: float) -> str:
+    ratio = rate / reference
+    return f"{ratio:.3f}x" if ratio < 0.1 else f"{ratio:.2f}x" if ratio < 10 else f"{ratio:.1f}x"
+
+
+def same_pulls(ours: NDArray[np.int64], theirs: NDArray[np.int64], label: str) -> bool:
+    """Whether two runs made the same pulls per worker; says so on stderr when not."""
+    same = bool(np.array_equal(ours, theirs))
+    if not same:
+        differing = int((ours != theirs).sum())
+        print(
+            f"!!! {label}: ours and the compiled loop DIFFER on {differing} workers "
+            f"({int(ours.sum()):,} against {int(theirs.sum()):,} pulls)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return same
+
+
 def measure_simulate(config: SpeedConfig) -> Section:
-    """Part 1: ``simulate`` (batch n and 1) beside the bare numpy loop, per algorithm."""
+    """Part 1: ``simulate`` (batch 1 and n) beside the compiled loop, per algorithm."""
     n = config.n
     means = ksigma_instance(n, config.k, config.instance)
     rows: list[list[object]] = []
@@ -223,63 +168,62 @@ def measure_simulate(config: SpeedConfig) -> Section:
     for name in ALGORITHMS:
         label = name.upper()
         budget = config.budget
-        # The same first `budget` pulls: the reference, then simulate with batch 1 and n.
-        start = clock()
-        pulls, ref_counts, _ = bare_loop(
-            name, means, config.seed, k=config.k, delta=config.delta, budget=budget
+        # The same first `budget` pulls: compiled, then simulate with batch 1 and n.
+        reference = median_run(
+            [_compiled_ksigma(config, name, means, budget) for _ in range(config.repeat)]
         )
-        reference = since(pulls, start)
+        check = COMPILED[name](means, config.seed, k=config.k, delta=config.delta, budget=budget)
         one, one_alg = _ours(config, name, means, 1, budget)
         fast = median_run([_ours(config, name, means, n, budget)[0] for _ in range(config.repeat)])
-        # And a whole run, to termination (ledger growth and the late, sparse phase included).
+        # And whole runs, to termination (ledger growth and the late, sparse phase included).
+        whole = COMPILED[name](means, config.seed, k=config.k, delta=config.delta,
+                               budget=config.cap)  # fmt: skip
+        whole_ref = Timed(whole.pulls, whole.cpu, whole.cpu)
         full_runs = [_ours(config, name, means, n, config.cap) for _ in range(config.repeat)]
         full = median_run([t for t, _ in full_runs])
         full_alg = full_runs[0][1]
-        same = bool(np.array_equal(one_alg.stats.count, ref_counts)) and one.pulls == pulls
+        same = same_pulls(one_alg.stats.count, check.counts, f"{label}, first {budget:,} pulls")
         measured = {
-            "reference": reference,
-            "batch_1": one,
-            f"batch_{n}": fast,
-            f"batch_{n}_to_termination": full,
+            "compiled": (reference, reference),
+            "batch_1": (one, reference),
+            f"batch_{n}": (fast, reference),
+            "compiled_to_termination": (whole_ref, whole_ref),
+            f"batch_{n}_to_termination": (full, whole_ref),
         }
-        data[name] = {key: asdict(t) for key, t in measured.items()}
-        data[name]["batch_1_matches_reference"] = same
+        data[name] = {key: asdict(t) for key, (t, _) in measured.items()}
+        data[name]["batch_1_matches_compiled"] = same
+        data[name]["compiled_full_evaluations_to_termination"] = whole.evaluations
         data[name]["stop_reason_to_termination"] = str(full_alg.stop_reason)
         paths = [
-            "bare numpy loop (reference)",
+            "compiled (numba), batch = 1",
             "simulate, batch = 1",
             f"simulate, batch = {n}",
+            "compiled (numba), batch = 1, to termination",
             f"simulate, batch = {n}, to termination",
         ]
-        for path, timed in zip(paths, measured.values(), strict=True):
-            ratio = timed.rate / reference.rate
-            rows.append(
-                [
-                    label,
-                    path,
-                    f"{timed.pulls:,}",
-                    f"{timed.cpu:.3f}",
-                    f"{timed.wall:.3f}",
-                    f"{timed.rate:,.0f}",
-                    f"{ratio:.2f}x" if ratio < 10 else f"{ratio:.1f}x",
-                ]
-            )
+        for path, (timed, yardstick) in zip(paths, measured.values(), strict=True):
+            rows.append([label, path, f"{timed.pulls:,}", f"{timed.cpu:.3f}", f"{timed.wall:.3f}",
+                         f"{timed.rate:,.0f}", _ratio(timed.rate, yardstick.rate)])  # fmt: skip
         verdict = "meets" if full.rate >= TARGET else "misses"
         notes.append(
             f"{label}: batch = {n} to termination runs {full.rate:,.0f} pulls per CPU second, "
-            f"{verdict} the {TARGET:,} pulls/s target; simulate(batch=1) "
-            f"{'makes exactly the same pulls as' if same else 'DIFFERS from'} the reference "
-            f"over the first {budget:,} pulls."
+            f"{verdict} the {TARGET:,} pulls/s target, {_ratio(full.rate, whole_ref.rate)} the "
+            f"compiled loop's {whole_ref.rate:,.0f}; simulate(batch=1) "
+            f"{'makes exactly the same pulls as' if same else 'DIFFERS from'} the compiled "
+            f"loop over the first {budget:,} pulls. The compiled run to termination needed "
+            f"theta's interval over all workers at {whole.evaluations:,} of its "
+            f"{whole.pulls:,} stopping checks (the others were settled in O(1))."
         )
     notes += _termination_check(config)
     return Section(
         title=(
-            f"simulate vs bare numpy loop: n = {n}, k = {config.k:g}, "
+            f"simulate vs the compiled loop: n = {n}, k = {config.k:g}, "
             f"ksigma_instance({n}, {config.k:g}, {config.instance}), reward seed {config.seed}; "
             f"first {config.budget:,} pulls, and the full run; pulls/s per CPU second of this "
-            f"process; batch-{n} figures are the median of {config.repeat}"
+            f"process; the compiled and batch-{n} capped figures are the median of "
+            f"{config.repeat}"
         ),
-        header=["alg", "path", "pulls", "CPU s", "wall s", "pulls/s", "ours / reference"],
+        header=["alg", "path", "pulls", "CPU s", "wall s", "pulls/s", "ours / compiled"],
         rows=rows,
         notes=notes,
         data=data,
@@ -287,22 +231,20 @@ def measure_simulate(config: SpeedConfig) -> Section:
 
 
 def _termination_check(config: SpeedConfig) -> list[str]:
-    """Run RR and WRR to termination on a small instance, ours (batch 1) and the reference."""
+    """RR and WRR to termination on a small instance: ours (batch 1) and the compiled loop."""
     n, k, instance = 20, 2.5, 5  # a cheap instance: a few thousand pulls
     means = ksigma_instance(n, k, instance)
     notes = []
     for name, cls in ALGORITHMS.items():
-        pulls, counts, outliers = bare_loop(
-            name, means, config.seed, k=k, delta=config.delta, budget=config.cap
-        )
+        run_ = COMPILED[name](means, config.seed, k=k, delta=config.delta, budget=config.cap)
         algorithm = cls(n, k=k, delta=config.delta, budget=config.cap)
         result = simulate(algorithm, BernoulliRewards(means, config.seed), batch=1)
-        same = result.total_pulls == pulls and result.outliers == outliers
-        differing = int((counts != algorithm.stats.count).sum())
-        verdict = "same pulls and same set" if same else f"DIFFERENT on {differing} arms"
+        label = f"{name.upper()} to termination on ksigma_instance({n}, {k:g}, {instance})"
+        same = same_pulls(algorithm.stats.count, run_.counts, label)
+        verdict = "the same pulls per worker" if same else "DIFFERENT pulls"
         notes.append(
-            f"{name.upper()} to termination on ksigma_instance({n}, {k:g}, {instance}): "
-            f"reference {pulls:,} pulls, simulate(batch=1) {result.total_pulls:,} pulls, {verdict}"
+            f"{label}: compiled {run_.pulls:,} pulls, simulate(batch=1) "
+            f"{result.total_pulls:,} pulls, {verdict}"
         )
     return notes
 
@@ -335,22 +277,17 @@ def measure_orchestrator(config: SpeedConfig) -> Section:
     data: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as folder:
         for name in ALGORITHMS:
-            start = clock()
-            pulls, _, _ = bare_loop(
-                name, means, config.seed, k=config.k, delta=config.delta, budget=config.budget
-            )
-            reference = since(pulls, start)
-            base_rate = pulls / reference.wall
-            rows.append([name.upper(), "bare numpy loop (reference)", f"{pulls:,}",
+            reference = _compiled_ksigma(config, name, means, config.budget)
+            base_rate = reference.pulls / reference.wall
+            rows.append([name.upper(), "compiled (numba), batch = 1", f"{reference.pulls:,}",
                          f"{reference.wall:.2f}", f"{base_rate:,.0f}", "1.00x"])  # fmt: skip
             for concurrency in (16, 64, 256):
                 timed = _orchestrated(config, name, means, concurrency, Path(folder))
                 rate = timed.pulls / timed.wall
-                ratio = rate / base_rate
                 data[f"{name}_{concurrency}"] = asdict(timed)
                 rows.append([name.upper(), f"orchestrator + SQLite, concurrency {concurrency}",
                              f"{timed.pulls:,}", f"{timed.wall:.2f}", f"{rate:,.0f}",
-                             f"{ratio:.2f}x"])  # fmt: skip
+                             _ratio(rate, base_rate)])  # fmt: skip
                 if concurrency == 64:
                     verdict = "meets" if rate >= JOURNALED_TARGET else "misses"
                     notes.append(
@@ -362,7 +299,7 @@ def measure_orchestrator(config: SpeedConfig) -> Section:
             f"journaled orchestrator: n = {config.n}, first {config.budget:,} answers, "
             "zero-latency simulated oracle, SQLite WAL; pulls per wall second"
         ),
-        header=["alg", "path", "pulls", "wall s", "pulls/s", "ours / reference"],
+        header=["alg", "path", "pulls", "wall s", "pulls/s", "ours / compiled"],
         rows=rows,
         notes=notes,
         data=data,
@@ -371,6 +308,7 @@ def measure_orchestrator(config: SpeedConfig) -> Section:
 
 #: Thresholding algorithms of part 3; the first is the yardstick of the ratios.
 THRESHOLDING = ("lsa", "opt-kg", "uniform-thresholding")
+COMPILED_LSA = "lsa, compiled (numba)"
 
 
 def thresholding_instances() -> dict[int, FloatArray]:
@@ -378,19 +316,30 @@ def thresholding_instances() -> dict[int, FloatArray]:
     return {20: 0.405 + np.arange(20) / 100.0, 200: np.linspace(0.3, 0.7, 200)}
 
 
-def _thresholding_run(name: str, means: FloatArray, seed: int, budget: int, batch: int) -> Timed:
+def _thresholding_run(
+    name: str, means: FloatArray, seed: int, budget: int, batch: int
+) -> tuple[Timed, Algorithm]:
     params = {"threshold": 0.5, "budget": budget}
     algorithm = create_algorithm(name, means.size, params)
     start = clock()
     simulate(algorithm, BernoulliRewards(means, seed), batch=batch)
-    return since(algorithm.n_answered, start)
+    return since(algorithm.n_answered, start), algorithm
+
+
+def _compiled_lsa(means: FloatArray, seed: int, budget: int) -> tuple[Timed, compiled.Run]:
+    start = clock()
+    run_ = compiled.lsa(means, seed, threshold=0.5, budget=budget)
+    return since(run_.pulls, start), run_
 
 
 def measure_thresholding(config: SpeedConfig) -> Section:
-    """Part 3: Opt-KG and Uniform beside LSA through ``simulate``, in the same run.
+    """Part 3: LSA, Opt-KG and Uniform through ``simulate`` beside compiled LSA, in the
+    same run.
 
-    The algorithms take turns within each repetition (LSA, Opt-KG, Uniform, LSA, ...), so a
-    slow spell of the machine hits them alike; the median of ``repeat`` runs is reported.
+    The algorithms take turns within each repetition (compiled LSA, LSA, Opt-KG, Uniform,
+    compiled LSA, ...), so a slow spell of the machine hits them alike; the median of
+    ``repeat`` runs is reported. With batch 1, LSA's pulls are checked against the compiled
+    loop's.
     """
     rows: list[list[object]] = []
     notes: list[str] = []
@@ -398,31 +347,122 @@ def measure_thresholding(config: SpeedConfig) -> Section:
     for n, means in thresholding_instances().items():
         for batch in (1, n):
             budget = config.threshold_pulls * (1 if batch == 1 else 10)
-            runs: dict[str, list[Timed]] = {name: [] for name in THRESHOLDING}
+            runs: dict[str, list[Timed]] = {name: [] for name in (COMPILED_LSA, *THRESHOLDING)}
+            last: dict[str, Algorithm] = {}
             for _ in range(config.repeat):
+                reference, check = _compiled_lsa(means, config.seed, budget)
+                runs[COMPILED_LSA].append(reference)
                 for name in THRESHOLDING:
-                    runs[name].append(_thresholding_run(name, means, config.seed, budget, batch))
+                    measured, last[name] = _thresholding_run(
+                        name, means, config.seed, budget, batch
+                    )
+                    runs[name].append(measured)
+            same = None
+            if batch == 1:  # the last repetition's LSA against the compiled loop
+                same = same_pulls(last["lsa"].stats.count, check.counts, f"LSA, n = {n}")
             timed = {name: median_run(measured) for name, measured in runs.items()}
+            compiled_rate = timed[COMPILED_LSA].rate
             yardstick = timed[THRESHOLDING[0]].rate
             for name, measured in timed.items():
-                ratio = measured.rate / yardstick
                 data[f"{name}_n{n}_batch{batch}"] = asdict(measured)
-                rows.append([n, batch, name, f"{measured.pulls:,}", f"{measured.cpu:.3f}",
-                             f"{measured.rate:,.0f}", f"{ratio:.2f}x"])  # fmt: skip
+                rows.append([n, 1 if name == COMPILED_LSA else batch, name, f"{measured.pulls:,}",
+                             f"{measured.cpu:.4f}", f"{measured.rate:,.0f}",
+                             _ratio(measured.rate, yardstick),
+                             _ratio(measured.rate, compiled_rate)])  # fmt: skip
+            data[f"lsa_n{n}_batch{batch}_matches_compiled"] = same
             ratio = timed["opt-kg"].rate / yardstick
             verdict = "meets" if ratio >= 0.5 else "misses"
+            check_note = ""
+            if same is not None:
+                check_note = (
+                    " LSA (batch 1) makes "
+                    + ("exactly the same pulls as" if same else "DIFFERENT pulls from")
+                    + " the compiled loop."
+                )
             notes.append(
                 f"n = {n}, batch {batch}: Opt-KG runs at {ratio:.2f}x LSA's speed, {verdict} "
-                "the 0.5x target."
+                f"the 0.5x target; LSA at {_ratio(yardstick, compiled_rate)} compiled "
+                f"LSA's.{check_note}"
             )
     return Section(
         title=(
             "fixed-budget thresholding through simulate, bar 0.5, reward seed "
             f"{config.seed}: {config.threshold_pulls:,} pulls with batch 1, "
-            f"{10 * config.threshold_pulls:,} with batch n; pulls per CPU second, the median "
-            f"of {config.repeat}"
+            f"{10 * config.threshold_pulls:,} with batch n; compiled LSA (one pull at a time) "
+            f"over the same pulls; pulls per CPU second, the median of {config.repeat}"
         ),
-        header=["n", "batch", "alg", "pulls", "CPU s", "pulls/s", "alg / LSA"],
+        header=[
+            "n",
+            "batch",
+            "alg",
+            "pulls",
+            "CPU s",
+            "pulls/s",
+            "alg / LSA",
+            "ours / compiled LSA",
+        ],
+        rows=rows,
+        notes=notes,
+        data=data,
+    )
+
+
+def _gold_run(
+    config: SpeedConfig, means: FloatArray, batch: int, budget: int
+) -> tuple[Timed, GOLD]:
+    algorithm = GOLD(config.gold_n, eps=2.5, rho=0.9, delta=config.delta, budget=budget)
+    start = clock()
+    simulate(algorithm, BernoulliRewards(means, config.seed), batch=batch)
+    return since(algorithm.n_answered, start), algorithm
+
+
+def _compiled_gold(
+    config: SpeedConfig, means: FloatArray, budget: int
+) -> tuple[Timed, compiled.Run, NDArray[np.int64]]:
+    start = clock()
+    run_, rounds = compiled.gold(means, config.seed, eps=2.5, rho=0.9, delta=config.delta,
+                                 budget=budget)  # fmt: skip
+    return since(run_.pulls, start), run_, rounds
+
+
+def measure_gold(config: SpeedConfig) -> Section:
+    """Part 4: GOLD through ``simulate`` (batch 1 and n) beside compiled GOLD; with batch 1
+    the pulls and every worker's terminal round are checked against the compiled loop's."""
+    n = config.gold_n
+    means = gold_instance(n, 2.5, "upper", 0.9).means
+    rows: list[list[object]] = []
+    notes: list[str] = []
+    data: dict[str, Any] = {}
+    for batch in (1, n):
+        budget = config.gold_pulls * (1 if batch == 1 else 10)
+        references = [_compiled_gold(config, means, budget) for _ in range(config.repeat)]
+        reference = median_run([timed for timed, _, _ in references])
+        ours, algorithm = _gold_run(config, means, batch, budget)
+        data[f"compiled_{budget}"] = asdict(reference)
+        data[f"batch_{batch}"] = asdict(ours)
+        label = f"compiled (numba), batch = 1, {budget:,} pulls"
+        rows.append(["GOLD", label, f"{reference.pulls:,}", f"{reference.cpu:.4f}",
+                     f"{reference.rate:,.0f}", "1.00x"])  # fmt: skip
+        rows.append(["GOLD", f"simulate, batch = {batch}", f"{ours.pulls:,}", f"{ours.cpu:.3f}",
+                     f"{ours.rate:,.0f}", _ratio(ours.rate, reference.rate)])  # fmt: skip
+        if batch == 1:
+            _, run_, rounds = references[0]
+            same = same_pulls(algorithm.stats.count, run_.counts, f"GOLD, n = {n}")
+            same = same and bool(np.array_equal(algorithm.rounds, rounds))
+            data["batch_1_matches_compiled"] = same
+            notes.append(
+                f"GOLD, batch 1: {'exactly the same' if same else 'DIFFERENT'} pulls and "
+                f"terminal rounds as the compiled loop over {budget:,} pulls "
+                f"({int(algorithm.terminal.sum())} workers terminal, stop: "
+                f"{algorithm.stop_reason})."
+            )
+    return Section(
+        title=(
+            f"GOLD through simulate vs the compiled loop: n = {n}, gold_instance({n}, 2.5, "
+            f"'upper', 0.9), eps 2.5, rho 0.9, mixture radii, reward seed {config.seed}; "
+            f"pulls per CPU second; compiled figures the median of {config.repeat}"
+        ),
+        header=["alg", "path", "pulls", "CPU s", "pulls/s", "ours / compiled"],
         rows=rows,
         notes=notes,
         data=data,
@@ -434,6 +474,7 @@ SECTIONS: dict[str, Callable[[SpeedConfig], Section]] = {
     "simulate": measure_simulate,
     "orchestrator": measure_orchestrator,
     "thresholding": measure_thresholding,
+    "gold": measure_gold,
 }
 
 
@@ -460,6 +501,7 @@ def run(config: SpeedConfig, sections: Sequence[str] | None = None) -> dict[str,
     chosen = list(SECTIONS) if sections is None else list(sections)
     results = {}
     started = time.perf_counter()
+    compile_seconds = compiled.warm_up()  # numba compiles here, not inside a timing
     for name in chosen:
         section = SECTIONS[name](config)
         results[name] = asdict(section)
@@ -468,6 +510,7 @@ def run(config: SpeedConfig, sections: Sequence[str] | None = None) -> dict[str,
         "config": asdict(config),
         "machine": machine_info(),
         "seconds": round(time.perf_counter() - started, 1),
+        "compile_seconds": round(compile_seconds, 1),
         "sections": results,
     }
 
@@ -479,12 +522,17 @@ def format_report(report: dict[str, Any]) -> str:
         if section["notes"]:
             parts += ["", *(f"- {note}" for note in section["notes"])]
         parts.append("")
-    return "\n".join(parts)
+    machine = report["machine"]
+    parts.append(
+        f"numba compiled the reference loops in {report.get('compile_seconds', 0.0):.1f} s "
+        f"(before any timing). Run on {machine['date']}: {describe_machine(machine)}."
+    )
+    return "\n".join(parts) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="Pulls per second: RR and WRR at n = 200; thresholding baselines beside LSA."
+        description="Pulls per second of RR, WRR, LSA and GOLD beside compiled reference loops."
     )
     parser.add_argument("--quick", action="store_true", help="smaller capped runs")
     parser.add_argument("--profile", action="store_true", help="also print a cProfile summary")
