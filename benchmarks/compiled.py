@@ -17,7 +17,8 @@ algorithm allows.
   tournament tree keeps the argmin (ties to the lowest worker) in O(log n) per pull.
 * GOLD (Ban & He 2020) with ``interval="mixture"``: the radius is a function of the count;
   a pull re-checks the edges at the pulled worker (O(n)) and relabels its community only
-  when one went.
+  when the worker lost touch with one it was cut from (a breadth-first search that stops
+  as soon as it reaches them all).
 
 Where the floats can differ from ours: sums of n terms (numpy sums pairwise and ``np.dot``
 goes to BLAS; here sums run left to right) and ``log`` (numpy's SIMD ``log`` against libm's).
@@ -556,9 +557,14 @@ def _ksigma_loop(
     return count, evaluations
 
 
+def _writeable(means: FloatArray) -> FloatArray:
+    """A private copy: numba compiles read-only arrays as another type (a second compile)."""
+    return np.array(means, dtype=np.float64)
+
+
 def _ksigma(means: FloatArray, seed: int, k: float, delta: float, budget: int,
             weighted: bool) -> Run:  # fmt: skip
-    values = np.ascontiguousarray(means, dtype=np.float64)
+    values = _writeable(means)
     n = values.size
     if budget < n:
         raise ValueError("the compiled loops need a budget of at least one pull per worker")
@@ -642,7 +648,7 @@ def _lsa_key(total: FloatArray, count: IntArray, arm: int, threshold: float, alp
 def lsa(means: FloatArray, seed: int, *, threshold: float, budget: int,
         alpha: float = 1.35) -> Run:  # fmt: skip
     """``LSA(n, threshold=threshold, budget=budget, alpha=alpha)``, batch 1."""
-    values = np.ascontiguousarray(means, dtype=np.float64)
+    values = _writeable(means)
     if budget < values.size:
         raise ValueError("the compiled loops need a budget of at least one pull per worker")
     key = _stream_key(seed, 0)[0]
@@ -690,6 +696,31 @@ def _split(adjacency: BoolMatrix, labels: IntArray, community: int, next_label: 
 
 
 @_jit
+def _still_joined(adjacency: BoolMatrix, arm: int, cut: NDArray[np.bool_]) -> bool:
+    """Whether ``arm`` still reaches every worker it just lost an edge to (breadth first,
+    stopping once it does): then its community did not split."""
+    n = cut.size
+    left = int(cut.sum())
+    seen = np.zeros(n, dtype=np.bool_)
+    queue = np.empty(n, dtype=np.int64)
+    queue[0], head, tail = arm, 0, 1
+    seen[arm] = True
+    while head < tail:
+        node = queue[head]
+        head += 1
+        for other in range(n):
+            if adjacency[node, other] and not seen[other]:
+                seen[other] = True
+                queue[tail] = other
+                tail += 1
+                if cut[other]:
+                    left -= 1
+                    if left == 0:
+                        return True
+    return False
+
+
+@_jit
 def _mark_terminal(
     labels: IntArray, terminal: NDArray[np.bool_], rounds: IntArray, minority: float, t: int
 ) -> int:
@@ -703,13 +734,15 @@ def _mark_terminal(
 
 
 @_jit
-def _cut(adjacency: BoolMatrix, y: FloatArray, radii: FloatArray, b: float, arm: int) -> bool:
-    """Remove the edges at ``arm`` that stopped being neighbours."""
-    cut = False
+def _cut(
+    adjacency: BoolMatrix, y: FloatArray, radii: FloatArray, b: float, arm: int
+) -> NDArray[np.bool_]:
+    """Remove the edges at ``arm`` that stopped being neighbours; the workers cut off."""
+    cut = np.zeros(y.size, dtype=np.bool_)
     for other in range(y.size):
         if adjacency[arm, other] and abs(y[arm] - y[other]) > b * (radii[arm] + radii[other]):
             adjacency[arm, other] = adjacency[other, arm] = False
-            cut = True
+            cut[other] = True
     return cut
 
 
@@ -747,11 +780,12 @@ def _gold_loop(
             continue
         rows = np.arange(n) if t + 1 == n else np.array([arm])
         if t + 1 == n:  # the graph starts complete: every pair checked at once
-            cut = np.abs(y[:, None] - y[None, :]) > b * (radii[:, None] + radii[None, :])
-            changed = bool((cut & adjacency).any())
-            adjacency &= ~cut
-        else:
-            changed = _cut(adjacency, y, radii, b, arm)
+            apart = np.abs(y[:, None] - y[None, :]) > b * (radii[:, None] + radii[None, :])
+            changed = bool((apart & adjacency).any())
+            adjacency &= ~apart
+        else:  # a community that lost edges at arm splits only if arm lost touch
+            cut = _cut(adjacency, y, radii, b, arm)
+            changed = bool(cut.any()) and not _still_joined(adjacency, arm, cut)
         if t + 1 == n:
             n_terminal = _mark_terminal(labels, terminal, rounds, minority, t + 1)
         if changed:
@@ -765,7 +799,7 @@ def gold(means: FloatArray, seed: int, *, eps: float = 2.5, rho: float = 0.9,
          delta: float = 0.1, budget: int) -> tuple[Run, IntArray]:  # fmt: skip
     """``GOLD(n, eps=eps, rho=rho, delta=delta, budget=budget)`` (mixture radii), batch 1:
     the run and every worker's terminal round (-1: never terminal)."""
-    values = np.ascontiguousarray(means, dtype=np.float64)
+    values = _writeable(means)
     n = values.size
     if budget < n:
         raise ValueError("the compiled loops need a budget of at least one pull per worker")
