@@ -268,7 +268,7 @@ def load_results(
         stored = None if from_events else journal.stored_result(chosen)
         if stored is not None and (result := Result.from_json(stored)) is not None:
             return record, result, None
-        if from_events or journal.events(chosen, kinds=(EventKind.INVALIDATED,)):
+        if from_events or journal.invalidations(chosen):
             # Rescoring needs every answer; a check against the journal must not trust
             # derived data.
             algorithm, events = build_algorithm(record), journal.events(chosen)
