@@ -94,8 +94,9 @@ async def test_a_run_resumed_from_its_snapshot_ends_as_the_uninterrupted_run(
     _, reference = await start_run(_plan(algorithm, 0), str(tmp_path / "reference.db"))
     run_id = await _interrupted(database_url, _plan(algorithm, EVERY), answers_after_snapshot=2)
     resumed = await resume_run(run_id, database_url)
-    # The pull in flight at the interruption was released and asked again: one more release.
-    assert resumed.released_pulls == reference.released_pulls + 1
+    # A pull in flight at the interruption (there may be none between an answer and the
+    # next ask) is released and asked again: at most one more release.
+    assert resumed.released_pulls - reference.released_pulls in (0, 1)
     assert _same(dataclasses.replace(resumed, released_pulls=reference.released_pulls), reference)
     _, reported, _ = load_results(database_url, run_id)
     assert _same(reported, resumed)
