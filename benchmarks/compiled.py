@@ -562,17 +562,24 @@ def _writeable(means: FloatArray) -> FloatArray:
     return np.array(means, dtype=np.float64)
 
 
-def _ksigma(means: FloatArray, seed: int, k: float, delta: float, budget: int,
-            weighted: bool) -> Run:  # fmt: skip
+def _common(
+    means: FloatArray, seed: int, delta: float, budget: int
+) -> tuple[FloatArray, int, float, float, Any]:
+    """What the mixture-radius loops share: the means (a private copy), n, the Jeffreys
+    prior's log-beta, log(n / delta) and the seed's stream key."""
     values = _writeable(means)
     n = values.size
     if budget < n:
         raise ValueError("the compiled loops need a budget of at least one pull per worker")
     a, b = JEFFREYS
     log_beta_prior = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-    log_inverse = math.log(1.0 / (delta / n))
+    return values, n, log_beta_prior, math.log(1.0 / (delta / n)), _stream_key(seed, 0)[0]
+
+
+def _ksigma(means: FloatArray, seed: int, k: float, delta: float, budget: int,
+            weighted: bool) -> Run:  # fmt: skip
+    values, n, log_beta_prior, log_inverse, key = _common(means, seed, delta, budget)
     rho = optimal_rho(n, ksigma_lk(k, n, delta))
-    key = _stream_key(seed, 0)[0]
     start = time.process_time()
     counts, evaluations = _ksigma_loop(
         values, key, k, log_inverse, log_beta_prior, rho, budget, weighted
@@ -799,14 +806,7 @@ def gold(means: FloatArray, seed: int, *, eps: float = 2.5, rho: float = 0.9,
          delta: float = 0.1, budget: int) -> tuple[Run, IntArray]:  # fmt: skip
     """``GOLD(n, eps=eps, rho=rho, delta=delta, budget=budget)`` (mixture radii), batch 1:
     the run and every worker's terminal round (-1: never terminal)."""
-    values = _writeable(means)
-    n = values.size
-    if budget < n:
-        raise ValueError("the compiled loops need a budget of at least one pull per worker")
-    a, c = JEFFREYS
-    log_beta_prior = math.lgamma(a) + math.lgamma(c) - math.lgamma(a + c)
-    log_inverse = math.log(1.0 / (delta / n))
-    key = _stream_key(seed, 0)[0]
+    values, n, log_beta_prior, log_inverse, key = _common(means, seed, delta, budget)
     minority = minority_size(n, rho)
     start = time.process_time()
     counts, rounds = _gold_loop(values, key, gold_b(eps), minority, log_inverse,
