@@ -394,6 +394,10 @@ def plot(name: str, per_group: dict[str, list[Score]]) -> Path | None:
     return path
 
 
+def _plot_item(item: tuple[str, dict[str, list[Score]]]) -> Path | None:
+    return plot(*item)
+
+
 def _rate(value: float) -> float:
     return 0.0 if math.isnan(value) else value
 
@@ -439,7 +443,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         raise SystemExit("set SCREENER_DATA to the folder of the real datasets (../shared/data)")
     units = plan(args, Path(data))
     results, wall = run_in_processes("realdata", run_unit, units, args.processes)
-    report = render(results, plots=not args.no_plots)
+    report = render(results, plots=0 if args.no_plots else args.processes)
     print(report["text"])
     print(f"\n{len(units)} units, {wall:.0f} s wall on {args.processes} processes")
     payload = {"machine": machine_info(), "wall_seconds": wall, "argv": list(argv or sys.argv[1:]),
@@ -448,7 +452,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return payload
 
 
-def render(results: Sequence[UnitResult], *, plots: bool) -> dict[str, Any]:
+def render(results: Sequence[UnitResult], *, plots: int) -> dict[str, Any]:
+    """The tables, headlines and summary of ``results``; with ``plots`` > 0 also the PNGs,
+    drawn on that many processes (about a second each: a serial loop added half a minute)."""
     groups = group(results)
     methods = list(dict.fromkeys(o.method for r in results for o in r.outcomes))
     text: list[str] = []
@@ -474,8 +480,7 @@ def render(results: Sequence[UnitResult], *, plots: bool) -> dict[str, Any]:
         per_dataset.setdefault(dataset, {})[f"{pop} answers, bar {bar_name}"] = scores
     text += ["", *summary(tables)]
     if plots:
-        for dataset, panels in per_dataset.items():
-            plot(dataset, panels)
+        run_in_processes("plots", _plot_item, list(per_dataset.items()), plots, progress=False)
     return {"text": "\n".join(text), "tables": tables}
 
 
