@@ -25,7 +25,7 @@ order.
 
 Usage::
 
-    SCREENER_DATA=../shared/data python -m benchmarks.realdata            # ~19 min on 2 cores
+    SCREENER_DATA=../shared/data python -m benchmarks.realdata            # ~10 min on 2 cores
     SCREENER_DATA=../shared/data python -m benchmarks.realdata --quick    # ~10 s
     python -m benchmarks.realdata --datasets EBCC_ACT_SP --methods toloka-rule crowd-prior:q=0.05
 
