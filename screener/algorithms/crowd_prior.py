@@ -81,6 +81,15 @@ class CrowdPrior(ThresholdingAlgorithm):
     answers first, ties to the lowest index; decided workers and workers at ``max_answers``
     are not asked again. Graded rewards enter the likelihood with fractional successes.
 
+    Under concurrency: when every undecided worker has a question in flight and the window
+    has room, a worker with fewer than ``min_answers`` answers and questions in flight gets
+    more, up to ``min_answers`` in all: no decision comes before them, so each is needed
+    whatever the answers in flight say. Beyond ``min_answers`` any answer may decide (the
+    prior moves with other workers' answers, so no later count is sure), so one question at
+    a time. The fill goes to the worker with the fewest questions in flight first (then the
+    fewest answers, then the lowest index); one question at a time, or a batch with nothing
+    in flight and no more room than undecided workers, the pulls are exactly as before.
+
     Examples
     --------
     On six simulated workers (three workers under the bar of 0.5, three over it):
@@ -292,6 +301,12 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     def _can_progress(self) -> bool:
         return bool((self.available & self._open()).any())
+
+    def _horizon(self) -> NDArray[np.int64]:
+        """Up to ``min_answers`` answers, or the next one, for an open worker (see the
+        class docstring, "Under concurrency")."""
+        upto = np.minimum(np.maximum(self.stats.count + 1, self.min_answers), self.max_answers)
+        return np.where(self._open(), upto, 0)
 
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
         in_flight = effective > self.stats.count[arms]

@@ -12,10 +12,21 @@ answers seen, and a worker exactly at the bar is banned or kept by chance.
 
 Shared mechanics (``PlatformRule``): the rule watches each worker's answers one by one, in the
 order they were accepted by ``tell`` (within one ``tell_many`` batch, in array order), and
-decides the worker on the exact answer where it fires. A worker has at most one question in
-flight (asking ahead would pay for questions the rule may never use), is never asked for more
-than the rule can still use, and is not asked again once decided. The next question goes to
-the undecided worker with the fewest answers, ties to the lowest index (round robin).
+decides the worker on the exact answer where it fires. The next question goes to the
+undecided worker with the fewest answers and no question in flight, ties to the lowest index
+(round robin); a worker is never asked for more than the rule can still use, and is not asked
+again once decided.
+
+Under concurrency (a window wider than the undecided workers): a worker may have more
+questions in flight, but only questions it surely needs, so none is paid for and wasted. The
+rule cannot fire before the worker's "horizon", the first answer count at which some answers
+could make it fire; both rules fire soonest on all-wrong answers (a lower share only brings
+a ban or a failure closer, and acceptance comes at a fixed count), so the horizon is where
+all-wrong answers from now on would first decide. Every answer up to it is judged whatever
+the answers in flight turn out to be. The window is filled with those answers, the worker
+with the fewest questions in flight first (then the fewest answers, then the lowest index).
+One question at a time, or a batch with nothing in flight and no more room than undecided
+workers, the pulls are exactly the round robin's.
 """
 
 from __future__ import annotations
@@ -49,8 +60,9 @@ class PlatformRule(ThresholdingAlgorithm):
 
     Subclasses supply ``_judge(arm, count, reward)``, called once per accepted answer of an
     undecided worker (``count`` is that worker's answer number, 1-based), which calls
-    ``_decide_now`` when the rule fires, and ``max_answers``, the most answers the rule can
-    use per worker.
+    ``_decide_now`` when the rule fires; ``_earliest_decision(arm)``, the worker's horizon
+    (see the module docstring); and ``max_answers``, the most answers the rule can use per
+    worker.
 
     Result: a decided worker is ABOVE (accepted) or BELOW (banned, failed, removed) with the
     rule that fired in its reason; an undecided worker with answers is UNDECIDED, leaning
@@ -77,6 +89,8 @@ class PlatformRule(ThresholdingAlgorithm):
         self.verdict = np.zeros(self.n_arms, dtype=np.int8)
         self.verdict_reason: dict[int, str] = {}
         self._answers_seen = [0] * self.n_arms
+        self._horizons = np.zeros(self.n_arms, dtype=np.int64)
+        self._horizons_stale = True
 
     @property
     @abc.abstractmethod
@@ -91,6 +105,11 @@ class PlatformRule(ThresholdingAlgorithm):
     def _judge(self, arm: int, count: int, reward: float) -> None:
         """Apply the rule to the ``count``-th answer of undecided worker ``arm``."""
 
+    @abc.abstractmethod
+    def _earliest_decision(self, arm: int) -> int:
+        """The first answer count at which the rule could fire for undecided worker ``arm``
+        (all-wrong answers from now on decide there, or it is ``max_answers``)."""
+
     @property
     def decided(self) -> NDArray[np.bool_]:
         return np.asarray(self.verdict != _UNDECIDED)
@@ -104,9 +123,17 @@ class PlatformRule(ThresholdingAlgorithm):
         super()._on_answers(pull_ids, arms, rewards)
         for arm, reward in zip(arms.tolist(), rewards.tolist(), strict=True):
             if self.verdict[arm] != _UNDECIDED:
-                continue  # cannot happen with one question in flight; a decision is final
+                continue  # cannot happen (only surely-needed questions fly); final
             self._answers_seen[arm] += 1
             self._judge(arm, self._answers_seen[arm], reward)
+            self._horizons[arm] = 0 if self.decided[arm] else self._earliest_decision(arm)
+
+    def _horizon(self) -> NDArray[np.int64]:
+        if self._horizons_stale:  # before any answer: every worker's, once
+            undecided = np.flatnonzero(~self.decided).tolist()
+            self._horizons[undecided] = [self._earliest_decision(arm) for arm in undecided]
+            self._horizons_stale = False
+        return self._horizons
 
     def _condition_met(self) -> bool:
         return bool(self.decided.all())
@@ -219,20 +246,31 @@ class TolokaRule(PlatformRule):
     def max_answers(self) -> int:
         return self.accept_after
 
+    def _bans(self, count: int, recent: deque[float]) -> bool:
+        """The rule's ban: enough answers, and the share correct in the window under the bar."""
+        return count >= self.min_answers and math.fsum(recent) / len(recent) < self.threshold
+
+    def _earliest_decision(self, arm: int) -> int:
+        recent = self._recent[arm].copy()
+        for count in range(self._answers_seen[arm] + 1, self.accept_after):
+            recent.append(self.lower)
+            if self._bans(count, recent):
+                return count
+        return self.accept_after
+
     def _judge(self, arm: int, count: int, reward: float) -> None:
         recent = self._recent[arm]
         recent.append(reward)
-        if count >= self.min_answers:
+        if self._bans(count, recent):
             total = math.fsum(recent)
             share = total / len(recent)
-            if share < self.threshold:
-                self._decide_now(
-                    arm,
-                    False,
-                    f"banned: {total:g} of the last {len(recent)} answers correct "
-                    f"({_percent(share)} < {_percent(self.threshold)}) at answer {count}",
-                )
-                return
+            self._decide_now(
+                arm,
+                False,
+                f"banned: {total:g} of the last {len(recent)} answers correct "
+                f"({_percent(share)} < {_percent(self.threshold)}) at answer {count}",
+            )
+            return
         if count == self.accept_after:
             self._decide_now(
                 arm, True, f"accepted: {count} answers without a ban (Toloka control-task rule)"
@@ -310,25 +348,37 @@ class Quiz(PlatformRule):
     def max_answers(self) -> int:
         return self.quiz_size + self.hidden
 
+    def _fires(self, count: int, total: float) -> bool:
+        """The quiz is graded at Q answers (failed under the bar, else passed when there are
+        no hidden questions); after it, removal under the bar, or a pass at Q + H."""
+        if count < self.quiz_size:
+            return False
+        return total / count < self.threshold or count == self.max_answers
+
+    def _earliest_decision(self, arm: int) -> int:
+        seen = self._answers_seen[arm]
+        for count in range(seen + 1, self.max_answers):
+            if self._fires(count, self._totals[arm] + (count - seen) * self.lower):
+                return count
+        return self.max_answers
+
     def _judge(self, arm: int, count: int, reward: float) -> None:
         self._totals[arm] += reward
-        if count < self.quiz_size:
-            return
         total = self._totals[arm]
+        if not self._fires(count, total):
+            return
         accuracy = total / count
         summary = f"{total:g} of {count} correct ({_percent(accuracy)}"
         bar = _percent(self.threshold)
-        if count == self.quiz_size:
-            if accuracy < self.threshold:
-                self._decide_now(arm, False, f"failed the quiz: {summary} < {bar})")
-            elif self.hidden == 0:
-                self._decide_now(arm, True, f"passed the quiz: {summary} >= {bar})")
-            return
-        if accuracy < self.threshold:
+        if accuracy < self.threshold and count == self.quiz_size:
+            self._decide_now(arm, False, f"failed the quiz: {summary} < {bar})")
+        elif accuracy < self.threshold:
             self._decide_now(
                 arm, False, f"removed at answer {count} (hidden question "
                 f"{count - self.quiz_size} of {self.hidden}): {summary} < {bar})",
             )  # fmt: skip
-        elif count == self.max_answers:
+        elif self.hidden == 0:  # graded at Q = Q + H answers
+            self._decide_now(arm, True, f"passed the quiz: {summary} >= {bar})")
+        else:
             passed = f"passed the quiz and {self.hidden} hidden questions"
             self._decide_now(arm, True, f"{passed}: {summary} >= {bar})")

@@ -119,7 +119,44 @@ class ThresholdingAlgorithm(Algorithm):
     def _condition_met(self) -> bool:
         return False  # fixed budget: the base stops with BUDGET_SPENT
 
+    def _horizon(self) -> NDArray[np.int64] | None:
+        """Per worker, the answer count up to which every answer is surely needed whatever
+        the answers in flight turn out to be (no decision can come earlier); None: no such
+        lookahead. Used only to fill a window the index leaves short (``_schedule``)."""
+        return None
+
     def _schedule(self, limit: int) -> IntArray:
+        picks = self._index_schedule(limit)
+        if picks.size == limit:
+            return picks
+        horizon = self._horizon()
+        if horizon is None:
+            return picks
+        return np.concatenate([picks, self._fill_surely_needed(limit - picks.size, picks, horizon)])
+
+    def _fill_surely_needed(
+        self, room: int, picks: IntArray, horizon: NDArray[np.int64]
+    ) -> IntArray:
+        """Up to ``room`` further pulls below each worker's horizon, the worker with the
+        fewest pulls in flight first (then the fewest answers and pulls, then the lowest
+        index): one ``ask(1)`` at a time would pick them in this order, since each pick
+        only raises its own worker's key."""
+        pending = self.pending + np.bincount(picks, minlength=self.n_arms)
+        effective = self.stats.count + pending
+        spare = np.where(self.available, horizon - effective, 0)
+        arms = np.flatnonzero(spare > 0)
+        if arms.size == 0:
+            return np.empty(0, dtype=np.int64)
+        depth = int(spare[arms].max())
+        steps = np.arange(depth, dtype=np.int64)
+        rows = np.repeat(arms, depth)
+        keep = (steps[None, :] < spare[arms, None]).ravel()
+        rows, extra = rows[keep], np.tile(steps, arms.size)[keep]
+        order = np.lexsort((rows, effective[rows] + extra, pending[rows] + extra))
+        return np.asarray(rows[order[:room]], dtype=np.int64)
+
+    def _index_schedule(self, limit: int) -> IntArray:
+        """The index policy's picks (see the class docstring)."""
         arms = np.flatnonzero(self.available).astype(np.int64)
         effective = (self.stats.count + self.pending).astype(np.float64)
         if limit > 1:
@@ -386,6 +423,16 @@ class ConfidentThresholding(ThresholdingAlgorithm):
       answer still missing; Hoeffding: how deep the bar sits inside the interval), with
       ``T`` = answered + pending; a worker whose projected interval clears waits.
 
+    Under concurrency: when the schedule leaves room in the window (every undecided worker
+    waits for answers in flight), a worker with fewer than ``min_answers`` answers and
+    questions gets more, up to ``min_answers`` in all: no decision comes before them, so
+    each is needed whatever the answers in flight say. Fewest questions in flight first,
+    then fewest answers, then the lowest index; with nothing in flight and room for no more
+    than the schedule hands out, the pulls are exactly as before. Beyond ``min_answers``
+    no further pull is surely needed by this rule (a bound on the earliest count at which
+    a worker could clear, from the betting capital's largest step and the mixture's
+    smallest budget, would give more; not done), so the schedule's own limit holds.
+
     The means use answered pulls only. Stops with CONDITION_MET when every worker is
     decided. Workers still overlapping when the budget is spent, or made unavailable, stay
     UNDECIDED with the reason.
@@ -600,6 +647,10 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         both = np.maximum(both, self.min_answers)  # no decision comes before min_answers
         self._clear_plugin[changed] = both[: changed.size]
         self._clear_hopeful[changed] = both[changed.size :]
+
+    def _horizon(self) -> NDArray[np.int64]:
+        """``min_answers`` for the undecided (see the class docstring, "Under concurrency")."""
+        return np.where(self.decided, 0, self.min_answers).astype(np.int64)
 
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
         answered = self.stats.count[arms]

@@ -132,7 +132,9 @@ def test_cost_mode_decides_everyone_by_the_horizon() -> None:
 
 def test_one_question_in_flight_per_worker() -> None:
     # (That a batch equals single asks is the conformance suite's batch_asks check.)
-    batched = CrowdPrior(5, threshold=0.6)
+    # min_answers=1: every answer may decide, so one question in flight per worker (before
+    # min_answers the window is filled further: test_concurrency).
+    batched = CrowdPrior(5, threshold=0.6, min_answers=1)
     big = batched.ask(8)
     assert len(big) == 5  # one per worker, however many are asked for
     assert batched.ask(1).wait  # every worker has its question: wait for answers
