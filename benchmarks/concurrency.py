@@ -17,7 +17,14 @@ Reported per algorithm (means over the seeds; 3 by default, 1 with ``--quick``):
 * ``ideal``: ``pulls / C``, the time a window that never has a free slot would take for the
   same pulls (a full window answers C questions per unit of time on average);
 * ``ratio = wall / ideal`` (1 is perfect, about C / mean in flight); ``in flight``: the
-  time-average of the pulls in flight.
+  time-average of the pulls in flight;
+* ``wall C=inf`` (zero-waste algorithms only: toloka-rule, quiz, crowd-prior): the same
+  run with no limit on the window (``CAP`` pulls in flight). They ask only pulls that are
+  surely needed, so this is the chain of decision points each worker passes through, one
+  round trip each, which no schedule can overlap: on their short runs, where ``pulls / C``
+  is a few delays, it is the fair yardstick, and ``vs inf`` = ``wall / wall C=inf`` says
+  what the window of C costs on top of it. (An algorithm that asks ahead would spend the
+  cap at once there: no yardstick.)
 
 ``--before DIR`` measures the same cases a second time with the ``screener`` package of DIR
 (e.g. a ``git worktree`` of HEAD), in a subprocess, and puts both ratios side by side: one run
@@ -67,6 +74,8 @@ class Case:
     instance: str
     means: tuple[float, ...]
     params: tuple[tuple[str, Any], ...] = ()
+    #: Asks only surely-needed pulls: the unlimited window's wall is a fair yardstick.
+    zero_waste: bool = False
 
     def build(self, seed: int) -> Algorithm:
         params = {"budget": CAP, "seed": seed, **dict(self.params)}
@@ -148,7 +157,10 @@ def _cases() -> list[Case]:
         ("toloka-rule", "16 good, 4 bad", crowd, (("threshold", 0.7),)),
         ("quiz", "16 good, 4 bad", crowd, (("threshold", 0.7),)),
     ]
-    return [Case(name, label, means, params) for name, label, means, params in plan]
+    zero_waste = {"crowd-prior", "toloka-rule", "quiz"}
+    return [
+        Case(name, label, means, params, name in zero_waste) for name, label, means, params in plan
+    ]
 
 
 CASES = _cases()
@@ -163,9 +175,13 @@ def measure(case: Case, seeds: Sequence[int], window: int = WINDOW) -> dict[str,
     means = np.asarray(case.means, dtype=np.float64)
     wide: list[Measure] = []
     single: list[Measure] = []
+    unlimited: list[Measure] = []
     for seed in seeds:
         wide.append(drive_virtual(case.build(seed), means, window, np.random.default_rng(seed)))
         single.append(drive_virtual(case.build(seed), means, 1, np.random.default_rng(seed)))
+        if case.zero_waste:
+            free = drive_virtual(case.build(seed), means, CAP, np.random.default_rng(seed))
+            unlimited.append(free)
     pulls = _mean([m.pulls for m in wide])
     wall = _mean([m.wall for m in wide])
     ideal = pulls / window
@@ -178,6 +194,7 @@ def measure(case: Case, seeds: Sequence[int], window: int = WINDOW) -> dict[str,
         "ideal": ideal,
         "ratio": wall / ideal,
         "in_flight": _mean([m.in_flight for m in wide]),
+        "wall_unlimited": _mean([m.wall for m in unlimited]) if unlimited else None,
         "stops": sorted({m.stop for m in wide + single}),
     }
 
@@ -218,22 +235,32 @@ def _before(directory: Path, seeds: Sequence[int]) -> list[dict[str, Any]]:
 def case_table(rows: Sequence[dict[str, Any]], before: Sequence[dict[str, Any]] | None) -> str:
     """The markdown table: one line per case, the ratio before beside it when measured."""
     header = ["algorithm", "instance", "pulls C=1", "pulls C=64", "wall", "ideal", "ratio"]
-    header += ["in flight"]
+    header += ["in flight", "wall C=inf", "vs inf"]
     if before is not None:
         header = [*header[:2], "pulls C=64 before", *header[2:], "ratio before"]
+        header.append("vs inf before")
     lines = []
     for index, row in enumerate(rows):
         cells: list[object] = [
             row["algorithm"], row["instance"], f"{row['pulls_1']:,.0f}", f"{row['pulls']:,.0f}",
             f"{row['wall']:.1f}", f"{row['ideal']:.1f}", f"{row['ratio']:.2f}",
-            f"{row['in_flight']:.1f}",
+            f"{row['in_flight']:.1f}", *_versus_unlimited(row),
         ]  # fmt: skip
         if before is not None:
             old = before[index]
             assert (old["algorithm"], old["instance"]) == (row["algorithm"], row["instance"])
             cells = [*cells[:2], f"{old['pulls']:,.0f}", *cells[2:], f"{old['ratio']:.2f}"]
+            cells.append(_versus_unlimited(old)[1])
         lines.append(cells)
     return markdown_table(header, lines)
+
+
+def _versus_unlimited(row: dict[str, Any]) -> tuple[str, str]:
+    """``wall C=inf`` and ``wall / wall C=inf``, or dashes where there is no yardstick."""
+    unlimited = row.get("wall_unlimited")
+    if unlimited is None:
+        return "-", "-"
+    return f"{unlimited:.1f}", f"{row['wall'] / unlimited:.2f}"
 
 
 def _stops_note(rows: Sequence[dict[str, Any]]) -> str:
