@@ -56,7 +56,7 @@ def _percent(value: float) -> str:
 
 
 class PlatformRule(ThresholdingAlgorithm):
-    """Base of the static platform rules: per-answer decisions, one question in flight.
+    """Base of the static platform rules: per-answer decisions, surely-needed questions only.
 
     Subclasses supply ``_judge(arm, count, reward)``, called once per accepted answer of an
     undecided worker (``count`` is that worker's answer number, 1-based), which calls
@@ -195,7 +195,12 @@ class TolokaRule(PlatformRule):
       paying for control questions (Toloka's limit on submitted task suites, or the end of
       the pool). The rule itself never accepts.
     * Answers are in the order ``tell`` accepted them, the order Toloka would have them if
-      answers arrive as the questions were asked (one question in flight per worker here).
+      answers arrive as the questions were asked (as they do one question at a time).
+
+    Under concurrency: a worker's questions up to its first possible ban are all in flight at
+    once: ``min_answers`` fresh; after that, the answers until all-wrong ones would bring the
+    share in the window under the bar (three right of three, bar 60%: three more, since 3 of
+    6 is the first share under it), or until ``accept_after``.
 
     Examples
     --------
@@ -306,6 +311,10 @@ class Quiz(PlatformRule):
     * Default ``threshold = 0.7``: the pages above name the Minimum Accuracy setting but give
       no default value; 0.7 is this package's choice. The default quiz length on Appen is the
       Rows Per Page setting; 10 is the page's own example.
+
+    Under concurrency: the whole quiz is in flight at once (it is graded at Q answers,
+    whatever they are); after a pass with hidden questions, the hidden ones until all-wrong
+    answers would bring the running accuracy under the bar, or until Q + H.
 
     Examples
     --------
