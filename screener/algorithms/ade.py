@@ -167,6 +167,9 @@ class ADE(KSigmaAlgorithm):
                 f"ADE needs rewards in [a, b] with a >= 0, got lower={self.lower}",
                 "shift the rewards so that lower >= 0",
             )
+        # The radii are the paper's Hoeffding bounds whatever ``interval`` and ``quantile``
+        # say (the k-sigma base's options): no heuristic label for the result.
+        self._heuristic = None
         a, b = self.lower, self.upper
         self.big_r = b - a
         self.big_r2 = b * b - a * a
@@ -311,6 +314,13 @@ class ADE(KSigmaAlgorithm):
         outlier = undecided & ~normal & (self.means - self.radii >= high)
         self.decision[normal] = _NORMAL
         self.decision[outlier] = _OUTLIER
+
+    def _threshold_interval(self) -> tuple[float, float]:
+        """theta's interval is ADE's own, ``theta -+ r_theta`` (Lemma 4), the one its decisions
+        use; the k-sigma base's range over the workers' box does not apply."""
+        if self.m_theta == 0:
+            return -math.inf, math.inf
+        return self.theta - self.theta_radius, self.theta + self.theta_radius
 
     def _theta_radius(self, m_theta: int) -> float:
         level = self._level_at(m_theta)

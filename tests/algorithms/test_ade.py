@@ -15,7 +15,7 @@ from screener.algorithms.ade import ADE
 from screener.algorithms.base import AskState
 from screener.algorithms.result import Result, StopReason
 from screener.errors import ConfigError
-from screener.simulation import map_seeds
+from screener.simulation import BernoulliRewards, map_seeds, simulate
 from screener.stats import ade_level
 
 
@@ -258,3 +258,23 @@ def test_shared_mode_stops_when_free_pairs_decide_everything() -> None:
     run = drive(alg, means, np.random.default_rng(9), batch=7)
     assert run.result.stop_reason is StopReason.CONDITION_MET
     assert run.result.outliers == tuple(range(10, 20))
+
+
+def test_result_shows_ades_own_threshold_interval_and_no_heuristic_label() -> None:
+    # The result used to show theta's interval as (-inf, inf) (the k-sigma base's, never
+    # computed for ADE) and to call a run "heuristic" when interval="agresti-coull" was
+    # passed, though ADE's radii are its paper's bounds whatever that option says.
+    means = [0.9, 0.85, 0.8, 0.88, 0.3, 0.86]
+    results = []
+    for interval in ("mixture", "agresti-coull"):
+        alg = ADE(6, k=1.5, interval=interval, budget=4000, seed=0)
+        result = simulate(alg, BernoulliRewards(means, seed=1))
+        assert result.threshold is not None
+        assert result.threshold.lower == pytest.approx(alg.theta - alg.theta_radius)
+        assert result.threshold.upper == pytest.approx(alg.theta + alg.theta_radius)
+        assert math.isfinite(result.threshold.lower) and math.isfinite(result.threshold.upper)
+        assert result.guarantee is not None and "heuristic" not in result.guarantee
+        assert "heuristic" not in result.extra
+        results.append(result)
+    same = [(w.arm, w.pulls, w.decision) for w in results[0].workers]
+    assert same == [(w.arm, w.pulls, w.decision) for w in results[1].workers]
