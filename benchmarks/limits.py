@@ -29,7 +29,7 @@ the oracle fails cannot be won by any method in this model.
 
 Usage::
 
-    SCREENER_DATA=../shared/data python -m benchmarks.limits [--bar 0.6] [--seeds 100]
+    SCREENER_DATA=../shared/data python -m benchmarks.limits [--bar 0.6|p20] [--seeds 100]
 """
 
 from __future__ import annotations
@@ -47,9 +47,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from benchmarks.harness import machine_info, markdown_table, run_in_processes, write_json
-from benchmarks.realdata import COSTS, HEADLINE_MIN_ANSWERS, cost_key
+from benchmarks.realdata import COSTS, bar_value, cost_key, dataset_answers, datasets, population
 from screener.algorithms import Decision, create_algorithm
-from screener.oracles.dataset import load_answers
 from screener.simulation import BernoulliRewards, simulate
 from screener.stats.prior import GridPrior, StoppingCosts, StoppingTable, stopping_table
 
@@ -176,19 +175,17 @@ def dominates(points: Sequence[Operating], rule: Operating, budget: float) -> bo
 class Task:
     name: str
     path: str
-    bar: float | None
+    bar: str  # "0.6" or "p20", as in realdata.py
     cap: int
     seeds: int
 
 
 def run_dataset(task: Task) -> dict[str, Any]:
-    answers = load_answers(task.path)
-    accuracies = np.array(
-        [float(np.mean(r)) for r in answers.rewards if r.size >= HEADLINE_MIN_ANSWERS]
-    )
+    _, records = population(dataset_answers(task.path), "30+")
+    accuracies = np.array([float(np.mean(r)) for r in records])
     if accuracies.size < 2:
         return {"dataset": task.name, "workers": int(accuracies.size)}  # left out, as realdata
-    bar = task.bar if task.bar is not None else float(np.quantile(accuracies, 0.2))
+    bar = bar_value(task.bar, accuracies)
     good_share = float((accuracies >= bar).mean())
     rules = rule_points(accuracies, bar, task.seeds)
     t1 = {}
@@ -244,7 +241,7 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bar", type=float, default=0.6, help="the bar; 0 for each p20")
+    parser.add_argument("--bar", choices=("0.6", "p20"), default="0.6", help="as realdata.py")
     parser.add_argument("--seeds", type=int, default=100, help="Bernoulli runs per rule")
     parser.add_argument("--cap", type=int, default=60, help="questions per worker at most")
     parser.add_argument("--datasets", nargs="*", default=None, help="file stems to run")
@@ -253,12 +250,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     data = os.environ.get("SCREENER_DATA")
     if not data:
         raise SystemExit("set SCREENER_DATA to the folder of the real datasets (../shared/data)")
-    root = Path(data)
-    files = sorted(root.glob("gold_answers/*.csv")) + sorted(root.glob("graded/*.csv"))
     tasks = [
-        Task(f.stem, str(f), args.bar or None, args.cap, args.seeds)
-        for f in files
-        if not args.datasets or f.stem in args.datasets
+        Task(name, str(path), args.bar, args.cap, args.seeds)
+        for name, path in datasets(Path(data), args.datasets)
     ]
     rows, wall = run_in_processes("limits", run_dataset, tasks, args.processes)
     rows = [row for row in rows if row["workers"] >= 2]
