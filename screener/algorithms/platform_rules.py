@@ -90,7 +90,9 @@ class PlatformRule(ThresholdingAlgorithm):
         self.verdict_reason: dict[int, str] = {}
         self._answers_seen = [0] * self.n_arms
         self._horizons = np.zeros(self.n_arms, dtype=np.int64)
-        self._horizons_stale = True
+        #: Workers with answers since their horizon was last worked out: only a window with
+        #: room reads horizons, so they are computed then, not on every answer.
+        self._horizons_stale = np.ones(self.n_arms, dtype=np.bool_)
 
     @property
     @abc.abstractmethod
@@ -126,13 +128,12 @@ class PlatformRule(ThresholdingAlgorithm):
                 continue  # cannot happen (only surely-needed questions fly); final
             self._answers_seen[arm] += 1
             self._judge(arm, self._answers_seen[arm], reward)
-            self._horizons[arm] = 0 if self.decided[arm] else self._earliest_decision(arm)
+            self._horizons_stale[arm] = True
 
     def _horizon(self) -> NDArray[np.int64]:
-        if self._horizons_stale:  # before any answer: every worker's, once
-            undecided = np.flatnonzero(~self.decided).tolist()
-            self._horizons[undecided] = [self._earliest_decision(arm) for arm in undecided]
-            self._horizons_stale = False
+        for arm in np.flatnonzero(self._horizons_stale).tolist():
+            self._horizons[arm] = 0 if self.decided[arm] else self._earliest_decision(arm)
+        self._horizons_stale[:] = False
         return self._horizons
 
     def _condition_met(self) -> bool:
