@@ -22,11 +22,25 @@ posterior probability of being below the bar, and decides:
   Bayes-optimal stopping rule under the prior (``screener.stats.stopping_table``): a worker is
   asked again only while the expected saving in mistakes is worth the price of a question.
 
+A pilot (``pilot=m``) buys the crowd's distribution first: only m workers (a seeded random
+choice) are asked, each at least ``min_answers`` times, until every one of them is decided or at
+``max_answers``. Then the prior is refit from their answers and the other workers are judged
+under it before any question: where the crowd is good enough (or bad enough) for the costs or
+the q stated, a worker outside the pilot is accepted (or banned) on the prior alone, asked
+nothing; otherwise it is asked, with no minimum, until its own answers decide it. In cost
+mode that decision before any question is taken only when every Beta prior the pilot's answers
+cannot rule out (the 95% likelihood-ratio region, as ``robust``) agrees on it. Without a
+pilot (the default) every worker is asked at least ``min_answers`` times. What a pilot saves is
+the questions the oracle bound of issue 12 shows a known crowd would not ask (BENCHMARKS.md,
+"What any method could reach"); what it risks is a prior fitted on m workers: the decisions on
+the prior alone are as right as the pilot is representative of the crowd.
+
 Decisions are final (a ban is acted on when it is made): a decided worker is not asked again
 and keeps its decision when later answers of other workers move the prior. The prior is refit
-from the whole answer table after every n_workers answers and a worker is judged when its own
-answer arrives, so the decisions are a function of the order of the answers alone, and a
-replay of the journal makes the same decisions.
+from the whole answer table after every n_workers answers (every m during a pilot, and once at
+its end) and a worker is judged when its own answer arrives (the workers outside a pilot also
+at its end), so the decisions are a function of the order of the answers alone, and a replay of
+the journal makes the same decisions.
 """
 
 from __future__ import annotations
@@ -49,6 +63,7 @@ from screener.stats.prior import (
     StoppingCosts,
     StoppingTable,
     beta_prior_region,
+    first_actions,
     fit_beta_prior,
     fit_grid_prior,
     stopping_table,
@@ -75,7 +90,9 @@ class CrowdPrior(ThresholdingAlgorithm):
     UNDECIDED, in cost mode the rule decides at the bound), ``prior`` ("beta", or "npmle" for
     the grid maximum-likelihood prior), ``contamination`` (share of the uniform mixed into the
     prior), ``robust`` (level of the hyperparameter region every posterior-mode decision must
-    hold over; default 0.95 with the Beta prior, 0 otherwise; cost mode takes none).
+    hold over; default 0.95 with the Beta prior, 0 otherwise; cost mode takes none),
+    ``pilot`` (how many workers, chosen at random by ``seed``, are screened before the others
+    may be decided on the fitted prior alone; default none: everyone gets ``min_answers``).
 
     Schedule: one question in flight per worker (the decision follows each answer), fewest
     answers first, ties to the lowest index; decided workers and workers at ``max_answers``
@@ -139,6 +156,7 @@ class CrowdPrior(ThresholdingAlgorithm):
         prior: str = "beta",
         contamination: float = 0.0,
         robust: float | None = None,
+        pilot: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(n_workers, threshold=threshold, **kwargs)
@@ -176,6 +194,14 @@ class CrowdPrior(ThresholdingAlgorithm):
                 "drop robust, or use prior=beta without false_ban / missed_bad",
             )
         self.robust = float(robust)
+        if pilot is not None:
+            check_count("pilot", pilot, 2, "the prior is fitted on at least two workers")
+            if min_answers < 2:
+                raise ConfigError(
+                    "a pilot needs min_answers >= 2: its answers fit the crowd's dispersion",
+                    "give min_answers=3 (the default), or drop pilot",
+                )
+        self.pilot = pilot
         self.q = float(q)
         self.costs = (
             None
@@ -193,7 +219,16 @@ class CrowdPrior(ThresholdingAlgorithm):
         #: The priors every decision must hold under (robust > 0); the fitted one alone else.
         self.region = PriorSet(uniform.grid, uniform.weights[:, None])
         self.table: StoppingTable | None = None
-        self._answers = 0
+        #: The pilot's workers (everyone without a pilot) and whether it is still running.
+        self.in_pilot = np.ones(self.n_arms, dtype=bool)
+        if pilot is not None and pilot < self.n_arms:
+            self.in_pilot[:] = False
+            self.in_pilot[self.rng.permutation(self.n_arms)[:pilot]] = True
+        self.piloting = not self.in_pilot.all()
+        #: Answers before a worker may be decided: min_answers in the pilot, none outside it.
+        self.min_counts = np.where(self.in_pilot, self.min_answers, 0).astype(np.int64)
+        self._period = int(self.in_pilot.sum())  # answers between two refits
+        self._since_refit = 0
         if self.costs is not None:
             self._refit()
 
@@ -215,23 +250,60 @@ class CrowdPrior(ThresholdingAlgorithm):
         # new fit) and a worker is judged when its own answer arrives, so the decisions depend
         # on the answer order only, never on when ask or result is called (a replay of the
         # journal makes exactly the same decisions). Between two refits the prior is fixed,
-        # so a stretch of answers is judged in one pass.
+        # so a stretch of answers is judged in one pass; during a pilot one answer at a time,
+        # since the answer that settles its last worker ends it.
         start = 0
         while start < arms.size:
-            refit_in = self.n_arms - self._answers % self.n_arms
-            stop = min(arms.size, start + refit_in)
+            refit_in = self._period - self._since_refit
+            stop = min(arms.size, start + (1 if self.piloting else refit_in))
             runs = ArmRuns(arms[start:stop])
             successes, counts = self._counts_after(runs, rewards[start:stop])
             self.stats.update_many(arms[start:stop], rewards[start:stop])
-            self._answers += stop - start
-            if stop - start == refit_in:  # the stretch's last answer completes n_workers
+            self._since_refit += stop - start
+            if stop - start == refit_in:  # the stretch's last answer completes the period
                 last = stop - start - 1
                 self._judge(arms[start : stop - 1], successes[:last], counts[:last])
                 self._refit()
                 self._judge(arms[stop - 1 : stop], successes[last:], counts[last:])
             else:
                 self._judge(arms[start:stop], successes, counts)
+            if self.piloting and self._pilot_settled():
+                self._end_pilot()
             start = stop
+
+    def _pilot_settled(self) -> bool:
+        """No pilot worker can still be asked (decided, at max_answers or unavailable)."""
+        return not (self.in_pilot & self.available & self._undecided_under_bound()).any()
+
+    def _end_pilot(self) -> None:
+        """Refit on the pilot's answers and judge every other worker before its first question."""
+        self.piloting = False
+        self._period = self.n_arms
+        self._refit()
+        if not self._prior_alone_decides():
+            return
+        outside = np.flatnonzero(~self.in_pilot & (self.state == _UNDECIDED))
+        zeros = np.zeros(outside.size)
+        self._judge(outside, zeros, zeros.astype(np.int64))
+
+    def _prior_alone_decides(self) -> bool:
+        """Cost mode: whether every Beta prior of the 95% likelihood-ratio region (as
+        ``robust``, with the contamination) takes the same decision before any answer. A
+        pilot of a few workers all right on their few answers fits a Beta with no tail below
+        the bar; a decision on the prior alone should not rest on that fit alone. (Posterior
+        mode: ``_judge`` holds each decision over the region when ``robust`` is set.)"""
+        if self.costs is None:
+            return True
+        if self.table is None or self.table.action[0, 0] == StoppingTable.CONTINUE:
+            return False  # the fitted prior (the region's first) asks: no agreement to check
+        region = beta_prior_region(self._scaled_successes(), self.stats.count, level=ROBUST_LEVEL)
+        region = region.contaminated(self.contamination)
+        actions = first_actions(region, self.bar, self.costs, horizon=self.max_answers)
+        return bool(actions[0] != StoppingTable.CONTINUE and (actions == actions[0]).all())
+
+    def _on_unavailable(self, arm: int) -> None:
+        if self.piloting and self._pilot_settled():
+            self._end_pilot()
 
     def _counts_after(
         self, runs: ArmRuns, rewards: FloatArray
@@ -247,6 +319,7 @@ class CrowdPrior(ThresholdingAlgorithm):
         return successes, answered
 
     def _refit(self) -> None:
+        self._since_refit = 0
         successes, counts = self._scaled_successes(), self.stats.count
         if self.prior_family == "beta":
             fitted = fit_beta_prior(successes, counts)
@@ -259,12 +332,12 @@ class CrowdPrior(ThresholdingAlgorithm):
         if self.costs is not None:
             self.table = stopping_table(
                 self.prior, self.bar, self.costs, horizon=self.max_answers,
-                min_answers=self.min_answers,
+                min_answers=int(self.min_counts.min()),
             )  # fmt: skip
 
     def _judge(self, arms: IntArray, successes: FloatArray, counts: NDArray[np.int64]) -> None:
         """Decide each undecided worker at the first of its answers here that allows it."""
-        open_ = (self.state[arms] == _UNDECIDED) & (counts >= self.min_answers)
+        open_ = (self.state[arms] == _UNDECIDED) & (counts >= self.min_counts[arms])
         if not open_.any():
             return
         arms, successes, counts = arms[open_], successes[open_], counts[open_]
@@ -293,11 +366,13 @@ class CrowdPrior(ThresholdingAlgorithm):
     def _condition_met(self) -> bool:
         return bool((self.state != _UNDECIDED).all())
 
+    def _undecided_under_bound(self) -> NDArray[np.bool_]:
+        return np.asarray((self.state == _UNDECIDED) & (self.stats.count < self.max_answers))
+
     def _open(self) -> NDArray[np.bool_]:
-        open_: NDArray[np.bool_] = (self.state == _UNDECIDED) & (
-            self.stats.count < self.max_answers
-        )
-        return open_
+        """Workers to ask: undecided, under max_answers and, while a pilot runs, in it."""
+        open_ = self._undecided_under_bound()
+        return open_ & self.in_pilot if self.piloting else open_
 
     def _can_progress(self) -> bool:
         return bool((self.available & self._open()).any())
@@ -305,7 +380,7 @@ class CrowdPrior(ThresholdingAlgorithm):
     def _horizon(self) -> NDArray[np.int64]:
         """Up to ``min_answers`` answers, or the next one, for an open worker (see the
         class docstring, "Under concurrency")."""
-        upto = np.minimum(np.maximum(self.stats.count + 1, self.min_answers), self.max_answers)
+        upto = np.minimum(np.maximum(self.stats.count + 1, self.min_counts), self.max_answers)
         return np.where(self._open(), upto, 0)
 
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
@@ -330,6 +405,8 @@ class CrowdPrior(ThresholdingAlgorithm):
         state = int(self.state[arm])
         p_bad = float(self.decided_at[arm]) if state != _UNDECIDED else float(self.prob_below[arm])
         evidence = f"P(below {self.threshold:g}) = {p_bad:.3f} under the crowd prior"
+        if state != _UNDECIDED and self.stats.count[arm] == 0:
+            evidence += ", on the prior alone (no question asked)"
         if state == _BANNED:
             return Decision.BELOW, f"banned: {evidence}"
         if state == _ACCEPTED:
@@ -341,6 +418,11 @@ class CrowdPrior(ThresholdingAlgorithm):
         if unavailable is not None:
             why += f"; {unavailable}"
         return Decision.UNDECIDED, why
+
+    def _decide_unanswered(self, arm: int) -> tuple[Decision, str]:
+        if self.state[arm] == _UNDECIDED:
+            return super()._decide_unanswered(arm)
+        return self._decide(arm, Decision.UNDECIDED)
 
     @property
     def max_questions_per_worker(self) -> int:
@@ -354,8 +436,15 @@ class CrowdPrior(ThresholdingAlgorithm):
             "prior_share_below": float(self.prior.weights[self.prior.grid < self.bar].sum()),
             "expected_wrong_bans": float(np.nansum(1.0 - self.decided_at[self.state == _BANNED])),
             "expected_missed_bad": float(np.nansum(self.decided_at[self.state == _ACCEPTED])),
+            "pilot_workers": int(self.in_pilot.sum()),
+            "decided_unasked": int(((self.state != _UNDECIDED) & (self.stats.count == 0)).sum()),
         }
-        guarantee = self.robust_guarantee if self.robust else self.guarantee
+        guarantee = self.robust_guarantee if self.robust else str(self.guarantee)
         if self.costs is not None:
             guarantee = self.cost_guarantee
+        if not self.in_pilot.all():
+            guarantee += (
+                f"; the prior was fitted on a pilot of {int(self.in_pilot.sum())} workers and "
+                "the others may be decided on it alone, without a question"
+            )
         return replace(result, guarantee=guarantee, extra=extra)

@@ -248,6 +248,11 @@ class ThresholdingAlgorithm(Algorithm):
             reason += f"; {unavailable}"
         return leaning, reason
 
+    def _decide_unanswered(self, arm: int) -> tuple[Decision, str]:
+        """Decision and reason of an arm without answers: undecided, unless an algorithm
+        decides on what it knows of the crowd alone (crowd-prior after a pilot)."""
+        return Decision.UNDECIDED, self._availability_reason(arm) or "no answers yet"
+
     def _describe(self) -> Result:
         above = self._above()
         lows, highs = self._interval()
@@ -256,11 +261,11 @@ class ThresholdingAlgorithm(Algorithm):
         for arm in range(self.n_arms):
             pending = int(self.pending[arm])
             if counts[arm] == 0:
-                reason = self._availability_reason(arm) or "no answers yet"
+                decision, reason = self._decide_unanswered(arm)
                 lines.append(
                     WorkerResult(
                         arm, math.nan, self.lower, self.upper, 0, pending,
-                        Decision.UNDECIDED, Decision.UNDECIDED, reason, 0,
+                        decision, decision, reason, 0,
                     )
                 )  # fmt: skip
                 continue

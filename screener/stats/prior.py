@@ -25,6 +25,7 @@ __all__ = [
     "StoppingCosts",
     "StoppingTable",
     "beta_prior_region",
+    "first_actions",
     "fit_beta_prior",
     "fit_grid_prior",
     "stopping_table",
@@ -301,15 +302,45 @@ def stopping_table(
     inside = s_index + f_index <= horizon
     log_lik = prior.log_likelihood(s_index[inside], (s_index + f_index)[inside])
     posterior = _normalise_rows(log_lik, prior.weights)
-    below = prior.grid < bar
-    p_bad = np.zeros((size, size))
-    p_correct = np.zeros((size, size))
-    p_bad[inside] = posterior[:, below].sum(axis=1)
-    p_correct[inside] = posterior @ prior.grid
+    p_bad = np.zeros((size, size, 1))
+    p_correct = np.zeros((size, size, 1))
+    p_bad[inside, 0] = posterior[:, prior.grid < bar].sum(axis=1)
+    p_correct[inside, 0] = posterior @ prior.grid
+    action, cost = _backward_induction(p_bad, p_correct, costs, horizon, min_answers)
+    return StoppingTable(action[..., 0], cost[..., 0], horizon)
+
+
+def first_actions(
+    priors: PriorSet, bar: float, costs: StoppingCosts, *, horizon: int
+) -> NDArray[np.int8]:
+    """The Bayes-optimal action before any answer (``stopping_table(...).action[0, 0]`` with
+    no minimum) under each prior of ``priors``, in one backward induction for them all."""
+    size = horizon + 1
+    s_index, f_index = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
+    inside = s_index + f_index <= horizon
+    log_lik = GridPrior(priors.grid, priors.weights[:, 0]).log_likelihood(
+        s_index[inside], (s_index + f_index)[inside]
+    )
+    likelihood = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
+    total = likelihood @ priors.weights
+    p_bad = np.zeros((size, size, priors.weights.shape[1]))
+    p_correct = np.zeros_like(p_bad)
+    below = priors.grid < bar
+    p_bad[inside] = (likelihood[:, below] @ priors.weights[below]) / total
+    p_correct[inside] = ((likelihood * priors.grid) @ priors.weights) / total
+    action, _ = _backward_induction(p_bad, p_correct, costs, horizon, 0)
+    return np.asarray(action[0, 0])
+
+
+def _backward_induction(
+    p_bad: FloatArray, p_correct: FloatArray, costs: StoppingCosts, horizon: int, min_answers: int
+) -> tuple[NDArray[np.int8], FloatArray]:
+    """Actions and costs to come on the (correct, wrong) lattice, for each prior of the last
+    axis of the posterior probabilities ``p_bad`` and ``p_correct``."""
     ban = (1.0 - p_bad) * costs.false_ban
     accept = p_bad * costs.missed_bad
-    cost = np.full((size, size), np.inf)
-    action = np.zeros((size, size), dtype=np.int8)
+    cost = np.full(p_bad.shape, np.inf)
+    action = np.zeros(p_bad.shape, dtype=np.int8)
     for n in range(horizon, -1, -1):
         s = np.arange(n + 1)
         f = n - s
@@ -327,7 +358,7 @@ def stopping_table(
         keep_asking = must_continue | (go_on < stop_cost)
         cost[s, f] = np.where(keep_asking, go_on, stop_cost)
         action[s, f] = np.where(keep_asking, StoppingTable.CONTINUE, stop_action)
-    return StoppingTable(action, cost, horizon)
+    return action, cost
 
 
 def _normalise_rows(log_likelihood: FloatArray, weights: FloatArray) -> FloatArray:

@@ -175,7 +175,14 @@ TEST_SETUPS: Mapping[str, tuple[AlgorithmSetup, ...]] = {
             {"k": 2, "eps": 0.05, "fixed_budget": True, **_BUDGET}, label="fixed-budget"
         ),
     ),
-    "crowd-prior": (AlgorithmSetup({"threshold": 0.6, **_SMALL_BUDGET}),),
+    "crowd-prior": (
+        AlgorithmSetup({"threshold": 0.6, **_SMALL_BUDGET}),
+        AlgorithmSetup(
+            {"threshold": 0.6, "pilot": 3, "max_answers": 10, **_SMALL_BUDGET},
+            means=_AROUND,
+            label="pilot",
+        ),
+    ),
     "toloka-rule": (AlgorithmSetup({"window": 5, "accept_after": 12, **_BUDGET}),),
     "quiz": (AlgorithmSetup({"quiz_size": 6, "hidden": 4, **_BUDGET}),),
 }

@@ -57,49 +57,132 @@ def _run_out(
 
 
 @pytest.mark.parametrize(
-    ("costs", "robust"), [(None, 0.0), (None, 0.95), ((30.0, 20.0), 0.0)], ids=str
+    ("costs", "robust", "pilot"),
+    [
+        (None, 0.0, None),
+        (None, 0.95, None),
+        ((30.0, 20.0), 0.0, None),
+        ((30.0, 20.0), 0.0, 15),
+        ((10.0, 10.0), 0.0, 15),
+        (None, 0.95, 15),
+    ],
+    ids=str,
 )
 def test_decisions_match_an_answer_by_answer_reference(
-    costs: tuple[float, float] | None, robust: float
+    costs: tuple[float, float] | None, robust: float, pilot: int | None
 ) -> None:
-    """A plain reference: refit after every n answers, judge each worker on its own answer
-    (robust: under every prior of the region)."""
+    """A plain reference: refit after every n answers (every pilot-size answers during a
+    pilot, and at its end), judge each worker on its own answer (robust: under every prior of
+    the region), and the workers outside a pilot at its end, before any question."""
     means = _crowd(60, 1)
     params: dict[str, Any] = {"threshold": 0.6, "q": 0.1, "max_answers": 12, "robust": robust}
     if costs is not None:
         params |= {"false_ban": costs[0], "missed_bad": costs[1]}
-    algorithm = CrowdPrior(means.size, **params)
+    algorithm = CrowdPrior(means.size, pilot=pilot, **params)
+    in_pilot = algorithm.in_pilot.copy()
+    assert in_pilot.sum() == (pilot or means.size)
     rng = np.random.default_rng(2)
     answers = _run_out(algorithm, means, rng)
     successes = np.zeros(means.size)
     counts = np.zeros(means.size)
     state = np.zeros(means.size, dtype=np.int8)
-    prior = GridPrior.uniform()
-    region = PriorSet(prior.grid, prior.weights[:, None])
+    fewest = np.where(in_pilot, 3, 0)
     cost = None if costs is None else StoppingCosts(1.0, *costs)
-    table = None if cost is None else stopping_table(prior, 0.6, cost, horizon=12, min_answers=3)
-    for index, (arm, reward) in enumerate(answers, start=1):
-        successes[arm] += reward
-        counts[arm] += 1
-        if index % means.size == 0:
-            prior = fit_beta_prior(successes, counts)
-            region = beta_prior_region(successes, counts, level=robust or 0.5)
-            if cost is not None:
-                table = stopping_table(prior, 0.6, cost, horizon=12, min_answers=3)
-        if state[arm] or counts[arm] < 3:
-            continue
-        p_bad = prior.prob_below([successes[arm]], [counts[arm]], 0.6)[0]
+    piloting, period, since = pilot is not None, int(in_pilot.sum()), 0
+
+    def refit() -> tuple[GridPrior, PriorSet, StoppingTable | None]:
+        prior = fit_beta_prior(successes, counts)
+        region = beta_prior_region(successes, counts, level=robust or 0.5)
+        table = (
+            None if cost is None else stopping_table(prior, 0.6, cost, horizon=12, min_answers=0)
+        )
+        return prior, region, table
+
+    def judge(arm: int) -> None:
+        if state[arm] or counts[arm] < fewest[arm]:
+            return
+        s, n = [successes[arm]], [counts[arm]]
         if robust:
-            low, high = region.prob_below_range([successes[arm]], [counts[arm]], 0.6)
+            low, high = region.prob_below_range(s, n, 0.6)
             ban, accept = low[0] >= 0.9, high[0] <= 0.1
         elif table is None:
+            p_bad = prior.prob_below(s, n, 0.6)[0]
             ban, accept = p_bad >= 0.9, p_bad <= 0.1
         else:
-            action = table.lookup([successes[arm]], [counts[arm]])[0][0]
+            action = table.lookup(s, n)[0][0]
             ban, accept = action == StoppingTable.BAN, action == StoppingTable.ACCEPT
         state[arm] = 1 if ban else 2 if accept else 0
+
+    prior = GridPrior.uniform()
+    region = PriorSet(prior.grid, prior.weights[:, None])
+    table = None if cost is None else stopping_table(prior, 0.6, cost, horizon=12, min_answers=3)
+    for arm, reward in answers:
+        assert in_pilot[arm] or not piloting, "a worker outside the pilot asked during it"
+        successes[arm] += reward
+        counts[arm] += 1
+        since += 1
+        if since == period:
+            prior, region, table = refit()
+            since = 0
+        judge(arm)
+        if piloting and not (in_pilot & (state == 0) & (counts < 12)).any():
+            piloting, period, since = False, means.size, 0
+            prior, region, table = refit()
+            if cost is not None:  # decisions unasked only when the whole region agrees
+                wide = beta_prior_region(successes, counts, level=0.95)
+                first = {
+                    int(stopping_table(GridPrior(wide.grid, w), 0.6, cost, horizon=12,
+                                       min_answers=0).action[0, 0])
+                    for w in wide.weights.T
+                }  # fmt: skip
+                if len(first) > 1 or first == {StoppingTable.CONTINUE}:
+                    continue
+            for other in np.flatnonzero(~in_pilot):
+                judge(int(other))
     np.testing.assert_array_equal(algorithm.state, state)
     assert (state > 0).sum() > 10
+    unasked = (state > 0) & (counts == 0)
+    assert algorithm.result().extra["decided_unasked"] == unasked.sum()
+    assert unasked.sum() in (0, means.size - (pilot or means.size))  # one state: all or none
+
+
+def test_a_pilot_is_a_seeded_choice_and_says_what_it_decided_unasked() -> None:
+    means = np.full(60, 0.95)
+    first, again, other = (
+        CrowdPrior(60, threshold=0.6, pilot=20, false_ban=10, missed_bad=10, seed=seed)
+        for seed in (5, 5, 6)
+    )
+    np.testing.assert_array_equal(first.in_pilot, again.in_pilot)
+    assert not np.array_equal(first.in_pilot, other.in_pilot)
+    result = simulate(first, BernoulliRewards(means, seed=1))
+    lines = {w.arm: w for w in result.workers}
+    outside = [lines[int(a)] for a in np.flatnonzero(~first.in_pilot)]
+    assert all(w.pulls == 0 and w.decision is Decision.ABOVE for w in outside)
+    assert all("prior alone (no question asked)" in w.reason for w in outside)
+    assert all(lines[int(a)].pulls >= 3 for a in np.flatnonzero(first.in_pilot))
+    assert result.extra["pilot_workers"] == 20 and result.extra["decided_unasked"] == 40
+    assert "pilot of 20 workers" in (result.guarantee or "")
+
+
+def test_cost_mode_decides_unasked_only_when_every_prior_of_the_region_agrees() -> None:
+    """Ten pilot workers right on their three answers each: the fitted Beta alone would accept
+    everyone else unasked, but Betas with a tail under the bar fit those answers too."""
+    algorithm = CrowdPrior(40, threshold=0.6, pilot=10, false_ban=10, missed_bad=10, seed=5)
+    result = simulate(algorithm, BernoulliRewards(np.full(40, 0.95), seed=1))
+    assert algorithm.table is not None and algorithm.table.action[0, 0] == StoppingTable.ACCEPT
+    assert result.extra["decided_unasked"] == 0
+    assert all(w.pulls >= 1 for w in result.workers)
+
+
+def test_a_pilot_ends_when_its_last_worker_leaves() -> None:
+    algorithm = CrowdPrior(8, threshold=0.6, pilot=2, false_ban=10, missed_bad=10)
+    pilot = np.flatnonzero(algorithm.in_pilot)
+    assert set(algorithm.ask(8).arms.tolist()) <= set(pilot.tolist())
+    for arm in pilot:
+        algorithm.set_unavailable(int(arm), "left")
+    assert not algorithm.piloting
+    ask = algorithm.ask(8)  # the uniform prior decides nobody unasked: everyone else is asked
+    assert set(ask.arms.tolist()) == set(np.flatnonzero(~algorithm.in_pilot).tolist())
 
 
 @pytest.mark.parametrize(("robust", "bound"), [(0.0, 9), (None, 20)])
@@ -177,6 +260,8 @@ def test_rebuilt_from_params_makes_the_same_run() -> None:
         ({"robust": 1.0}, "robust must lie"),
         ({"robust": 0.9, "prior": "npmle"}, "need the Beta prior"),
         ({"robust": 0.9, "false_ban": 1, "missed_bad": 1}, "posterior mode"),
+        ({"pilot": 1}, "pilot"),
+        ({"pilot": 5, "min_answers": 1}, "a pilot needs min_answers >= 2"),
     ],
 )
 def test_bad_parameters_are_one_clear_error(params: dict[str, Any], message: str) -> None:
