@@ -250,12 +250,16 @@ class CrowdPrior(ThresholdingAlgorithm):
         # new fit) and a worker is judged when its own answer arrives, so the decisions depend
         # on the answer order only, never on when ask or result is called (a replay of the
         # journal makes exactly the same decisions). Between two refits the prior is fixed,
-        # so a stretch of answers is judged in one pass; during a pilot one answer at a time,
-        # since the answer that settles its last worker ends it.
+        # so a stretch of answers is judged in one pass. The answer that settles a pilot's
+        # last worker ends it (and refits): an answer settles at most one worker, so with k
+        # pilot workers open the next k - 1 answers cannot, and go in one stretch.
         start = 0
         while start < arms.size:
             refit_in = self._period - self._since_refit
-            stop = min(arms.size, start + (1 if self.piloting else refit_in))
+            length = refit_in
+            if self.piloting:
+                length = min(length, max(1, int(self._pilot_open().sum()) - 1))
+            stop = min(arms.size, start + length)
             runs = ArmRuns(arms[start:stop])
             successes, counts = self._counts_after(runs, rewards[start:stop])
             self.stats.update_many(arms[start:stop], rewards[start:stop])
@@ -271,9 +275,12 @@ class CrowdPrior(ThresholdingAlgorithm):
                 self._end_pilot()
             start = stop
 
+    def _pilot_open(self) -> NDArray[np.bool_]:
+        """Pilot workers that can still be asked (undecided, under max_answers, available)."""
+        return self.in_pilot & self.available & self._undecided_under_bound()
+
     def _pilot_settled(self) -> bool:
-        """No pilot worker can still be asked (decided, at max_answers or unavailable)."""
-        return not (self.in_pilot & self.available & self._undecided_under_bound()).any()
+        return not self._pilot_open().any()
 
     def _end_pilot(self) -> None:
         """Refit on the pilot's answers and judge every other worker before its first question."""

@@ -13,6 +13,7 @@ graded ones).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -32,6 +33,7 @@ __all__ = [
 ]
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
 #: Grid of candidate accuracies: cell midpoints, so no point sits on 0 or 1.
 DEFAULT_GRID_SIZE = 100
@@ -63,9 +65,7 @@ class GridPrior:
 
     def log_likelihood(self, successes: ArrayLike, counts: ArrayLike) -> FloatArray:
         """``s log p + (n - s) log(1 - p)`` for every worker (rows) and grid point (columns)."""
-        s = np.asarray(successes, dtype=np.float64).reshape(-1, 1)
-        n = np.asarray(counts, dtype=np.float64).reshape(-1, 1)
-        return np.asarray(s * np.log(self.grid) + (n - s) * np.log1p(-self.grid))
+        return _log_likelihood(self.grid, successes, counts)
 
     def posterior(self, successes: ArrayLike, counts: ArrayLike) -> FloatArray:
         """Posterior weights on the grid, one row per worker."""
@@ -297,17 +297,16 @@ def stopping_table(
     of the state the next answer leads to, whose probability of being correct is the posterior
     mean. At ``horizon`` answers the worker must be decided; before ``min_answers`` it must not.
     """
-    size = horizon + 1
-    s_index, f_index = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
-    inside = s_index + f_index <= horizon
-    log_lik = prior.log_likelihood(s_index[inside], (s_index + f_index)[inside])
+    successes, counts, log_lik = _lattice(prior.grid, horizon)
     posterior = _normalise_rows(log_lik, prior.weights)
-    p_bad = np.zeros((size, size, 1))
-    p_correct = np.zeros((size, size, 1))
-    p_bad[inside, 0] = posterior[:, prior.grid < bar].sum(axis=1)
-    p_correct[inside, 0] = posterior @ prior.grid
+    p_bad = posterior[:, prior.grid < bar].sum(axis=1)[:, None]
+    p_correct = (posterior @ prior.grid)[:, None]
     action, cost = _backward_induction(p_bad, p_correct, costs, horizon, min_answers)
-    return StoppingTable(action[..., 0], cost[..., 0], horizon)
+    table_action = np.zeros((horizon + 1, horizon + 1), dtype=np.int8)
+    table_cost = np.full((horizon + 1, horizon + 1), np.inf)
+    table_action[successes, counts - successes] = action[:, 0]
+    table_cost[successes, counts - successes] = cost[:, 0]
+    return StoppingTable(table_action, table_cost, horizon)
 
 
 def first_actions(
@@ -315,50 +314,66 @@ def first_actions(
 ) -> NDArray[np.int8]:
     """The Bayes-optimal action before any answer (``stopping_table(...).action[0, 0]`` with
     no minimum) under each prior of ``priors``, in one backward induction for them all."""
-    size = horizon + 1
-    s_index, f_index = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
-    inside = s_index + f_index <= horizon
-    log_lik = GridPrior(priors.grid, priors.weights[:, 0]).log_likelihood(
-        s_index[inside], (s_index + f_index)[inside]
-    )
+    _, _, log_lik = _lattice(priors.grid, horizon)
     likelihood = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
     total = likelihood @ priors.weights
-    p_bad = np.zeros((size, size, priors.weights.shape[1]))
-    p_correct = np.zeros_like(p_bad)
     below = priors.grid < bar
-    p_bad[inside] = (likelihood[:, below] @ priors.weights[below]) / total
-    p_correct[inside] = ((likelihood * priors.grid) @ priors.weights) / total
+    p_bad = (likelihood[:, below] @ priors.weights[below]) / total
+    p_correct = ((likelihood * priors.grid) @ priors.weights) / total
     action, _ = _backward_induction(p_bad, p_correct, costs, horizon, 0)
-    return np.asarray(action[0, 0])
+    return np.asarray(action[0])
+
+
+@functools.lru_cache(maxsize=8)
+def _lattice_cached(grid_bytes: bytes, horizon: int) -> tuple[IntArray, IntArray, FloatArray]:
+    grid = np.frombuffer(grid_bytes, dtype=np.float64)
+    counts = np.repeat(np.arange(horizon + 1), np.arange(1, horizon + 2))
+    successes = np.arange(counts.size) - counts * (counts + 1) // 2
+    log_lik = _log_likelihood(grid, successes, counts)
+    for array in (counts, successes, log_lik):
+        array.flags.writeable = False
+    return successes, counts, log_lik
+
+
+def _lattice(grid: FloatArray, horizon: int) -> tuple[IntArray, IntArray, FloatArray]:
+    """The answer lattice in diagonal order (count n = 0..horizon, then successes s = 0..n):
+    each point's s, n and log-likelihood on ``grid``; the same for every refit of a run, so
+    kept (read-only) for the last few grids and horizons."""
+    return _lattice_cached(np.ascontiguousarray(grid, dtype=np.float64).tobytes(), horizon)
 
 
 def _backward_induction(
     p_bad: FloatArray, p_correct: FloatArray, costs: StoppingCosts, horizon: int, min_answers: int
 ) -> tuple[NDArray[np.int8], FloatArray]:
-    """Actions and costs to come on the (correct, wrong) lattice, for each prior of the last
-    axis of the posterior probabilities ``p_bad`` and ``p_correct``."""
+    """Actions and costs to come at every lattice point (rows in ``_lattice``'s diagonal
+    order), for each prior of the last axis of the posteriors ``p_bad`` and ``p_correct``.
+    From (s, n), a correct answer leads to point s + 1 of diagonal n + 1 and a wrong one to
+    point s: slices of the next diagonal."""
     ban = (1.0 - p_bad) * costs.false_ban
     accept = p_bad * costs.missed_bad
-    cost = np.full(p_bad.shape, np.inf)
-    action = np.zeros(p_bad.shape, dtype=np.int8)
-    for n in range(horizon, -1, -1):
-        s = np.arange(n + 1)
-        f = n - s
-        stop_cost = np.minimum(ban[s, f], accept[s, f])
-        stop_action = np.where(ban[s, f] <= accept[s, f], StoppingTable.BAN, StoppingTable.ACCEPT)
-        if n == horizon:
-            cost[s, f], action[s, f] = stop_cost, stop_action
-            continue
+    stop_cost = np.minimum(ban, accept)
+    stop_action = np.where(ban <= accept, StoppingTable.BAN, StoppingTable.ACCEPT).astype(np.int8)
+    cost = stop_cost.copy()  # at the horizon the worker must be decided
+    action = stop_action.copy()
+    for n in range(horizon - 1, -1, -1):
+        here = slice(n * (n + 1) // 2, (n + 1) * (n + 2) // 2)
+        after = (n + 1) * (n + 2) // 2  # where diagonal n + 1 starts
+        right = p_correct[here]
         go_on = (
             costs.question
-            + p_correct[s, f] * cost[s + 1, f]
-            + (1.0 - p_correct[s, f]) * cost[s, f + 1]
+            + right * cost[after + 1 : after + n + 2]
+            + (1.0 - right) * cost[after : after + n + 1]
         )
-        must_continue = n < min_answers
-        keep_asking = must_continue | (go_on < stop_cost)
-        cost[s, f] = np.where(keep_asking, go_on, stop_cost)
-        action[s, f] = np.where(keep_asking, StoppingTable.CONTINUE, stop_action)
+        keep_asking = (n < min_answers) | (go_on < stop_cost[here])
+        cost[here] = np.where(keep_asking, go_on, stop_cost[here])
+        action[here] = np.where(keep_asking, StoppingTable.CONTINUE, stop_action[here])
     return action, cost
+
+
+def _log_likelihood(grid: FloatArray, successes: ArrayLike, counts: ArrayLike) -> FloatArray:
+    s = np.asarray(successes, dtype=np.float64).reshape(-1, 1)
+    n = np.asarray(counts, dtype=np.float64).reshape(-1, 1)
+    return np.asarray(s * np.log(grid) + (n - s) * np.log1p(-grid))
 
 
 def _normalise_rows(log_likelihood: FloatArray, weights: FloatArray) -> FloatArray:
