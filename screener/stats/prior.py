@@ -216,19 +216,26 @@ def beta_prior_region(
     pairs, multiplicity = _distinct_pairs(s, n)
     log_lik = fitted.log_likelihood(pairs[:, 0], pairs[:, 1])
     likelihood = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
-    mean = 1.0 / (1.0 + np.exp(-np.linspace(-6.0, 6.0, 41)))
-    concentration = np.exp(np.linspace(math.log(0.5), math.log(MAX_CONCENTRATION), 21))
-    a = np.outer(mean, concentration).ravel()
-    b = np.outer(1.0 - mean, concentration).ravel()
     grid = fitted.grid
-    candidates = np.column_stack(
-        [fitted.weights, _beta_weights(a, b, np.log(grid), np.log1p(-grid))]
-    )
+    candidates = np.column_stack([fitted.weights, _region_candidates(grid.tobytes())])
     fit = multiplicity @ np.log(likelihood @ candidates)
     allowed = -math.log1p(-level)  # chi2_2(level) / 2: the chi2_2 quantile is -2 log(1 - level)
     keep = fit >= fit.max() - allowed
     keep[0] = True
     return PriorSet(grid, candidates[:, keep])
+
+
+@functools.lru_cache(maxsize=4)
+def _region_candidates(grid_bytes: bytes) -> FloatArray:
+    """The 41 x 21 Betas ``beta_prior_region`` tries, on the grid: the same at every refit."""
+    grid = np.frombuffer(grid_bytes, dtype=np.float64)
+    mean = 1.0 / (1.0 + np.exp(-np.linspace(-6.0, 6.0, 41)))
+    concentration = np.exp(np.linspace(math.log(0.5), math.log(MAX_CONCENTRATION), 21))
+    a = np.outer(mean, concentration).ravel()
+    b = np.outer(1.0 - mean, concentration).ravel()
+    weights = _beta_weights(a, b, np.log(grid), np.log1p(-grid))
+    weights.flags.writeable = False
+    return weights
 
 
 def _distinct_pairs(successes: FloatArray, counts: FloatArray) -> tuple[FloatArray, FloatArray]:
