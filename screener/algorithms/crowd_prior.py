@@ -96,7 +96,8 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     Schedule: one question in flight per worker (the decision follows each answer), fewest
     answers first, ties to the lowest index; decided workers and workers at ``max_answers``
-    are not asked again. Graded rewards enter the likelihood with fractional successes.
+    are not asked again; while a pilot runs, only its workers are asked. Graded rewards enter
+    the likelihood with fractional successes.
 
     Under concurrency: when every undecided worker has a question in flight and the window
     has room, a worker with fewer than ``min_answers`` answers and questions in flight gets
@@ -287,8 +288,8 @@ class CrowdPrior(ThresholdingAlgorithm):
         self.piloting = False
         self._period = self.n_arms
         self._refit()
-        if not self._prior_alone_decides():
-            return
+        if (self.stats.count >= 2).sum() < 2 or not self._prior_alone_decides():
+            return  # (no fitted prior: fewer than two workers with two answers; see the fit)
         outside = np.flatnonzero(~self.in_pilot & (self.state == _UNDECIDED))
         zeros = np.zeros(outside.size)
         self._judge(outside, zeros, zeros.astype(np.int64))
