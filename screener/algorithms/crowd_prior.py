@@ -66,6 +66,7 @@ from screener.stats.prior import (
     first_actions,
     fit_beta_prior,
     fit_grid_prior,
+    prior_identified,
     stopping_table,
 )
 from screener.stats.running import ArmRuns
@@ -288,8 +289,8 @@ class CrowdPrior(ThresholdingAlgorithm):
         self.piloting = False
         self._period = self.n_arms
         self._refit()
-        if (self.stats.count >= 2).sum() < 2 or not self._prior_alone_decides():
-            return  # (no fitted prior: fewer than two workers with two answers; see the fit)
+        if not prior_identified(self.stats.count) or not self._prior_alone_decides():
+            return
         outside = np.flatnonzero(~self.in_pilot & (self.state == _UNDECIDED))
         zeros = np.zeros(outside.size)
         self._judge(outside, zeros, zeros.astype(np.int64))

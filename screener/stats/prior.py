@@ -29,6 +29,7 @@ __all__ = [
     "first_actions",
     "fit_beta_prior",
     "fit_grid_prior",
+    "prior_identified",
     "stopping_table",
 ]
 
@@ -116,6 +117,13 @@ def fit_grid_prior(
     return GridPrior(prior.grid, weights)
 
 
+def prior_identified(counts: ArrayLike) -> bool:
+    """Whether answers with these counts identify a crowd prior: at least two workers with two
+    answers each (one answer per worker says nothing of the spread between workers). Before
+    that ``fit_beta_prior`` and ``beta_prior_region`` give the uniform prior."""
+    return int((np.asarray(counts) >= 2).sum()) >= 2
+
+
 def fit_beta_prior(
     successes: ArrayLike,
     counts: ArrayLike,
@@ -131,12 +139,12 @@ def fit_beta_prior(
     (mean, log concentration) by three rounds of a 9 x 9 grid, each round zooming in on the
     best point of the last; concentration a + b in [0.5, MAX_CONCENTRATION]. Two parameters
     are what a crowd with a few answers per worker identifies; the grid maximum-likelihood
-    prior (``fit_grid_prior``) overfits such data. Uniform while no worker has two answers.
+    prior (``fit_grid_prior``) overfits such data. Uniform until ``prior_identified``.
     """
     uniform = GridPrior.uniform(grid_size)
     s = np.asarray(successes, dtype=np.float64).reshape(-1)
     n = np.asarray(counts, dtype=np.float64).reshape(-1)
-    if (n >= 2).sum() < 2:
+    if not prior_identified(n):
         return uniform
     pairs, multiplicity = _distinct_pairs(s, n)
     log_lik = uniform.log_likelihood(pairs[:, 0], pairs[:, 1])
@@ -211,18 +219,23 @@ def beta_prior_region(
     fitted = fit_beta_prior(successes, counts, grid_size=grid_size)
     s = np.asarray(successes, dtype=np.float64).reshape(-1)
     n = np.asarray(counts, dtype=np.float64).reshape(-1)
-    if (n >= 2).sum() < 2:
+    if not prior_identified(n):
         return PriorSet(fitted.grid, fitted.weights[:, None])
     pairs, multiplicity = _distinct_pairs(s, n)
     log_lik = fitted.log_likelihood(pairs[:, 0], pairs[:, 1])
     likelihood = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
     grid = fitted.grid
-    candidates = np.column_stack([fitted.weights, _region_candidates(grid.tobytes())])
+    candidates = np.column_stack([fitted.weights, _region_candidates(_grid_key(grid))])
     fit = multiplicity @ np.log(likelihood @ candidates)
     allowed = -math.log1p(-level)  # chi2_2(level) / 2: the chi2_2 quantile is -2 log(1 - level)
     keep = fit >= fit.max() - allowed
     keep[0] = True
     return PriorSet(grid, candidates[:, keep])
+
+
+def _grid_key(grid: ArrayLike) -> bytes:
+    """A grid as the key of the caches below (its float64 bytes)."""
+    return np.asarray(grid, dtype=np.float64).tobytes()
 
 
 @functools.lru_cache(maxsize=4)
@@ -304,7 +317,7 @@ def stopping_table(
     of the state the next answer leads to, whose probability of being correct is the posterior
     mean. At ``horizon`` answers the worker must be decided; before ``min_answers`` it must not.
     """
-    successes, counts, log_lik = _lattice(prior.grid, horizon)
+    successes, counts, log_lik = _lattice(_grid_key(prior.grid), horizon)
     posterior = _normalise_rows(log_lik, prior.weights)
     p_bad = posterior[:, prior.grid < bar].sum(axis=1)[:, None]
     p_correct = (posterior @ prior.grid)[:, None]
@@ -321,7 +334,7 @@ def first_actions(
 ) -> NDArray[np.int8]:
     """The Bayes-optimal action before any answer (``stopping_table(...).action[0, 0]`` with
     no minimum) under each prior of ``priors``, in one backward induction for them all."""
-    _, _, log_lik = _lattice(priors.grid, horizon)
+    _, _, log_lik = _lattice(_grid_key(priors.grid), horizon)
     likelihood = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
     total = likelihood @ priors.weights
     below = priors.grid < bar
@@ -332,7 +345,10 @@ def first_actions(
 
 
 @functools.lru_cache(maxsize=8)
-def _lattice_cached(grid_bytes: bytes, horizon: int) -> tuple[IntArray, IntArray, FloatArray]:
+def _lattice(grid_bytes: bytes, horizon: int) -> tuple[IntArray, IntArray, FloatArray]:
+    """The answer lattice in diagonal order (count n = 0..horizon, then successes s = 0..n):
+    each point's s, n and log-likelihood on the grid (given as its bytes: the same grid and
+    horizon at every refit of a run, so kept, read-only)."""
     grid = np.frombuffer(grid_bytes, dtype=np.float64)
     counts = np.repeat(np.arange(horizon + 1), np.arange(1, horizon + 2))
     successes = np.arange(counts.size) - counts * (counts + 1) // 2
@@ -340,13 +356,6 @@ def _lattice_cached(grid_bytes: bytes, horizon: int) -> tuple[IntArray, IntArray
     for array in (counts, successes, log_lik):
         array.flags.writeable = False
     return successes, counts, log_lik
-
-
-def _lattice(grid: FloatArray, horizon: int) -> tuple[IntArray, IntArray, FloatArray]:
-    """The answer lattice in diagonal order (count n = 0..horizon, then successes s = 0..n):
-    each point's s, n and log-likelihood on ``grid``; the same for every refit of a run, so
-    kept (read-only) for the last few grids and horizons."""
-    return _lattice_cached(np.ascontiguousarray(grid, dtype=np.float64).tobytes(), horizon)
 
 
 def _backward_induction(
