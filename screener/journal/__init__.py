@@ -1,7 +1,8 @@
 """The journal: the append-only event log of screening runs (SQLite by default).
 
 ``Journal`` is the synchronous store; ``AsyncJournal`` runs it on one worker thread for
-asyncio code. Events are never updated or deleted: a run's state is a fold over them (a
+asyncio code, and commits a run's appends on the event loop where the database allows it
+(``loop_writers``). Events are never updated or deleted: a run's state is a fold over them (a
 snapshot of that fold, kept every so many events, only saves a reader the replay).
 """
 

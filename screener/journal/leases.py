@@ -34,6 +34,7 @@ __all__ = [
     "LeaseHolder",
     "LeaseLostError",
     "RunOwnedError",
+    "check_sql",
 ]
 
 #: How long a lease lasts without renewal; a holder renews it every HEARTBEAT_SECONDS.
@@ -189,7 +190,7 @@ def check(conn: Connection, lease: Lease, now: float) -> None:
     Every append runs this, so it is driver SQL compiled once per database kind: through
     Core's select() it cost more than the insert (SQLite 13,200 -> 4,700 one-event appends
     a second; PostgreSQL 1,390 -> 930)."""
-    sql, positional = _check_sql(conn.dialect)
+    sql, positional = check_sql(conn.dialect)
     row = conn.exec_driver_sql(
         sql, (lease.run_id,) if positional else {"run_id": lease.run_id}
     ).first()
@@ -197,7 +198,7 @@ def check(conn: Connection, lease: Lease, now: float) -> None:
         raise _lost(lease, read_holder(conn, lease.run_id), now)
 
 
-def _check_sql(dialect: Dialect) -> tuple[str, bool]:
+def check_sql(dialect: Dialect) -> tuple[str, bool]:
     """The lease check's SQL for ``dialect`` (FOR UPDATE where the database has it) and
     whether it takes its parameter by position; compiled once per database kind and driver."""
     key = (dialect.name, dialect.driver, dialect.paramstyle)

@@ -50,6 +50,7 @@ from screener.journal.events import (
     snapshot_digest,
 )
 from screener.journal.leases import Lease
+from screener.journal.loop_writers import LoopWriter, open_loop_writer
 from screener.journal.rows import WRITTEN_COLUMNS, events_from_rows, rows_from_events
 from screener.journal.schema import (
     EVENTS_TABLE,
@@ -156,6 +157,8 @@ class Journal:
         if self._engine.dialect.name == "sqlite":
             _configure_sqlite(self._engine, _SYNCHRONOUS[synchronous])
         self._writer = self._engine.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
+        self._sqlite_file = db_file
+        self._synchronous = _SYNCHRONOUS[synchronous]
         self._insert_sql = _positional_event_insert(self._engine)
         self._copy_sql = _event_copy(self._engine)
         self._leases: dict[str, Lease] = {}
@@ -170,6 +173,18 @@ class Journal:
     def engine(self) -> Engine:
         """The SQLAlchemy engine (for diagnostics; write through the methods only)."""
         return self._engine
+
+    async def open_loop_writer(self) -> LoopWriter | None:
+        """A writer that commits appends on the event loop (journal.loop_writers), or None
+        when this database's appends must go through a thread."""
+        sqlite_file = None if self._sqlite_file is None else str(self._sqlite_file)
+        return await open_loop_writer(
+            self._engine, self._insert_sql, sqlite_file=sqlite_file, synchronous=self._synchronous
+        )
+
+    def lease(self, run_id: str) -> Lease | None:
+        """The lease this journal holds on the run, if it claimed it."""
+        return self._leases.get(run_id)
 
     def close(self) -> None:
         """Close every pooled connection. Safe to call twice."""

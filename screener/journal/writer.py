@@ -1,13 +1,18 @@
-"""The journal for asyncio code: every call runs on one dedicated worker thread.
+"""The journal for asyncio code: every call runs on one dedicated worker thread, but appends
+when the database allows them on the loop.
 
-Database work (commits wait on the disk) stays off the event loop, and the single thread
-makes the journal's writer unique and its calls ordered: they run in the order they were
-made, so a batch appended later never lands before one appended earlier.
+Database work (commits wait on the disk, on locks, on the server) stays off the event loop,
+and the single thread makes the journal's writer unique and its calls ordered: they run in
+the order they were made, so a batch appended later never lands before one appended earlier.
+Appends, the run's hot path, go through a loop writer where there is one
+(journal.loop_writers: a SQLite commit that never waits for a lock, PostgreSQL's asyncio
+driver), and only while nothing is queued for the thread, so the order is kept.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
@@ -16,6 +21,8 @@ from typing import Self, TypeVar, TypeVarTuple
 from screener.errors import JournalError
 from screener.journal.events import Event, EventKind, RunRecord, RunSpec, Snapshot
 from screener.journal.leases import Lease
+from screener.journal.loop_writers import LoopWriter
+from screener.journal.rows import rows_from_events
 from screener.journal.store import Journal
 
 __all__ = ["JOURNAL_THREAD_PREFIX", "AsyncJournal"]
@@ -30,8 +37,9 @@ class AsyncJournal:
     """Awaitable wrapper around a ``Journal``; it owns the journal and closes it.
 
     When ``append`` or ``create_run`` returns, the rows are committed. If the awaiting task
-    is cancelled, a call already running on the thread still completes (a transaction
-    cannot be abandoned halfway); one still queued is dropped.
+    is cancelled, a call already running (on the thread, or an append on the loop) still
+    completes (a transaction cannot be abandoned halfway); one still queued is dropped.
+    ``aclose`` waits for every append begun before it.
 
     Examples
     --------
@@ -54,6 +62,12 @@ class AsyncJournal:
         self._journal = journal
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=JOURNAL_THREAD_PREFIX)
         self._closed = False
+        self._queued = 0  # calls handed to the thread and not yet returned
+        self._loop_writer: LoopWriter | None = None
+        self._loop_writer_opened = False
+        self._loop_lock = asyncio.Lock()
+        self._appending = 0
+        self._no_appends = asyncio.Event()
 
     @property
     def journal(self) -> Journal:
@@ -76,7 +90,41 @@ class AsyncJournal:
 
     async def append(self, run_id: str, events: Sequence[Event]) -> None:
         """Commit ``events`` in one transaction; committed when this returns."""
-        await self._call(self._journal.append, run_id, events)
+        self._check_open()
+        self._appending += 1  # aclose waits for appends begun before it
+        try:
+            if not (events and await self._append_on_loop(run_id, events)):
+                await self._on_thread(self._journal.append, run_id, events)
+        finally:
+            self._appending -= 1
+            if not self._appending:
+                self._no_appends.set()
+
+    async def _append_on_loop(self, run_id: str, events: Sequence[Event]) -> bool:
+        """True if the loop writer committed the events; False: the thread must append them.
+        One loop append at a time, in the order they were made, and none while a call is
+        queued for the thread (it would overtake it)."""
+        async with self._loop_lock:
+            if not self._loop_writer_opened:
+                self._loop_writer_opened = True
+                self._loop_writer = await self._journal.open_loop_writer()
+            writer = self._loop_writer
+            if writer is None or self._queued:
+                return False
+            appending = writer.append(
+                run_id, rows_from_events(run_id, events), self._journal.lease(run_id)
+            )
+            if writer.atomic:
+                return await appending
+            committing = asyncio.ensure_future(appending)
+            try:
+                return await asyncio.shield(committing)
+            except asyncio.CancelledError:
+                # Like a call already running on the thread, a commit that has started
+                # completes; the lock is held until it has, so nothing overtakes it.
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(committing)
+                raise
 
     async def save_snapshot(self, run_id: str, state: bytes) -> int:
         return await self._call(self._journal.save_snapshot, run_id, state)
@@ -99,6 +147,11 @@ class AsyncJournal:
         if self._closed:
             return
         self._closed = True
+        while self._appending:
+            self._no_appends.clear()
+            await self._no_appends.wait()
+        if self._loop_writer is not None:
+            await self._loop_writer.aclose()
         # shutdown(wait=True) blocks until the queue is drained: do it off the loop.
         await asyncio.to_thread(self._executor.shutdown, True)
         await asyncio.to_thread(self._journal.close)
@@ -115,7 +168,20 @@ class AsyncJournal:
         await self.aclose()
 
     async def _call(self, function: Callable[[*_Args], _T], *args: *_Args) -> _T:
+        self._check_open()
+        return await self._on_thread(function, *args)
+
+    def _check_open(self) -> None:
         if self._closed:
             raise JournalError(f"{self._journal.name} is closed")
+
+    async def _on_thread(self, function: Callable[[*_Args], _T], *args: *_Args) -> _T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, function, *args)
+        call = self._executor.submit(function, *args)
+        # Counted until the thread is done with it, even if the caller was cancelled first.
+        self._queued += 1
+        call.add_done_callback(lambda _: loop.call_soon_threadsafe(self._returned))
+        return await asyncio.wrap_future(call)
+
+    def _returned(self) -> None:
+        self._queued -= 1

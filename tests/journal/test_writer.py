@@ -11,11 +11,13 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 from screener.errors import JournalError, RunNotFoundError
 from screener.journal import AsyncJournal, Event, EventKind, Journal, RunSpec, Snapshot
+from screener.journal.loop_writers import SQLITE_LOOP_ROWS
 from screener.journal.writer import JOURNAL_THREAD_PREFIX
 
 SPEC = RunSpec("wrr", {"k": 2}, 7, {"name": "simulated"}, {"workers": ["a", "b"]}, {})
@@ -24,8 +26,8 @@ SPEC = RunSpec("wrr", {"k": 2}, 7, {"name": "simulated"}, {"workers": ["a", "b"]
 class ThreadRecordingJournal(Journal):
     """A real journal that notes which thread each call ran on."""
 
-    def __init__(self, target: str) -> None:
-        super().__init__(target)
+    def __init__(self, target: str, synchronous: Literal["normal", "full"] = "normal") -> None:
+        super().__init__(target, synchronous=synchronous)
         self.threads: list[threading.Thread] = []
 
     def create_run(self, spec: RunSpec, run_id: str | None = None, *, claim: bool = False) -> str:
@@ -97,7 +99,8 @@ async def test_concurrent_appends_all_land_in_task_order(tmp_path: Path) -> None
 
 
 async def test_every_call_runs_on_the_one_journal_thread(tmp_path: Path) -> None:
-    recording = ThreadRecordingJournal(str(tmp_path / "runs.db"))
+    # synchronous=full: every commit fsyncs, so even appends stay off the loop
+    recording = ThreadRecordingJournal(str(tmp_path / "runs.db"), synchronous="full")
     journal = AsyncJournal(recording)
     run_id = await journal.create_run(SPEC)
     await asyncio.gather(*(journal.append(run_id, tagged(t, 0, 3)) for t in range(5)))
@@ -114,6 +117,21 @@ async def test_every_call_runs_on_the_one_journal_thread(tmp_path: Path) -> None
     assert thread.name.startswith(JOURNAL_THREAD_PREFIX)
     assert thread is not threading.main_thread()
     assert not thread.is_alive(), "aclose must stop the journal thread"
+
+
+async def test_small_appends_commit_on_the_loop_in_order(tmp_path: Path) -> None:
+    recording = ThreadRecordingJournal(str(tmp_path / "runs.db"))
+    journal = AsyncJournal(recording)
+    run_id = await journal.create_run(SPEC)
+    await asyncio.gather(*(journal.append(run_id, tagged(t, 0, 3)) for t in range(5)))
+    await journal.append(run_id, tagged(5, 0, SQLITE_LOOP_ROWS + 1))  # too big for the loop
+    events = (await journal.events(run_id))[1:]
+    await journal.aclose()
+    assert [e.detail for e in events] == [str(t) for t in range(5) for _ in range(3)] + ["5"] * (
+        SQLITE_LOOP_ROWS + 1
+    )
+    # create_run, the big append and the read: the five small appends never left the loop
+    assert len(recording.threads) == 3
 
 
 async def test_aclose_flushes_queued_appends(tmp_path: Path) -> None:
