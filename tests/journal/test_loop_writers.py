@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from event_helpers import pull_event
+from loop_helpers import loop_ticks
 from test_leases import make_spec, set_lease
 
 from screener.journal import AsyncJournal, Event, EventKind, Journal, LeaseLostError
@@ -36,30 +38,13 @@ def odd_events() -> list[Event]:
     """Every column used, None where it may be, graded and whole rewards, awkward text."""
     text = 'a "quoted", {braced} \\ back\nslash \u00e9\u4e2d NULL'
     return [
-        Event(kind=EventKind.ASKED, at=1.5, pull_id=0, arm=0, worker="w0", seq=0, question=text),
-        Event(
-            kind=EventKind.ANSWERED,
-            at=2.25,
-            pull_id=0,
-            arm=0,
-            worker="w0",
-            seq=0,
-            reward=0.25,
-            question=text,
-            response='{"label": "x, y"}',
-        ),
-        Event(kind=EventKind.ANSWERED, at=3.0, pull_id=1, arm=1, worker="w1", seq=0, reward=1),
+        pull_event(EventKind.ASKED, 0, at=1.5, question=text),
+        pull_event(EventKind.ANSWERED, 0, at=2.25, reward=0.25, question=text,
+                   response='{"label": "x, y"}'),
+        pull_event(EventKind.ANSWERED, 1, at=3.0, arm=1, worker="w1", seq=0, reward=1),
         Event(kind=EventKind.RETRIED, at=4.0, detail=text),
-        Event(
-            kind=EventKind.TIMED_OUT,
-            at=5.0,
-            pull_id=2,
-            arm=1,
-            worker="w1",
-            seq=1,
-            detail="no answer within timeout",
-        ),
-    ]
+        pull_event(EventKind.TIMED_OUT, 2, at=5.0, detail="no answer within timeout"),
+    ]  # fmt: skip
 
 
 def stored(journal: Journal, run_id: str) -> list[Event]:
@@ -103,23 +88,14 @@ async def test_a_locked_sqlite_file_sends_the_append_to_the_thread(tmp_path: Pat
         other.execute("BEGIN IMMEDIATE")  # another writer holds the file for a while
         release = threading.Timer(0.3, lambda: other.execute("COMMIT"))
         release.start()
-        ticks = 0
-
-        async def ticker() -> None:
-            nonlocal ticks
-            while True:
-                ticks += 1
-                await asyncio.sleep(0.01)
-
-        ticking = asyncio.create_task(ticker())
-        start = time.perf_counter()
-        await journal.append(run_id, odd_events())
-        waited = time.perf_counter() - start
-        ticking.cancel()
+        async with loop_ticks(0.01) as ticks:
+            start = time.perf_counter()
+            await journal.append(run_id, odd_events())
+            waited = time.perf_counter() - start
         release.join()
         other.close()
     assert waited >= 0.25 and recording.thread_appends == 1
-    assert ticks >= 10, "the loop was blocked while the file was locked"
+    assert ticks[0] >= 10, "the loop was blocked while the file was locked"
     with Journal(db, create=False) as reread:
         assert stored(reread, run_id) == odd_events()
 

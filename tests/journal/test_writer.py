@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
+from loop_helpers import loop_ticks
 
 from screener.errors import JournalError, RunNotFoundError
 from screener.journal import AsyncJournal, Event, EventKind, Journal, RunSpec, Snapshot
@@ -169,19 +170,10 @@ async def test_errors_come_back_to_the_caller(tmp_path: Path) -> None:
 async def test_the_event_loop_stays_free_during_writes(tmp_path: Path) -> None:
     async with AsyncJournal(Journal(str(tmp_path / "runs.db"))) as journal:
         run_id = await journal.create_run(SPEC)
-        ticks = 0
-
-        async def ticker() -> None:
-            nonlocal ticks
-            while True:
-                ticks += 1
-                await asyncio.sleep(0)
-
-        ticking = asyncio.create_task(ticker())
-        for batch in range(20):
-            await journal.append(run_id, tagged(0, batch, 500))
-        ticking.cancel()
-    assert ticks > 20
+        async with loop_ticks() as ticks:
+            for batch in range(20):
+                await journal.append(run_id, tagged(0, batch, 500))
+    assert ticks[0] > 20
 
 
 CHILD = textwrap.dedent(
