@@ -19,7 +19,9 @@ from __future__ import annotations
 import os
 import socket
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection, Dialect, bindparam, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -134,6 +136,10 @@ class Lease:
     owner: str
     epoch: int
 
+    def matches(self, row: Sequence[Any] | None) -> bool:
+        """Whether a row read by ``check_sql`` (epoch, owner) still names this lease."""
+        return row is not None and row[0] == self.epoch and row[1] == self.owner
+
 
 def new_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -194,7 +200,7 @@ def check(conn: Connection, lease: Lease, now: float) -> None:
     row = conn.exec_driver_sql(
         sql, (lease.run_id,) if positional else {"run_id": lease.run_id}
     ).first()
-    if row is None or row[0] != lease.epoch or row[1] != lease.owner:
+    if not lease.matches(row):
         raise _lost(lease, read_holder(conn, lease.run_id), now)
 
 

@@ -13,8 +13,8 @@ commits those appends where the run is:
   every append goes to the thread, as do batches of more than ``SQLITE_LOOP_ROWS`` rows
   (a run's batches are at most twice its concurrency), so the loop never stalls for long.
 - PostgreSQL through psycopg 3: its asyncio connection, in autocommit, one statement a batch
-  (the rows as arrays through ``unnest``, the lease check in the same statement), one round
-  trip instead of six (BEGIN, the lease check, COPY's two, COMMIT, the pool's reset).
+  (``rows.postgres_batch``, the thread's statement too, with the lease check in it), one round
+  trip instead of four (BEGIN, the lease check, the insert, COMMIT).
 
 A loop writer is only a faster road to the same rows: the lease is checked in the same
 transaction as on the thread (journal.leases), and whenever it cannot commit cleanly (locked,
@@ -30,12 +30,10 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from sqlalchemy import Engine, Float
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import Engine
 
 from screener.journal.leases import Lease, check_sql
-from screener.journal.rows import WRITTEN_COLUMNS
-from screener.journal.schema import EVENTS_TABLE, RUN_LEASES_TABLE
+from screener.journal.rows import postgres_batch
 
 __all__ = ["SQLITE_LOOP_ROWS", "LoopWriter", "open_loop_writer"]
 
@@ -94,11 +92,10 @@ class _SqliteLoopWriter:
         except sqlite3.OperationalError:  # another writer holds the database: not on the loop
             return False
         try:
-            if lease is not None:
-                holder = conn.execute(self._lease_sql, (run_id,)).fetchone()
-                if holder is None or holder[0] != lease.epoch or holder[1] != lease.owner:
-                    conn.execute("ROLLBACK")
-                    return False
+            holder = None if lease is None else conn.execute(self._lease_sql, (run_id,)).fetchone()
+            if lease is not None and not lease.matches(holder):
+                conn.execute("ROLLBACK")
+                return False
             conn.executemany(self._insert_sql, rows)
             conn.execute("COMMIT")
         except sqlite3.Error:
@@ -134,13 +131,7 @@ class _PsycopgLoopWriter:
     ) -> bool:
         import psycopg
 
-        columns = [list(column) for column in zip(*rows, strict=True)][1:]
-        for i in _FLOAT_COLUMNS:  # psycopg refuses a list mixing int and float
-            columns[i] = [None if v is None else float(v) for v in columns[i]]
-        params: list[object] = [run_id, *columns]
-        sql = _UNNEST_INSERT
-        if lease is not None:
-            sql, params = _UNNEST_INSERT_LEASED, [*params, run_id, lease.epoch, lease.owner]
+        sql, params = postgres_batch(run_id, rows, lease)
         try:
             cursor = await self._conn.execute(sql, params, prepare=True)
         except psycopg.Error:
@@ -149,33 +140,3 @@ class _PsycopgLoopWriter:
 
     async def aclose(self) -> None:
         await self._conn.close()
-
-
-def _unnest_insert() -> tuple[str, str, tuple[int, ...]]:
-    """One INSERT of a whole batch: each column (but the run) as one array, zipped back into
-    rows by ``unnest`` in their order (the ids follow it). The leased form inserts only while
-    the lease row still names this epoch and owner, and locks it until the commit, as the
-    thread's check does. Built from the table's columns: no copy to keep in step."""
-    dialect = postgresql.dialect()  # type: ignore[no-untyped-call]
-    names = [name for name in WRITTEN_COLUMNS if name != "run_id"]
-    types = [EVENTS_TABLE.c[name].type.compile(dialect=dialect) for name in names]
-    # %b: psycopg sends the arrays in binary, which the server reads ~20% faster than text
-    arrays = ", ".join(f"%b::{sql_type}[]" for sql_type in types)
-    columns = ", ".join(names)
-    insert = (
-        f"INSERT INTO {EVENTS_TABLE.name} (run_id, {columns}) "
-        f"SELECT %b, {', '.join(f't.{name}' for name in names)} "
-        f"FROM unnest({arrays}) WITH ORDINALITY AS t({columns}, n)"
-    )
-    leases = RUN_LEASES_TABLE.name
-    leased = (
-        f"{insert} WHERE EXISTS (SELECT 1 FROM {leases} WHERE run_id = %b AND epoch = %b "
-        "AND owner = %b FOR UPDATE) ORDER BY t.n"
-    )
-    floats = tuple(
-        i for i, name in enumerate(names) if isinstance(EVENTS_TABLE.c[name].type, Float)
-    )
-    return f"{insert} ORDER BY t.n", leased, floats
-
-
-_UNNEST_INSERT, _UNNEST_INSERT_LEASED, _FLOAT_COLUMNS = _unnest_insert()

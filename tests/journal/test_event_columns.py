@@ -21,7 +21,8 @@ def test_events_are_keyword_only() -> None:
 @pytest.mark.parametrize("batch", [1, 3])
 def test_every_field_survives_the_round_trip(database_url: str, batch: int) -> None:
     """Each field set to a value of its own, so a column read into the wrong field shows;
-    text that a COPY must escape (tabs, newlines, backslashes, quotes) comes back as written."""
+    text that a COPY or an array literal must escape (tabs, newlines, backslashes, quotes)
+    comes back as written."""
     spec = RunSpec("wrr", {}, 0, {"name": "simulated"}, {"workers": ["ann"]}, {})
     detail, response = 'tab\there\nline \\N \\. "q"', '"yes\\n"'  # what a COPY escapes
     written = [
