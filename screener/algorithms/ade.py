@@ -30,8 +30,10 @@ __all__ = ["ADE"]
 
 FloatArray = NDArray[np.float64]
 RoundKind = Literal["threshold", "arm"]
+_Groups = tuple[IntArray, FloatArray, FloatArray]
 
 _PLANNED, _ANSWERED, _DROPPED = 0, 1, 2
+_MOVED_AT_MOST = 16  # workers checked one by one before a full pass is cheaper
 _UNDECIDED, _NORMAL, _OUTLIER = 0, 1, 2
 
 
@@ -178,6 +180,15 @@ class ADE(KSigmaAlgorithm):
         n = self.n_arms
         self._unpaired: list[deque[float]] = [deque() for _ in range(n)]
         self._decisions_stale = False
+        #: (counts, lowest means, highest means) of the undecided workers eligible for a
+        #: decision at the last full ``_decide``, one entry per distinct count, and the
+        #: workers whose answers moved since (see ``_quiet_round``).
+        self._open_groups: _Groups | None = None
+        self._moved: set[int] = set()
+        self._radii_stale = False
+        #: Caches of two per-round questions, cleared when a decision or availability moves.
+        self._pool: IntArray | None = None  # the available workers
+        self._open: bool | None = None  # some undecided worker is available
         self._rounds: list[_Round] = []
         self._queue: deque[tuple[int, int]] = deque()
         self._unassigned: dict[int, deque[tuple[int, int]]] = {}
@@ -197,7 +208,7 @@ class ADE(KSigmaAlgorithm):
         self.sigma2 = math.nan
         self.level = ade_level(self.delta, n, 1)
         self.means = np.full(n, np.nan)
-        self.radii = np.full(n, np.inf)
+        self._radii = np.full(n, np.inf)
 
     # --------------------------------------------------------------------- pull ids
     def _on_asked(self, ask: Ask) -> None:
@@ -212,6 +223,7 @@ class ADE(KSigmaAlgorithm):
             self._drop(slot)
 
     def _on_unavailable(self, arm: int) -> None:
+        self._pool = self._open = None
         for slot in self._unassigned.pop(arm, deque()):
             self._drop(slot)
 
@@ -265,6 +277,7 @@ class ADE(KSigmaAlgorithm):
         self._s12 += x1 * x2
 
     def _add_arm_answers(self, arms: list[int], values: list[float], *, pairable: bool) -> None:
+        self._moved.update(arms)
         for arm, value in zip(arms, values, strict=True):
             self.arm_sum[arm] += value
             self.arm_count[arm] += 1
@@ -281,7 +294,50 @@ class ADE(KSigmaAlgorithm):
         """Estimates, radii and decisions at round index t = completed rounds + 1."""
         self.level = ade_level(self.delta, self.n_arms, self.completed + 1)
         self._update_threshold()
-        self._decide()
+        self._refresh_decisions()
+
+    def _refresh_decisions(self) -> None:
+        if not self._quiet_round():
+            self._decide()
+
+    def _quiet_round(self) -> bool:
+        """True when the decisions stand as they are, found without a pass over every worker.
+
+        The radius depends on a worker's count alone (given t), so for each count shared by
+        the undecided workers of the last full ``_decide`` the extreme means are checked, and
+        the few workers whose answers moved since (a threshold round's worker when samples
+        are shared) one by one. The sums are the ones ``_decide`` makes for those workers
+        (same float operations, rounding is monotone), so the answer is exactly
+        ``_decide``'s. The radii of the rest are computed when read. Most rounds are
+        threshold rounds of two pulls, and a pass over every worker was most of their cost.
+        """
+        groups, moved = self._open_groups, self._moved
+        if groups is None or self.m_theta == 0 or len(moved) > _MOVED_AT_MOST:
+            return False
+        counts, lowest, highest = groups
+        radius = self._radii_at(counts)
+        low, high = self.theta - self.theta_radius, self.theta + self.theta_radius
+        if bool((lowest + radius <= low).any() or (highest - radius >= high).any()):
+            return False
+        if moved:
+            arms = np.fromiter(moved, dtype=np.int64, count=len(moved))
+            count = self.arm_count[arms]  # each has answers: they moved
+            mean = self.arm_sum[arms] / count
+            self.means[arms] = mean
+            radius = self._radii_at(count)
+            open_ = (self.decision[arms] == _UNDECIDED) & (count >= self.min_answers)
+            if bool((open_ & ((mean + radius <= low) | (mean - radius >= high))).any()):
+                return False
+        self._radii_stale = True
+        return True
+
+    @property
+    def radii(self) -> FloatArray:
+        """Each worker's radius at the current level (inf before its first arm answer)."""
+        if self._radii_stale:
+            self._radii = self._compute_radii(self.arm_count)
+            self._radii_stale = False
+        return self._radii
 
     def _update_threshold(self) -> None:
         m = self.m_theta
@@ -295,25 +351,48 @@ class ADE(KSigmaAlgorithm):
         self.theta_radius = self._theta_radius(m)
 
     def _decide(self) -> None:
-        self._decisions_stale = False
+        self._decisions_stale = self._radii_stale = False
+        self._moved.clear()
         counts = self.arm_count
-        t = self.completed + 1
         with np.errstate(divide="ignore", invalid="ignore"):
-            if self.share_samples:
-                levels = 3.0 * self.delta / ((self.n_arms + 4) * math.pi**2)
-                log1 = -np.log(levels / np.maximum(counts, t).astype(np.float64) ** 2)
-            else:
-                log1 = np.full(self.n_arms, math.log(1.0 / self.level))
             self.means = np.where(counts > 0, self.arm_sum / counts, np.nan)
-            self.radii = np.where(counts > 0, self.big_r * np.sqrt(log1 / (2.0 * counts)), np.inf)
+        self._radii = radii = self._compute_radii(counts)
+        self._open_groups = None
         if self.m_theta == 0:
             return
         undecided = (self.decision == _UNDECIDED) & (counts >= self.min_answers)
         low, high = self.theta - self.theta_radius, self.theta + self.theta_radius
-        normal = undecided & (self.means + self.radii <= low)
-        outlier = undecided & ~normal & (self.means - self.radii >= high)
+        normal = undecided & (self.means + radii <= low)
+        outlier = undecided & ~normal & (self.means - radii >= high)
         self.decision[normal] = _NORMAL
         self.decision[outlier] = _OUTLIER
+        self._open = None
+        self._open_groups = self._group_by_count(undecided & ~normal & ~outlier)
+
+    def _compute_radii(self, counts: IntArray) -> FloatArray:
+        """Every worker's radius at round index t (inf before its first arm answer)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(counts > 0, self._radii_at(counts), np.inf)
+
+    def _radii_at(self, counts: IntArray) -> FloatArray:
+        """The radius at each of these counts (all positive) at round index t."""
+        if self.share_samples:
+            levels = 3.0 * self.delta / ((self.n_arms + 4) * math.pi**2)
+            t = self.completed + 1
+            log1 = -np.log(levels / np.maximum(counts, t).astype(np.float64) ** 2)
+            return self.big_r * np.sqrt(log1 / (2.0 * counts))
+        return self.big_r * np.sqrt(math.log(1.0 / self.level) / (2.0 * counts))
+
+    def _group_by_count(self, members: NDArray[np.bool_]) -> _Groups:
+        """(distinct counts, lowest mean, highest mean) of ``members`` (see ``_quiet_round``)."""
+        counts, means = self.arm_count[members], self.means[members]
+        if counts.size == 0:
+            return counts, means, means
+        order = np.lexsort((means, counts))
+        counts, means = counts[order], means[order]
+        first = np.r_[True, counts[1:] != counts[:-1]]
+        last = np.r_[first[1:], True]
+        return counts[first], means[first], means[last]
 
     def _threshold_interval(self) -> tuple[float, float]:
         """theta's interval is ADE's own, ``theta -+ r_theta`` (Lemma 4), the one its decisions
@@ -340,7 +419,9 @@ class ADE(KSigmaAlgorithm):
         return not bool((self.decision == _UNDECIDED).any())
 
     def _can_progress(self) -> bool:
-        return bool(((self.decision == _UNDECIDED) & self.available).any())
+        if self._open is None:
+            self._open = bool(((self.decision == _UNDECIDED) & self.available).any())
+        return self._open
 
     # --------------------------------------------------------------------- schedule
     def _schedule(self, limit: int) -> IntArray:
@@ -363,7 +444,8 @@ class ADE(KSigmaAlgorithm):
         """Plan rounds until a pull is queued; False when none should start before answers."""
         while not self._queue:
             if self._decisions_stale:  # free pairs moved theta: decide before planning on
-                self._decide()
+                self._decisions_stale = False
+                self._refresh_decisions()
                 self._dirty = True
             if not (self._can_progress() and self._plan_round()):
                 return False
@@ -383,7 +465,9 @@ class ADE(KSigmaAlgorithm):
         else:
             kind = "arm"
         if kind == "threshold":
-            pool = np.flatnonzero(self.available)
+            if self._pool is None:
+                self._pool = np.flatnonzero(self.available)
+            pool = self._pool
             if pool.size == 0:
                 return False
             arm = int(pool[self.rng.integers(pool.size)])
