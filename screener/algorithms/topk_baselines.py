@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_budget_given, check_delta
+from screener.algorithms._checks import check_budget_given, check_delta, check_flag
 from screener.algorithms.base import Algorithm, IntArray
 from screener.algorithms.result import Decision, Result, StopReason, WorkerResult
 from screener.algorithms.topk import (
@@ -309,6 +309,11 @@ class CLUCBPAC(Algorithm):
     ``ask(1)``; with one pull at a time nothing is ever pending at ``ask``, so the pulls are
     exactly the paper's. Decisions use answers only, and the radii hold for any sampling
     rule (the union is over t and the counts), so the promise is unchanged.
+    ``liar=False`` leaves the rest of the window empty instead: a batch is the step's own
+    pulls (each free worker of M xor M~ once), then WAIT until answers move the means. Fewer
+    pulls are chosen on stale means and a batch costs one step (the fill costs one step per
+    pull), at the price of idle slots when answers are slow; ``ask(k)`` still equals k
+    calls of ``ask(1)``.
     Unavailable workers are skipped; one without any answer blocks the rule for good (so
     does one that left with fewer than ``min_answers``). Every decision comes with the stop,
     after the initial answers, so none rests on fewer than ``min_answers``; the radii and
@@ -346,6 +351,7 @@ class CLUCBPAC(Algorithm):
         delta: float = 0.05,
         fixed_budget: bool = False,
         min_answers: int = 1,
+        liar: bool = True,
         **common: Any,
     ) -> None:
         super().__init__(n_workers, **common)
@@ -356,6 +362,7 @@ class CLUCBPAC(Algorithm):
         if fixed_budget:
             check_budget_given(self.name, self.budget, "with fixed_budget=True")
         self.fixed_budget = bool(fixed_budget)
+        self.liar = check_flag("liar", liar)
         self.width = self.upper - self.lower
         self.means: FloatArray = np.full(self.n_arms, np.nan)
         self.radius: FloatArray = np.full(self.n_arms, math.inf)
@@ -403,7 +410,7 @@ class CLUCBPAC(Algorithm):
         order = self._order
         free = self.available[order] & (self.pending[order] == 0)
         picks = np.asarray(order[free][:limit], dtype=np.int64)
-        if picks.size == limit:
+        if picks.size == limit or not self.liar:
             return picks
         return np.concatenate([picks, self._liar_fill(limit - picks.size, picks)])
 

@@ -244,6 +244,36 @@ def test_clucb_batches_hand_out_the_pair_first_then_fill_the_window() -> None:
     assert alg.ask(1).state is AskState.PULL
 
 
+def test_clucb_without_the_liar_a_batch_is_the_step_then_wait() -> None:
+    alg = CLUCBPAC(4, k=1, eps=0.1, delta=0.1, liar=False)
+    first = alg.ask(10)
+    alg.tell_many(first.ids, [1.0, 0.0, 0.5, 0.4])
+    ask = alg.ask(10)  # M xor M~ = {0, 2} as in the test above; nothing beyond it
+    assert ask.arms.tolist() == [0, 2]
+    assert alg.ask(1).wait
+    alg.tell_many(ask.ids, [1.0, 0.5])
+    assert alg.ask(1).state is AskState.PULL
+
+
+@pytest.mark.parametrize("size", [1, 2, 5])
+def test_clucb_without_the_liar_a_batch_equals_single_asks(size: int) -> None:
+    def run(one_at_a_time: bool) -> list[list[int]]:
+        alg = CLUCBPAC(8, k=3, eps=0.02, delta=0.1, liar=False, budget=600)
+        rewards = np.random.default_rng(9)
+        batches: list[list[int]] = []
+        while not alg.finished:
+            asks = [alg.ask(1) for _ in range(size)] if one_at_a_time else [alg.ask(size)]
+            pulls = [pull for ask in asks if ask.state is AskState.PULL for pull in ask]
+            batches.append([pull.arm for pull in pulls])
+            for pull in pulls:
+                alg.tell(pull.id, float(rewards.random() < 0.2 + 0.08 * pull.arm))
+        return batches
+
+    together, single = run(False), run(True)
+    assert together == single
+    assert max(len(b) for b in together) <= size and sum(map(len, together)) > 100
+
+
 @pytest.mark.parametrize("size", [1, 2, 3, 17, 64])
 def test_clucb_batches_fill_with_the_constant_liar(size: int) -> None:
     # Past 2 (|M xor M~| here) the constant liar's fill is in play (test_concurrency.py);
