@@ -23,12 +23,17 @@ that lowest-index tie breaks favour no group):
 
 Budgets: {10, 20, 30, 40, 50, 60, 80, 100, 150, 200} pulls per arm (the paper does not list
 its axis; beyond ~100 pulls per arm every algorithm's failure probability is 0).
-AdaptiveTopK does not depend on the budget when the outer condition is dropped, so one run to
-the largest budget records the selection (``result()``: the leaning of each worker) at every
-grid budget; its rounds are batches that only end when all their answers are in, so asking
-50,000 pulls at a time makes the same pulls as asking one at a time. OptMAI's schedule depends
-on the budget and CLUCB-PAC is treated the same way (one run per budget, ``simulate`` with
-batch = n): their implementations are new, this script does not assume more.
+AdaptiveTopK and CLUCB-PAC never read their budget except to stop, so one run to the
+largest budget records the selection (``result()``: the leaning of each worker) at every grid
+budget, its asks cut at each grid budget (a batch never straddles one): exactly what a run
+with that budget and those asks selects (tests/benchmarks check it). AdaptiveTopK's rounds are
+batches that only end when all their answers are in, so asking 50,000 pulls at a time makes
+the same pulls as asking one at a time. CLUCB-PAC is the paper's one-pull-at-a-time
+algorithm; it asks n pulls at a time and fills each batch with the constant liar's steps
+(its default): on 30 runs of a 200-arm instance that stays within noise of the exact
+one-at-a-time run, where ``liar=False`` (a batch = one step's M xor M~, as in our runs before
+2026-11-27) makes CLUCB-PAC markedly stronger than the paper's algorithm (BENCHMARKS.md).
+OptMAI's schedule depends on the budget: one run per budget, ``simulate`` with batch = n.
 
 Seeds: run r of (instance, K) draws from ``BernoulliRewards(means, seed)`` with ``seed`` a fixed
 function of (instance, K, r), the same for every algorithm (common random numbers).
@@ -71,10 +76,11 @@ __all__ = [
 ]
 
 INSTANCES = TOPK_INSTANCES
-ANYTIME = frozenset({"adaptive-topk"})
+#: Run once to the largest budget (see the docstring); CLUCB-PAC asks n pulls at a time.
+ANYTIME = frozenset({"adaptive-topk", "clucb-pac"})
+ASK = 50_000  # pulls per ask for AdaptiveTopK (rounds are batches: same pulls as ask(1))
 ALGORITHM_NAMES = ("adaptive-topk", "optmai", "clucb-pac")
 FIGURE = {"twogroup": 1, "synthetic-0.5": 2, "uniform": 3, "synthetic-6": 4}
-ASK = 50_000  # pulls per ask for AdaptiveTopK (rounds are batches: same pulls as ask(1))
 Record = dict[str, Any]
 
 
@@ -93,7 +99,8 @@ def run_seed(instance: str, k: int, run: int) -> int:
 # ------------------------------------------------------------------------------ plan
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """What to run; ``other_runs`` is for OptMAI and CLUCB-PAC (one run per budget)."""
+    """What to run: ``runs`` of AdaptiveTopK, ``other_runs`` of OptMAI (one per budget) and
+    ``clucb_runs`` of CLUCB-PAC (its liar fill runs at ~30,000 pulls/s)."""
 
     mode: str
     instances: tuple[str, ...]
@@ -101,6 +108,7 @@ class Plan:
     per_arm: tuple[int, ...]
     runs: int
     other_runs: int
+    clucb_runs: int
     n: int = 1000
     eps: float = 0.01
     delta: float = 0.01
@@ -109,10 +117,8 @@ class Plan:
 
 #: Per-arm budgets: every algorithm's failure probability is 0 from ~100 pulls per arm on.
 GRID = (10, 20, 30, 40, 50, 60, 80, 100, 150, 200)
-QUICK = Plan("quick", INSTANCES, (100, 250, 500), (20, 40, 60, 100), runs=10, other_runs=2)
-# CLUCB-PAC runs at ~0.3-0.6M pulls/s and needs one run per budget: 50 runs keep the full
-# plan near 15 minutes on 2 processes (AdaptiveTopK ~4 min, OptMAI ~4, CLUCB-PAC ~10 CPU min).
-FULL = Plan("full", INSTANCES, (100, 250, 500), GRID, runs=200, other_runs=50)
+QUICK = Plan("quick", INSTANCES, (100, 250, 500), (20, 40, 60, 100), 10, 2, 2)
+FULL = Plan("full", INSTANCES, (100, 250, 500), GRID, runs=200, other_runs=200, clucb_runs=50)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +134,7 @@ class Task:
 
 
 def tasks(plan: Plan, available: Sequence[str] | None = None) -> list[Task]:
-    """AdaptiveTopK: one task per run (all budgets); the others: one per run and budget."""
+    """One task per run (all budgets) for ``ANYTIME``; one per run and budget else."""
     names = [a for a in ALGORITHM_NAMES if available is None or a in available]
     budgets = tuple(b * plan.n for b in plan.per_arm)
     out = []
@@ -136,9 +142,10 @@ def tasks(plan: Plan, available: Sequence[str] | None = None) -> list[Task]:
         for instance in plan.instances:
             for k in plan.ks:
                 if name in ANYTIME:
+                    runs = plan.runs if name == "adaptive-topk" else plan.clucb_runs
                     out += [
                         Task(name, instance, k, r, budgets, plan.n, plan.eps, plan.delta)
-                        for r in range(plan.runs)
+                        for r in range(runs)
                     ]
                 else:
                     out += [
@@ -169,20 +176,27 @@ def selection(algorithm: Algorithm) -> list[int]:
 
 def _picks(task: Task, rewards: BernoulliRewards) -> list[tuple[int, list[int], int]]:
     """(budget, selection, pulls) at each budget of the task."""
-    picks: list[tuple[int, list[int], int]] = []
     if task.algorithm in ANYTIME:
         algorithm = build(task.algorithm, task, max(task.budgets))
-        for budget in task.budgets:
-            while algorithm.n_answered < budget:
-                ask = algorithm.ask(min(ASK, budget - algorithm.n_answered))
-                if ask.done:
-                    break
-                algorithm.tell_many(ask.ids, rewards.sample(ask.arms, ask.seqs))
-            picks.append((budget, selection(algorithm), algorithm.n_answered))
-    else:
-        algorithm = build(task.algorithm, task, task.budgets[0])
-        simulate(algorithm, rewards, batch=task.n)
-        picks.append((task.budgets[0], selection(algorithm), algorithm.n_answered))
+        size = ASK if task.algorithm == "adaptive-topk" else task.n
+        return checkpoints(algorithm, rewards, task.budgets, size)
+    algorithm = build(task.algorithm, task, task.budgets[0])
+    simulate(algorithm, rewards, batch=task.n)
+    return [(task.budgets[0], selection(algorithm), algorithm.n_answered)]
+
+
+def checkpoints(
+    algorithm: Algorithm, rewards: BernoulliRewards, budgets: Sequence[int], size: int
+) -> list[tuple[int, list[int], int]]:
+    """Asks of up to ``size`` pulls, cut at each budget; (budget, selection, pulls) there."""
+    picks: list[tuple[int, list[int], int]] = []
+    for budget in budgets:
+        while algorithm.n_answered < budget:
+            ask = algorithm.ask(min(size, budget - algorithm.n_answered))
+            if ask.done:
+                break
+            algorithm.tell_many(ask.ids, rewards.sample(ask.arms, ask.seqs))
+        picks.append((budget, selection(algorithm), algorithm.n_answered))
     return picks
 
 
@@ -257,8 +271,9 @@ def format_report(report: Report) -> str:
     names = [a for a in ALGORITHM_NAMES if any(r["algorithm"] == a for r in rows)]
     parts = [
         f"Chen et al. 2017, Figures 1-4 ({plan['mode']}): n = {plan['n']}, eps = {plan['eps']}, "
-        f"delta = {plan['delta']}; AdaptiveTopK {plan['runs']} runs per budget, OptMAI and "
-        f"CLUCB-PAC {plan['other_runs']} (the paper: 200); wall time {report['seconds']:.0f} s "
+        f"delta = {plan['delta']}; runs per budget: AdaptiveTopK {plan['runs']}, OptMAI "
+        f"{plan['other_runs']}, CLUCB-PAC {plan.get('clucb_runs', plan['other_runs'])} "
+        "(the paper: 200); wall time {report['seconds']:.0f} s "
         f"on {plan['processes']} processes. Cells: failure probability (regret > eps), "
         "mean regret in brackets.",
     ]

@@ -7,6 +7,7 @@ import pytest
 
 from benchmarks import chen2017, instances, tao2019
 from screener import BernoulliRewards, simulate
+from screener.algorithms.topk_baselines import CLUCBPAC
 
 
 # ---------------------------------------------------------------------------- Tao 2019
@@ -139,3 +140,24 @@ def test_adaptive_topk_checkpoints_equal_separate_runs() -> None:
         simulate(algorithm, BernoulliRewards(means, seed), batch=1000)
         regret = chen2017.aggregate_regret(chen2017.selection(algorithm), means, 100)
         assert record["regret"] == pytest.approx(regret)
+
+
+@pytest.mark.parametrize("instance", ["uniform", "twogroup"])
+def test_clucb_checkpoints_equal_separate_runs(instance: str) -> None:
+    """CLUCB-PAC read at budget B selects what a run with budget B (same asks) selects."""
+    budgets = (4_000, 9_000, 20_000)
+    task = chen2017.Task("clucb-pac", instance, 25, 0, budgets, 200, 0.01, 0.01)
+    records = chen2017.run_task(task)
+    assert [r["budget"] for r in records] == list(budgets)
+    means = instances.topk_instance(instance, 200, 25)
+    seed = chen2017.run_seed(instance, 25, 0)
+    for record in records:
+        algorithm = chen2017.build("clucb-pac", task, record["budget"])
+        assert isinstance(algorithm, CLUCBPAC) and algorithm.liar  # the default fill
+        assert algorithm.budget == record["budget"]
+        marks = [b for b in budgets if b <= record["budget"]]
+        picks = chen2017.checkpoints(algorithm, BernoulliRewards(means, seed), marks, 200)
+        budget, chosen, pulls = picks[-1]
+        assert algorithm.ask(1).done and pulls == record["pulls"] == budget  # budget spent
+        assert chen2017.selection(algorithm) == chosen  # the final selection is that leaning
+        assert record["regret"] == chen2017.aggregate_regret(chosen, means, 25)
