@@ -376,12 +376,15 @@ class ADE(KSigmaAlgorithm):
 
     def _radii_at(self, counts: IntArray) -> FloatArray:
         """The radius at each of these counts (all positive) at round index t."""
+        log1: FloatArray | float
         if self.share_samples:
             levels = 3.0 * self.delta / ((self.n_arms + 4) * math.pi**2)
             t = self.completed + 1
             log1 = -np.log(levels / np.maximum(counts, t).astype(np.float64) ** 2)
-            return self.big_r * np.sqrt(log1 / (2.0 * counts))
-        return self.big_r * np.sqrt(math.log(1.0 / self.level) / (2.0 * counts))
+        else:
+            log1 = math.log(1.0 / self.level)
+        radii: FloatArray = self.big_r * np.sqrt(log1 / (2.0 * counts))
+        return radii
 
     def _group_by_count(self, members: NDArray[np.bool_]) -> _Groups:
         """(distinct counts, lowest mean, highest mean) of ``members`` (see ``_quiet_round``)."""
