@@ -415,20 +415,35 @@ class CLUCBPAC(Algorithm):
         return np.concatenate([picks, self._liar_fill(limit - picks.size, picks)])
 
     def _liar_fill(self, room: int, picks: IntArray) -> IntArray:
-        """Up to ``room`` further pulls: the constant liar's steps (see the docstring)."""
+        """Up to ``room`` further pulls: the constant liar's steps (see the docstring).
+
+        Each step is ``_step_at``'s, found with less work (it runs once per pull): M~ from a
+        partition (the values above the k-th largest, then ties by index, as the stable sort
+        orders them) and the pull as the first largest radius among the available workers
+        of M xor M~. Same pulls to the bit (tests/algorithms/test_topk_baselines.py).
+        """
         pending = self.pending + np.bincount(picks, minlength=self.n_arms)
         counts = self.stats.count + pending
         t = self.n_answered + int(pending.sum())
+        chosen, means, available = self.chosen, self.means, self.available
+        sign = np.where(chosen, -1.0, 1.0)  # means + sign * radius: w~ exactly
+        kth = self.n_arms - self.k
         filled: list[int] = []
         for _ in range(room):
             radius = clucb_radius(counts, t, self.n_arms, self.delta, self.width)
-            gap, order = self._step_at(radius)
+            adjusted = means + sign * radius
+            boundary = np.partition(adjusted, kth)[kth]
+            rival = adjusted > boundary
+            ties = self.k - int(np.count_nonzero(rival))
+            if ties:
+                rival[np.flatnonzero(adjusted == boundary)[:ties]] = True
+            gap = float(adjusted[rival & ~chosen].sum() - adjusted[chosen & ~rival].sum())
             if gap <= self.eps * self.k:
                 break  # the answers in flight would likely end the run
-            order = order[self.available[order]]
-            if order.size == 0:
+            candidates = (rival ^ chosen) & available
+            if not candidates.any():
                 break
-            arm = int(order[0])
+            arm = int(np.argmax(np.where(candidates, radius, -math.inf)))
             filled.append(arm)
             counts[arm] += 1
             t += 1

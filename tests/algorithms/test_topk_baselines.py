@@ -19,6 +19,7 @@ from screener.algorithms.topk_baselines import (
     top_by_mean,
 )
 from screener.errors import ConfigError
+from screener.stats import clucb_radius
 
 WHOLE_ROUND = 10**7  # an ask limit larger than any round
 BETA = math.exp(0.2)
@@ -338,3 +339,48 @@ def test_clucb_worker_without_answers_blocks_the_rule() -> None:
     assert result.stop_reason is StopReason.WORKERS_EXHAUSTED and result.total_pulls == 0
     assert all(w.decision is Decision.UNDECIDED for w in result.workers)
     assert "unavailable: left" in {w.arm: w for w in result.workers}[2].reason
+
+
+def _liar_by_definition(alg: CLUCBPAC, room: int) -> list[int]:
+    """The constant liar's fill step by step through ``_step_at`` (the docstring's rule)."""
+    counts = alg.stats.count + alg.pending
+    t = alg.n_answered + int(alg.pending.sum())
+    filled: list[int] = []
+    for _ in range(room):
+        gap, order = alg._step_at(clucb_radius(counts, t, alg.n_arms, alg.delta, alg.width))
+        order = order[alg.available[order]]
+        if gap <= alg.eps * alg.k or order.size == 0:
+            break
+        filled.append(int(order[0]))
+        counts[order[0]] += 1
+        t += 1
+    return filled
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_clucb_liar_fill_is_the_step_by_step_rule(seed: int) -> None:
+    # The fill finds each step with a partition instead of two sorts: the same pulls, on
+    # crowds with ties (two groups, Bernoulli answers) and without, with a worker gone and
+    # answers left in flight.
+    rng = np.random.default_rng(seed)
+    n, k = (60, 15) if seed % 2 else (25, 5)
+    means = np.repeat([0.3, 0.7], [n - k, k]) if seed % 3 == 0 else rng.random(n)
+    alg = CLUCBPAC(n, k=k, eps=0.01, delta=0.1)
+    compared = 0
+    ids, arms = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)  # in flight
+    for step in range(30):
+        if step == 12:
+            alg.set_unavailable(int(rng.integers(n)), "gone")
+        ask = alg.ask(n)  # the state is fresh here, and pulls are in flight
+        if ask.done:
+            break
+        if not alg._too_few_answers().any():
+            filled = alg._liar_fill(2 * n, np.zeros(0, dtype=np.int64)).tolist()
+            assert filled == _liar_by_definition(alg, 2 * n)
+            compared += len(filled)
+        ids, arms = np.r_[ids, ask.ids], np.r_[arms, ask.arms]
+        back = rng.random(ids.size) < 0.7  # the rest stays in flight a while longer
+        answers = rng.random(int(back.sum())) < means[arms[back]]
+        alg.tell_many(ids[back], answers.astype(np.float64))
+        ids, arms = ids[~back], arms[~back]
+    assert compared > 300
