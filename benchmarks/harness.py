@@ -208,14 +208,34 @@ def run_in_processes(
     *,
     chunksize: int = 1,
     progress: bool = True,
+    keep: Path | None = None,
 ) -> tuple[list[_Out], float]:
     """``function`` over ``tasks`` on ``processes`` processes: the results (in completion
-    order) and the wall seconds; a progress line on stderr at most every 30 s."""
+    order) and the wall seconds; a progress line on stderr at most every 30 s.
+
+    With ``keep`` (a JSON-lines file; tasks must be dataclasses, results JSON-able), each
+    result is appended there as it arrives, and a task already in the file is not run again
+    but its result is returned, first: a long run that was stopped resumes where it stopped.
+    Delete the file to run everything again. The seconds are this call's only.
+    """
     started = last_note = time.perf_counter()
-    results: list[_Out] = []
-    with multiprocessing.Pool(processes) as pool:
-        for result in pool.imap_unordered(function, tasks, chunksize=chunksize):
+    done = _kept_results(keep) if keep is not None else {}
+    todo = [task for task in tasks if _task_key(task) not in done]
+    results: list[_Out] = [done[key] for key in map(_task_key, tasks) if key in done]
+    if progress and results:
+        print(f"[{name}] {len(results)} of {len(tasks)} tasks kept in {keep}", file=sys.stderr)
+    with contextlib.ExitStack() as stack:
+        sink = None
+        if keep is not None:
+            cut_short = keep.exists() and keep.stat().st_size > 0 and not _ends_a_line(keep)
+            sink = stack.enter_context(keep.open("a", encoding="utf-8"))
+            sink.write("\n" if cut_short else "")  # a stopped run's last line stays alone
+        pool = stack.enter_context(multiprocessing.Pool(processes))
+        for task, result in pool.imap_unordered(_Keyed(function), todo, chunksize=chunksize):
             results.append(result)
+            if sink is not None:
+                sink.write(json.dumps({"task": task, "result": result}) + "\n")
+                sink.flush()
             now = time.perf_counter()
             if progress and (now - last_note > 30 or len(results) == len(tasks)):
                 last_note = now
@@ -225,6 +245,38 @@ def run_in_processes(
                     flush=True,
                 )
     return results, time.perf_counter() - started
+
+
+def _task_key(task: object) -> str:
+    return json.dumps(asdict(task), sort_keys=True)  # type: ignore[call-overload]
+
+
+def _ends_a_line(path: Path) -> bool:
+    with path.open("rb") as file:
+        file.seek(-1, os.SEEK_END)
+        return file.read(1) == b"\n"
+
+
+def _kept_results(path: Path) -> dict[str, Any]:
+    """Results by task key; a line cut short by a stopped run is ignored."""
+    kept: dict[str, Any] = {}
+    if not path.exists():
+        return kept
+    for line in path.read_text(encoding="utf-8").splitlines():
+        with contextlib.suppress(json.JSONDecodeError):
+            entry = json.loads(line)
+            kept[entry["task"]] = entry["result"]
+    return kept
+
+
+@dataclass(frozen=True)
+class _Keyed:
+    """``function`` that also returns its task's key (a picklable wrapper for the pool)."""
+
+    function: Callable[[Any], Any]
+
+    def __call__(self, task: Any) -> tuple[str, Any]:
+        return _task_key(task), self.function(task)
 
 
 # ----------------------------------------------------------------------------- reports
