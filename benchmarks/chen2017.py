@@ -113,6 +113,7 @@ class Plan:
     eps: float = 0.01
     delta: float = 0.01
     processes: int = 2
+    resume: bool = False  # keep every run in a file and skip those already there
 
 
 #: Per-arm budgets: every algorithm's failure probability is 0 from ~100 pulls per arm on.
@@ -233,8 +234,9 @@ def run(plan: Plan, *, progress: bool = True) -> Report:
     for name in missing:
         print(f"[chen2017] {name!r} is not in the registry yet: skipped", file=sys.stderr)
     batches, seconds = harness.run_in_processes(
-        "chen2017", run_task, tasks(plan, available), plan.processes, chunksize=2, progress=progress
-    )
+        "chen2017", run_task, tasks(plan, available), plan.processes, chunksize=2,
+        progress=progress, keep=harness.kept_runs("chen2017", plan),
+    )  # fmt: skip
     records: list[Record] = [record for batch in batches for record in batch]
     return harness.new_report(
         "chen2017", plan, seconds, skipped=missing, summary=summarize(records), records=records

@@ -24,7 +24,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -44,6 +44,7 @@ __all__ = [
     "Timed",
     "clock",
     "describe_machine",
+    "kept_runs",
     "machine_info",
     "main",
     "markdown_table",
@@ -247,6 +248,12 @@ def run_in_processes(
     return results, time.perf_counter() - started
 
 
+def kept_runs(name: str, plan: Any) -> Path | None:
+    """Where ``run_in_processes`` keeps a plan's runs: ``results/<name>-<mode>.runs.jsonl``
+    when the plan says ``resume`` (``--resume``), else nowhere."""
+    return RESULTS_DIR / f"{name}-{plan.mode}.runs.jsonl" if plan.resume else None
+
+
 def _task_key(task: object) -> str:
     return json.dumps(asdict(task), sort_keys=True)  # type: ignore[call-overload]
 
@@ -327,6 +334,14 @@ def main(
             "--speed", action="store_true", help="only the pulls-per-second section"
         )
     parser.add_argument("--show", type=Path, help="print the tables of a saved JSON result")
+    resumable = any(field.name == "resume" for field in fields(plans[1]))
+    if resumable:
+        parser.add_argument(
+            "--resume",
+            action="store_true",
+            help="keep each run in results/NAME-MODE.runs.jsonl as it ends and skip the runs "
+            "already there (a stopped run goes on where it stopped)",
+        )
     if options is not None:
         options(parser)
     args = parser.parse_args(argv)
@@ -337,6 +352,8 @@ def main(
         _print_report(json.loads(args.show.read_text(encoding="utf-8")), format_report)
         return 0
     plan = replace(plans[0] if args.quick else plans[1], processes=args.processes)
+    if resumable and args.resume:
+        plan = replace(plan, resume=True)
     if adjust is not None:
         plan = adjust(plan, args)
     report = run(plan)

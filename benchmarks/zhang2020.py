@@ -251,10 +251,10 @@ def run(plan: Plan, *, progress: bool = True) -> Report:
     with_hcb = root is not None and (root / HCB_FILE).exists()
     notes = [] if with_hcb else ["HCB skipped: SCREENER_DATA is unset or lacks " + HCB_FILE]
     tasks = build_tasks(plan, with_hcb=with_hcb)
-    keep = harness.RESULTS_DIR / f"zhang2020-{plan.mode}.runs.jsonl" if plan.resume else None
     records, seconds = harness.run_in_processes(
-        "zhang2020", run_task, tasks, plan.processes, progress=progress, keep=keep
-    )
+        "zhang2020", run_task, tasks, plan.processes, progress=progress,
+        keep=harness.kept_runs("zhang2020", plan),
+    )  # fmt: skip
     records.sort(key=lambda r: (r["part"], r["n"], r["k"], str(r["gap"]), r["instance"]))
     return harness.new_report(
         "zhang2020", plan, seconds, notes=notes, summary=summarize(records),
@@ -396,12 +396,6 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--instances", type=int, help="instances per synthetic setting")
     parser.add_argument("--parts", nargs="+", choices=PARTS, help="only these parts")
     parser.add_argument("--ns", nargs="+", type=int, help="Fig. 2(a) sizes (default: the paper's)")
-    parser.add_argument(
-        "--resume",
-        action="store_true",
-        help="keep each run in results/zhang2020-MODE.runs.jsonl as it ends and skip the runs "
-        "already there (a stopped full run goes on where it stopped)",
-    )
 
 
 def _adjust(plan: Plan, args: argparse.Namespace) -> Plan:
@@ -411,8 +405,6 @@ def _adjust(plan: Plan, args: argparse.Namespace) -> Plan:
         plan = replace(plan, parts=tuple(args.parts))
     if args.ns:
         plan = replace(plan, fig2a_ns=tuple(args.ns))
-    if args.resume:
-        plan = replace(plan, resume=True)
     if data_root() is None:
         print("note: SCREENER_DATA is unset: the HyunCatherines part is skipped", file=sys.stderr)
     return plan
