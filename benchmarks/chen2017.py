@@ -275,7 +275,7 @@ def format_report(report: Report) -> str:
         f"Chen et al. 2017, Figures 1-4 ({plan['mode']}): n = {plan['n']}, eps = {plan['eps']}, "
         f"delta = {plan['delta']}; runs per budget: AdaptiveTopK {plan['runs']}, OptMAI "
         f"{plan['other_runs']}, CLUCB-PAC {plan.get('clucb_runs', plan['other_runs'])} "
-        "(the paper: 200); wall time {report['seconds']:.0f} s "
+        f"(the paper: 200); wall time {report['seconds']:.0f} s "
         f"on {plan['processes']} processes. Cells: failure probability (regret > eps), "
         "mean regret in brackets.",
     ]
