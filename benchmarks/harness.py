@@ -220,9 +220,11 @@ def run_in_processes(
     Delete the file to run everything again. The seconds are this call's only.
     """
     started = last_note = time.perf_counter()
-    done = _kept_results(keep) if keep is not None else {}
-    todo = [task for task in tasks if _task_key(task) not in done]
-    results: list[_Out] = [done[key] for key in map(_task_key, tasks) if key in done]
+    todo, results = list(tasks), []
+    if keep is not None:
+        done = _kept_results(keep)
+        todo = [task for task in tasks if _task_key(task) not in done]
+        results = [done[key] for key in map(_task_key, tasks) if key in done]
     if progress and results:
         print(f"[{name}] {len(results)} of {len(tasks)} tasks kept in {keep}", file=sys.stderr)
     with contextlib.ExitStack() as stack:
@@ -232,7 +234,8 @@ def run_in_processes(
             sink = stack.enter_context(keep.open("a", encoding="utf-8"))
             sink.write("\n" if cut_short else "")  # a stopped run's last line stays alone
         pool = stack.enter_context(multiprocessing.Pool(processes))
-        for task, result in pool.imap_unordered(_Keyed(function), todo, chunksize=chunksize):
+        work = _Keyed(function, keyed=keep is not None)
+        for task, result in pool.imap_unordered(work, todo, chunksize=chunksize):
             results.append(result)
             if sink is not None:
                 sink.write(json.dumps({"task": task, "result": result}) + "\n")
@@ -278,12 +281,14 @@ def _kept_results(path: Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class _Keyed:
-    """``function`` that also returns its task's key (a picklable wrapper for the pool)."""
+    """``function`` that also returns its task's key when ``keyed`` (a picklable wrapper for
+    the pool; only kept runs need keys, and only their tasks must be dataclasses)."""
 
     function: Callable[[Any], Any]
+    keyed: bool
 
     def __call__(self, task: Any) -> tuple[str, Any]:
-        return _task_key(task), self.function(task)
+        return _task_key(task) if self.keyed else "", self.function(task)
 
 
 # ----------------------------------------------------------------------------- reports

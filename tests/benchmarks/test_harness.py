@@ -41,3 +41,8 @@ def test_kept_runs_are_returned_not_run_again(tmp_path: Path) -> None:
     assert sorted(parsed) == [0, 1, 2, 3, 4] and len(lines) == 6  # the cut line stays alone
     third, _ = run_in_processes("t", square, tasks, 2, progress=False, keep=keep)
     assert third == second  # everything kept now
+
+
+def test_runs_without_a_file_take_any_task() -> None:
+    results, _ = run_in_processes("t", abs, [-3, 2, -1], 2, progress=False)
+    assert sorted(results) == [1, 2, 3]
