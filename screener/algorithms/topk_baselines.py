@@ -390,13 +390,24 @@ class CLUCBPAC(Algorithm):
     def _step_at(self, radius: FloatArray) -> tuple[float, IntArray]:
         """CLUCB's step at these radii: the gap w~(M~) - w~(M) and M xor M~ by radius,
         largest first."""
-        adjusted = np.where(self.chosen, self.means - radius, self.means + radius)
-        rival = np.zeros(self.n_arms, dtype=bool)
-        rival[top_by_mean(adjusted, np.arange(self.n_arms, dtype=np.int64), self.k)] = True
-        # Summed over the symmetric difference only: exactly 0 when M~ = M.
-        gap = float(adjusted[rival & ~self.chosen].sum() - adjusted[self.chosen & ~rival].sum())
+        rival, gap = self._rival(radius)
         differ = np.flatnonzero(rival ^ self.chosen)
         return gap, top_by_mean(radius, differ, differ.size)
+
+    def _rival(self, radius: FloatArray) -> tuple[NDArray[np.bool_], float]:
+        """M~ (the k largest w~, ties by index as a stable sort orders them, found by a
+        partition: this runs once per pull in the liar's fill) and the gap w~(M~) - w~(M)."""
+        chosen = self.chosen
+        adjusted = np.where(chosen, self.means - radius, self.means + radius)
+        kth = self.n_arms - self.k
+        boundary = np.partition(adjusted, kth)[kth]
+        rival = adjusted > boundary
+        ties = self.k - int(np.count_nonzero(rival))
+        if ties:
+            rival[np.flatnonzero(adjusted == boundary)[:ties]] = True
+        # Summed over the symmetric difference only: exactly 0 when M~ = M.
+        gap = float(adjusted[rival & ~chosen].sum() - adjusted[chosen & ~rival].sum())
+        return rival, gap
 
     def _condition_met(self) -> bool:
         return self._done
@@ -415,32 +426,18 @@ class CLUCBPAC(Algorithm):
         return np.concatenate([picks, self._liar_fill(limit - picks.size, picks)])
 
     def _liar_fill(self, room: int, picks: IntArray) -> IntArray:
-        """Up to ``room`` further pulls: the constant liar's steps (see the docstring).
-
-        Each step is ``_step_at``'s, found with less work (it runs once per pull): M~ from a
-        partition (the values above the k-th largest, then ties by index, as the stable sort
-        orders them) and the pull as the first largest radius among the available workers
-        of M xor M~. Same pulls to the bit (tests/algorithms/test_topk_baselines.py).
-        """
+        """Up to ``room`` further pulls: the constant liar's steps (see the docstring); the
+        pull is the first largest radius among the available workers of M xor M~."""
         pending = self.pending + np.bincount(picks, minlength=self.n_arms)
         counts = self.stats.count + pending
         t = self.n_answered + int(pending.sum())
-        chosen, means, available = self.chosen, self.means, self.available
-        sign = np.where(chosen, -1.0, 1.0)  # means + sign * radius: w~ exactly
-        kth = self.n_arms - self.k
         filled: list[int] = []
         for _ in range(room):
             radius = clucb_radius(counts, t, self.n_arms, self.delta, self.width)
-            adjusted = means + sign * radius
-            boundary = np.partition(adjusted, kth)[kth]
-            rival = adjusted > boundary
-            ties = self.k - int(np.count_nonzero(rival))
-            if ties:
-                rival[np.flatnonzero(adjusted == boundary)[:ties]] = True
-            gap = float(adjusted[rival & ~chosen].sum() - adjusted[chosen & ~rival].sum())
+            rival, gap = self._rival(radius)
             if gap <= self.eps * self.k:
                 break  # the answers in flight would likely end the run
-            candidates = (rival ^ chosen) & available
+            candidates = (rival ^ self.chosen) & self.available
             if not candidates.any():
                 break
             arm = int(np.argmax(np.where(candidates, radius, -math.inf)))

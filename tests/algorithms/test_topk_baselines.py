@@ -342,12 +342,18 @@ def test_clucb_worker_without_answers_blocks_the_rule() -> None:
 
 
 def _liar_by_definition(alg: CLUCBPAC, room: int) -> list[int]:
-    """The constant liar's fill step by step through ``_step_at`` (the docstring's rule)."""
+    """The constant liar's fill step by step, as the docstring says: radii at the counts in
+    flight, M~ by a stable sort of w~, the widest available worker of M xor M~."""
     counts = alg.stats.count + alg.pending
     t = alg.n_answered + int(alg.pending.sum())
     filled: list[int] = []
     for _ in range(room):
-        gap, order = alg._step_at(clucb_radius(counts, t, alg.n_arms, alg.delta, alg.width))
+        radius = clucb_radius(counts, t, alg.n_arms, alg.delta, alg.width)
+        adjusted = np.where(alg.chosen, alg.means - radius, alg.means + radius)
+        rival = np.zeros(alg.n_arms, dtype=bool)
+        rival[np.argsort(-adjusted, kind="stable")[: alg.k]] = True
+        gap = adjusted[rival & ~alg.chosen].sum() - adjusted[alg.chosen & ~rival].sum()
+        order = top_by_mean(radius, np.flatnonzero(rival ^ alg.chosen), alg.n_arms)
         order = order[alg.available[order]]
         if gap <= alg.eps * alg.k or order.size == 0:
             break
