@@ -185,6 +185,12 @@ class ADE(KSigmaAlgorithm):
         #: workers whose answers moved since (see ``_quiet_round``).
         self._open_groups: _Groups | None = None
         self._moved: set[int] = set()
+        #: Bounds on ``mean + radius`` (below) and ``mean - radius`` (above) of every such
+        #: worker, good until the next full pass, and the workers that moved since they were
+        #: last drawn (see ``_quiet_round``).
+        self._floor, self._ceiling = -math.inf, math.inf
+        self._unfolded: list[int] = []
+        self._slack = 1e-12 * (1.0 + abs(self.upper))
         self._radii_stale = False
         #: Caches of two per-round questions, cleared when a decision or availability moves.
         self._pool: IntArray | None = None  # the available workers
@@ -278,6 +284,7 @@ class ADE(KSigmaAlgorithm):
 
     def _add_arm_answers(self, arms: list[int], values: list[float], *, pairable: bool) -> None:
         self._moved.update(arms)
+        self._unfolded.extend(arms)
         for arm, value in zip(arms, values, strict=True):
             self.arm_sum[arm] += value
             self.arm_count[arm] += 1
@@ -303,6 +310,43 @@ class ADE(KSigmaAlgorithm):
     def _quiet_round(self) -> bool:
         """True when the decisions stand as they are, found without a pass over every worker.
 
+        First in O(1): a worker is decided normal when ``mean + radius <= theta - r_theta``
+        (an outlier when ``mean - radius >= theta + r_theta``), and a radius only grows as
+        the round index t grows (its level falls), so ``_floor``, the least ``mean + radius``
+        of the undecided workers when last computed, stays a lower bound until a worker's
+        answers move, and ``_ceiling`` likewise an upper bound; moved workers are folded in
+        (``_fold_moved``). Clear of both by a margin far above any rounding, nobody is
+        decided. Otherwise ``_exact_quiet`` answers exactly as ``_decide`` would.
+        """
+        if self._open_groups is None or self.m_theta == 0 or len(self._moved) > _MOVED_AT_MOST:
+            return False
+        low, high = self.theta - self.theta_radius, self.theta + self.theta_radius
+        self._fold_moved()
+        if self._floor - self._slack > low and self._ceiling + self._slack < high:
+            self._radii_stale = True
+            return True
+        return self._exact_quiet(low, high)
+
+    def _fold_moved(self) -> None:
+        """Widen the bounds by the workers whose answers moved since they were last drawn
+        (and bring their means up to date)."""
+        for arm in self._unfolded:
+            count = int(self.arm_count[arm])
+            self.means[arm] = mean = float(self.arm_sum[arm]) / count  # it has answers: it moved
+            if self.decision[arm] != _UNDECIDED or count < self.min_answers:
+                continue
+            radius = self.big_r * math.sqrt(self._log_inverse_level(count) / (2.0 * count))
+            self._floor = min(self._floor, mean + radius)
+            self._ceiling = max(self._ceiling, mean - radius)
+        self._unfolded.clear()
+
+    def _log_inverse_level(self, count: int) -> float:
+        """``log(1 / level)`` of a radius at this count (``_radii_at``'s, up to rounding)."""
+        return math.log(1.0 / self._level_at(count))
+
+    def _exact_quiet(self, low: float, high: float) -> bool:
+        """``_quiet_round``'s exact answer, and fresh bounds when nobody is decided.
+
         The radius depends on a worker's count alone (given t), so for each count shared by
         the undecided workers of the last full ``_decide`` the extreme means are checked, and
         the few workers whose answers moved since (a threshold round's worker when samples
@@ -311,25 +355,30 @@ class ADE(KSigmaAlgorithm):
         ``_decide``'s. The radii of the rest are computed when read. Most rounds are
         threshold rounds of two pulls, and a pass over every worker was most of their cost.
         """
-        groups, moved = self._open_groups, self._moved
-        if groups is None or self.m_theta == 0 or len(moved) > _MOVED_AT_MOST:
-            return False
-        counts, lowest, highest = groups
+        assert self._open_groups is not None
+        counts, lowest, highest = self._open_groups
         radius = self._radii_at(counts)
-        low, high = self.theta - self.theta_radius, self.theta + self.theta_radius
-        if bool((lowest + radius <= low).any() or (highest - radius >= high).any()):
-            return False
-        if moved:
-            arms = np.fromiter(moved, dtype=np.int64, count=len(moved))
+        floors, ceilings = [lowest + radius], [highest - radius]
+        if self._moved:
+            arms = np.fromiter(self._moved, dtype=np.int64, count=len(self._moved))
             count = self.arm_count[arms]  # each has answers: they moved
             mean = self.arm_sum[arms] / count
             self.means[arms] = mean
-            radius = self._radii_at(count)
             open_ = (self.decision[arms] == _UNDECIDED) & (count >= self.min_answers)
-            if bool((open_ & ((mean + radius <= low) | (mean - radius >= high))).any()):
-                return False
+            radius = self._radii_at(count)[open_]
+            floors.append(mean[open_] + radius)
+            ceilings.append(mean[open_] - radius)
+        floor, ceiling = np.concatenate(floors), np.concatenate(ceilings)
+        if bool((floor <= low).any() or (ceiling >= high).any()):
+            return False
+        self._set_bounds(floor, ceiling)
         self._radii_stale = True
         return True
+
+    def _set_bounds(self, floors: FloatArray, ceilings: FloatArray) -> None:
+        self._floor = float(floors.min()) if floors.size else math.inf
+        self._ceiling = float(ceilings.max()) if ceilings.size else -math.inf
+        self._unfolded.clear()
 
     @property
     def radii(self) -> FloatArray:
@@ -353,6 +402,7 @@ class ADE(KSigmaAlgorithm):
     def _decide(self) -> None:
         self._decisions_stale = self._radii_stale = False
         self._moved.clear()
+        self._unfolded.clear()
         counts = self.arm_count
         with np.errstate(divide="ignore", invalid="ignore"):
             self.means = np.where(counts > 0, self.arm_sum / counts, np.nan)
@@ -367,7 +417,9 @@ class ADE(KSigmaAlgorithm):
         self.decision[normal] = _NORMAL
         self.decision[outlier] = _OUTLIER
         self._open = None
-        self._open_groups = self._group_by_count(undecided & ~normal & ~outlier)
+        still = undecided & ~normal & ~outlier
+        self._open_groups = self._group_by_count(still)
+        self._set_bounds((self.means + radii)[still], (self.means - radii)[still])
 
     def _compute_radii(self, counts: IntArray) -> FloatArray:
         """Every worker's radius at round index t (inf before its first arm answer)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from concurrent.futures import Executor
 from functools import partial
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,7 +16,9 @@ from screener.algorithms.ade import ADE
 from screener.algorithms.base import AskState
 from screener.algorithms.result import Result, StopReason
 from screener.errors import ConfigError
-from screener.simulation import BernoulliRewards, map_seeds, simulate
+from screener.simulation import BernoulliRewards, BetaRewards, map_seeds, simulate
+from screener.simulation.recorded import RecordedRewards
+from screener.simulation.rewards import RewardModel
 from screener.stats import ade_level
 
 
@@ -185,6 +188,50 @@ def test_shuffled_delayed_answers_give_the_right_outliers(share: bool) -> None:
                 held = [held[i] for i in order[cut:].tolist()]
         assert alg.stop_reason is StopReason.CONDITION_MET
         assert alg.result().outliers == _truth(means, k)
+
+
+# ---------------------------------------------------------------- shortcuts are exact
+class _EveryRoundAFullPass(ADE):
+    """ADE deciding by a pass over every worker after each round: what the shortcuts of
+    ``_quiet_round`` must reproduce to the bit."""
+
+    def _quiet_round(self) -> bool:
+        return False
+
+
+def _trace(alg: ADE, rewards: RewardModel, batch: int) -> tuple[object, ...]:
+    result = simulate(alg, rewards, batch=batch)
+    lines = [(w.arm, w.decision, w.pulls, w.estimate, w.lower, w.upper) for w in result.workers]
+    return result.total_pulls, result.stop_reason, result.threshold, lines
+
+
+def _rewards(kind: str, means: np.ndarray, seed: int) -> RewardModel:
+    if kind == "bernoulli":
+        return BernoulliRewards(means, seed=seed)
+    if kind == "graded":
+        return BetaRewards(means, seed=seed)
+    # Recorded answers that run out (fewer for the odd workers): workers leave mid-run.
+    rng = np.random.default_rng(seed)
+    records = [rng.random(300 if i % 2 == 0 else 40 + 10 * i) < m for i, m in enumerate(means)]
+    workers = [str(i) for i in range(means.size)]
+    return RecordedRewards(workers, records, seed=seed, replacement=False)
+
+
+@pytest.mark.parametrize("share", [False, True])
+@pytest.mark.parametrize(("n", "k"), [(5, 1.0), (30, 0.0)])  # few decisions, then many
+def test_rounds_decided_without_a_full_pass_decide_as_one(share: bool, n: int, k: float) -> None:
+    rng = np.random.default_rng(n)
+    cases = [("bernoulli", 1, "high", n), ("graded", 3, "low", 7), ("recorded", 1, "low", 1)]
+    for seed in range(3):
+        means = _instance(rng, n, k, 0.05)
+        for kind, min_answers, direction, batch in cases:
+            params: dict[str, Any] = dict(
+                k=k, delta=0.2, seed=seed, share_samples=share, min_answers=min_answers,
+                direction=direction, budget=10_000,
+            )  # fmt: skip
+            fast = _trace(ADE(n, **params), _rewards(kind, means, seed), batch)
+            full = _trace(_EveryRoundAFullPass(n, **params), _rewards(kind, means, seed), batch)
+            assert fast == full, (seed, kind)
 
 
 # ------------------------------------------------------------------------ shared samples
