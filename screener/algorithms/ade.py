@@ -193,7 +193,7 @@ class ADE(KSigmaAlgorithm):
         self._slack = 1e-12 * (1.0 + abs(self.upper))
         self._radii_stale = False
         #: Caches of two per-round questions, cleared when a decision or availability moves.
-        self._pool: IntArray | None = None  # the available workers
+        self._pool: list[int] | None = None  # the available workers
         self._open: bool | None = None  # some undecided worker is available
         self._rounds: list[_Round] = []
         self._queue: deque[tuple[int, int]] = deque()
@@ -218,8 +218,9 @@ class ADE(KSigmaAlgorithm):
 
     # --------------------------------------------------------------------- pull ids
     def _on_asked(self, ask: Ask) -> None:
-        for pull in ask:
-            self._slot_of[pull.id] = self._unassigned[pull.arm].popleft()
+        unassigned, slot_of = self._unassigned, self._slot_of
+        for pull_id, arm in enumerate(ask.arms.tolist(), start=ask.first_id):
+            slot_of[pull_id] = unassigned[arm].popleft()
 
     def _on_released(self, pull_id: int, arm: int) -> None:
         slot = self._slot_of.pop(pull_id)
@@ -521,11 +522,11 @@ class ADE(KSigmaAlgorithm):
             kind = "arm"
         if kind == "threshold":
             if self._pool is None:
-                self._pool = np.flatnonzero(self.available)
+                self._pool = np.flatnonzero(self.available).tolist()
             pool = self._pool
-            if pool.size == 0:
+            if not pool:
                 return False
-            arm = int(pool[self.rng.integers(pool.size)])
+            arm = pool[self.rng.integers(len(pool))]
             self._planned_theta += 1
             carried = self._take_unpaired(arm)
             if len(carried) == 2:
