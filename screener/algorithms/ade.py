@@ -33,7 +33,7 @@ RoundKind = Literal["threshold", "arm"]
 _Groups = tuple[IntArray, FloatArray, FloatArray]
 
 _PLANNED, _ANSWERED, _DROPPED = 0, 1, 2
-_MOVED_AT_MOST = 256  # workers checked one by one before a full pass is cheaper
+_MOVED_AT_MOST = 256  # moved workers folded in one by one before a full pass is cheaper
 _UNDECIDED, _NORMAL, _OUTLIER = 0, 1, 2
 
 
