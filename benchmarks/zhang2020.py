@@ -226,13 +226,16 @@ def run_task(task: Task) -> Record:
 
 
 def build_tasks(plan: Plan, *, with_hcb: bool) -> list[Task]:
-    """Every run of the plan, ADE first (the long runs) for load balance."""
+    """Every run of the plan, ADE first (the long runs) for load balance; Fig. 2(b) one
+    window after the other, the widest gap (fewest pulls) first, so that a run stopped part
+    way (``--resume``) holds whole windows, every algorithm in them."""
     setups: list[tuple[str, int, float, tuple[float, float] | None, int]] = []
     if "fig2a" in plan.parts:
         for n in plan.fig2a_ns:
             setups += [("fig2a", n, 2.5, (0.1, 0.2), j) for j in range(plan.instances)]
-    if "fig2b" in plan.parts:  # the widest gap (fewest pulls) first: a stopped run has it
-        for window in sorted(plan.fig2b_ranges, reverse=True):
+    windows = sorted(plan.fig2b_ranges, reverse=True)
+    if "fig2b" in plan.parts:
+        for window in windows:
             setups += [("fig2b", plan.fig2b_n, 2.0, window, j) for j in range(plan.instances)]
     if with_hcb and "hcb" in plan.parts:
         setups += [("hcb", 722, k, None, 0) for k in plan.hcb_ks]
@@ -243,7 +246,11 @@ def build_tasks(plan: Plan, *, with_hcb: bool) -> list[Task]:
         for name in ("rr", "wrr"):
             for mode in ("n", "1000"):
                 tasks.append(Task(part, name, mode, n, k, gap, j, plan.cap, plan.delta))
-    return sorted(tasks, key=lambda t: (t.algorithm != "ade", -t.n))
+    stage: dict[tuple[float, float] | None, int] = {w: rank for rank, w in enumerate(windows)}
+    return sorted(
+        tasks,
+        key=lambda t: (stage.get(t.gap, 0) if t.part == "fig2b" else 0, t.algorithm != "ade", -t.n),
+    )
 
 
 def run(plan: Plan, *, progress: bool = True) -> Report:
