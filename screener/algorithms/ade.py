@@ -336,14 +336,10 @@ class ADE(KSigmaAlgorithm):
             self.means[arm] = mean = float(self.arm_sum[arm]) / count  # it has answers: it moved
             if self.decision[arm] != _UNDECIDED or count < self.min_answers:
                 continue
-            radius = self.big_r * math.sqrt(self._log_inverse_level(count) / (2.0 * count))
+            radius = self._arm_radius(count)  # _radii_at's, up to rounding
             self._floor = min(self._floor, mean + radius)
             self._ceiling = max(self._ceiling, mean - radius)
         self._unfolded.clear()
-
-    def _log_inverse_level(self, count: int) -> float:
-        """``log(1 / level)`` of a radius at this count (``_radii_at``'s, up to rounding)."""
-        return math.log(1.0 / self._level_at(count))
 
     def _exact_quiet(self, low: float, high: float) -> bool:
         """``_quiet_round``'s exact answer, and fresh bounds when nobody is decided.
@@ -362,9 +358,8 @@ class ADE(KSigmaAlgorithm):
         floors, ceilings = [lowest + radius], [highest - radius]
         if self._moved:
             arms = np.fromiter(self._moved, dtype=np.int64, count=len(self._moved))
-            count = self.arm_count[arms]  # each has answers: they moved
-            mean = self.arm_sum[arms] / count
-            self.means[arms] = mean
+            count = self.arm_count[arms]
+            mean = self.means[arms]  # brought up to date by _fold_moved
             open_ = (self.decision[arms] == _UNDECIDED) & (count >= self.min_answers)
             radius = self._radii_at(count)[open_]
             floors.append(mean[open_] + radius)
@@ -379,7 +374,6 @@ class ADE(KSigmaAlgorithm):
     def _set_bounds(self, floors: FloatArray, ceilings: FloatArray) -> None:
         self._floor = float(floors.min()) if floors.size else math.inf
         self._ceiling = float(ceilings.max()) if ceilings.size else -math.inf
-        self._unfolded.clear()
 
     @property
     def radii(self) -> FloatArray:
