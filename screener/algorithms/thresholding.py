@@ -190,27 +190,32 @@ class ThresholdingAlgorithm(Algorithm):
         runs): the heap then pops the ``limit`` smallest (key, worker) pairs among each
         worker's keys up to its first hold (infinite key).
 
-        The key grid starts a few pulls deep and deepens only while a worker still open at
-        its last column could hold a pair below the ``limit``-th smallest found: most
-        indexes hold a worker after one or two pulls in flight, so the grid stays narrow."""
+        The keys are computed a few pulls deep, then deeper only for the workers still open
+        at the last depth, and only while one of them could hold a pair below the
+        ``limit``-th smallest found: most indexes hold a worker after one or two pulls in
+        flight, and the rest go deep only near the bar, so few keys are computed."""
         if arms.size == 0:
             return None
-        depth = min(limit, _FIRST_DEPTH)
-        while arms.size * depth <= _FILL_GRID:
-            steps = np.arange(depth, dtype=np.float64)
-            grid_arms = np.repeat(arms, depth)
+        pairs = _Pairs()
+        start, depth = 0, min(limit, _FIRST_DEPTH)
+        last: FloatArray | None = None  # the open workers' keys at the last depth computed
+        while pairs.size + arms.size * (depth - start) <= _FILL_GRID:
+            steps = np.arange(start, depth, dtype=np.float64)
+            grid_arms = np.repeat(arms, depth - start)
             keys = self._priority(grid_arms, (effective[:, None] + steps).ravel())
-            keys = keys.reshape(arms.size, depth)
+            keys = keys.reshape(arms.size, depth - start)
             open_ = ~np.logical_or.accumulate(keys == math.inf, axis=1)
+            joined = keys if last is None else np.column_stack([last, keys])
             with np.errstate(invalid="ignore"):  # -inf to -inf: no decrease
-                falling = (np.diff(keys, axis=1) < 0.0) & open_[:, 1:]
-            if falling.any():
-                return None
-            candidates, found = grid_arms[open_.ravel()], keys[open_]
-            order = np.lexsort((candidates, found))
-            if depth == limit or _complete(keys, open_, arms, found, candidates, order, limit):
-                return candidates[order[:limit]]
-            depth = min(limit, 4 * depth)
+                falling = np.diff(joined, axis=1) < 0.0
+            if (falling & open_[:, open_.shape[1] - falling.shape[1] :]).any():
+                return None  # a key falls to a pair still open
+            pairs.add(keys[open_], grid_arms[open_.ravel()])
+            deeper = open_[:, -1] & pairs.may_precede_kth(keys[:, -1], arms, limit)
+            if depth == limit or not deeper.any():
+                return pairs.smallest(limit)
+            arms, effective, last = arms[deeper], effective[deeper], keys[deeper, -1]
+            start, depth = depth, min(limit, 4 * depth)
         return None
 
     def _priority(self, arms: IntArray, effective: FloatArray) -> FloatArray:
@@ -741,24 +746,38 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         return replace(result, extra=extra)
 
 
-def _complete(
-    keys: FloatArray,
-    open_: NDArray[np.bool_],
-    arms: IntArray,
-    found: FloatArray,
-    candidates: IntArray,
-    order: IntArray,
-    limit: int,
-) -> bool:
-    """Whether the ``limit`` smallest (key, worker) pairs found are the heap's picks: every
-    pair not computed (a worker open at the grid's last column, keys non-decreasing) is at
-    least that worker's last key, so none can come before the ``limit``-th pair found."""
-    cut = open_[:, -1]
-    if not cut.any():
-        return True
-    if order.size < limit:
-        return False
-    kth = order[limit - 1]
-    last_keys, last_arms = keys[cut, -1], arms[cut]
-    first = np.lexsort((last_arms, last_keys))[0]
-    return bool((found[kth], candidates[kth]) <= (last_keys[first], last_arms[first]))
+class _Pairs:
+    """(key, worker) pairs found by ``_fill_at_once``, taken in the heap's order (key, then
+    worker): a partition finds the ``limit``-th smallest key, so only the pairs up to it
+    are ever sorted."""
+
+    def __init__(self) -> None:
+        self.keys: FloatArray = np.empty(0)
+        self.arms: IntArray = np.empty(0, dtype=np.int64)
+
+    @property
+    def size(self) -> int:
+        return self.keys.size
+
+    def add(self, keys: FloatArray, arms: IntArray) -> None:
+        self.keys = np.concatenate([self.keys, keys])
+        self.arms = np.concatenate([self.arms, arms])
+
+    def smallest(self, limit: int) -> IntArray:
+        """The workers of the ``limit`` smallest pairs (all pairs if fewer), in order."""
+        keys, arms = self.keys, self.arms
+        if keys.size > limit:
+            below = keys <= np.partition(keys, limit - 1)[limit - 1]  # ties at the kth kept
+            keys, arms = keys[below], arms[below]
+        return np.asarray(arms[np.lexsort((arms, keys))[:limit]], dtype=np.int64)
+
+    def may_precede_kth(self, keys: FloatArray, arms: IntArray, limit: int) -> NDArray[np.bool_]:
+        """Per pair, whether it comes before the ``limit``-th smallest pair found (all
+        True while fewer are found). A worker whose last pair does not can be left: its
+        further keys are no smaller, and the ``limit``-th pair only falls as pairs come."""
+        if self.size < limit:
+            return np.ones(keys.size, dtype=bool)
+        kth = np.partition(self.keys, limit - 1)[limit - 1]
+        before = int(np.count_nonzero(self.keys < kth))
+        kth_arm = np.sort(self.arms[self.keys == kth])[limit - 1 - before]
+        return np.asarray((keys < kth) | ((keys == kth) & (arms < kth_arm)))

@@ -278,7 +278,7 @@ def test_one_pass_batches_make_the_heaps_picks(
     compared = 0
     while not alg.finished and compared < 60:
         if rng.random() < 0.6 or not outstanding:
-            limit = int(rng.choice([2, 3, 17, 30, 90]))
+            limit = int(rng.choice([2, 3, 17, 30, 90, 300]))
             alg._ensure_fresh()
             fast = alg._schedule(limit)
             with monkeypatch.context() as patch:
