@@ -161,6 +161,41 @@ def test_graph_edges_never_come_back() -> None:
     assert graph.n_communities == 2
 
 
+class _EveryRowChecked(NeighbourGraph):
+    """The graph without its O(n) screen: every row given is checked pair by pair."""
+
+    def _may_lose_an_edge(
+        self, rows: IntArray, means: NDArray[np.float64], radii: NDArray[np.float64], b: float
+    ) -> NDArray[np.bool_]:
+        return np.ones(rows.size, dtype=bool)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_graph_screen_cuts_what_checking_every_row_cuts(seed: int) -> None:
+    """The screen that skips rows whose edges surely stay changes nothing: the same edges
+    and communities as checking every row, call after call, with ties at the reach, answers
+    still missing (NaN means, infinite radii) and a non-member."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 40))
+    members = rng.random(n) < 0.9
+    screened, checked = NeighbourGraph(members), _EveryRowChecked(members)
+    means = np.round(rng.choice([0.2, 0.5, 0.8], n) + rng.normal(0, 0.05, n), 2)
+    radii = np.full(n, 0.3)
+    cut = 0
+    for _ in range(30):
+        radii = np.round(radii * rng.uniform(0.7, 1.0, n), 3)
+        unanswered = rng.random(n) < 0.05
+        shown = np.where(unanswered, np.nan, means)
+        shown_radii = np.where(unanswered, np.inf, radii)
+        rows = np.flatnonzero(rng.random(n) < 0.5)
+        went = screened.remove_edges(rows, shown, shown_radii, 1.5)
+        assert went == checked.remove_edges(rows, shown, shown_radii, 1.5)
+        np.testing.assert_array_equal(screened.adjacency, checked.adjacency)
+        np.testing.assert_array_equal(screened.labels, checked.labels)
+        cut += went
+    assert cut >= 1
+
+
 def test_graph_ignores_non_members() -> None:
     members = np.array([True, True, False, True])
     graph = NeighbourGraph(members)
