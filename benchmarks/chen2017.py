@@ -119,7 +119,7 @@ class Plan:
 #: Per-arm budgets: every algorithm's failure probability is 0 from ~100 pulls per arm on.
 GRID = (10, 20, 30, 40, 50, 60, 80, 100, 150, 200)
 QUICK = Plan("quick", INSTANCES, (100, 250, 500), (20, 40, 60, 100), 10, 2, 2)
-FULL = Plan("full", INSTANCES, (100, 250, 500), GRID, runs=200, other_runs=200, clucb_runs=50)
+FULL = Plan("full", INSTANCES, (100, 250, 500), GRID, runs=200, other_runs=200, clucb_runs=200)
 
 
 @dataclass(frozen=True, slots=True)
