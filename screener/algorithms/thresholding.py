@@ -191,9 +191,9 @@ class ThresholdingAlgorithm(Algorithm):
         worker's keys up to its first hold (infinite key).
 
         The keys are computed a few pulls deep, then deeper only for the workers still open
-        at the last depth, and only while one of them could hold a pair below the
-        ``limit``-th smallest found: most indexes hold a worker after one or two pulls in
-        flight, and the rest go deep only near the bar, so few keys are computed."""
+        at the last depth whose last pair comes before the ``limit``-th smallest found:
+        most indexes hold a worker after one or two pulls in flight, and LSA (which never
+        holds one) sends only the workers near the bar deep, so few keys are computed."""
         if arms.size == 0:
             return None
         pairs = _Pairs()
