@@ -196,7 +196,7 @@ class ThresholdingAlgorithm(Algorithm):
         holds one) sends only the workers near the bar deep, so few keys are computed."""
         if arms.size == 0:
             return None
-        pairs = _Pairs()
+        pairs = _Pairs(limit)
         start, depth = 0, min(limit, _FIRST_DEPTH)
         last: FloatArray | None = None  # the open workers' keys at the last depth computed
         while pairs.size + arms.size * (depth - start) <= _FILL_GRID:
@@ -211,9 +211,9 @@ class ThresholdingAlgorithm(Algorithm):
             if (falling & open_[:, open_.shape[1] - falling.shape[1] :]).any():
                 return None  # a key falls to a pair still open
             pairs.add(keys[open_], grid_arms[open_.ravel()])
-            deeper = open_[:, -1] & pairs.may_precede_kth(keys[:, -1], arms, limit)
+            deeper = open_[:, -1] & pairs.precede_kth(keys[:, -1], arms)
             if depth == limit or not deeper.any():
-                return pairs.smallest(limit)
+                return pairs.smallest()
             arms, effective, last = arms[deeper], effective[deeper], keys[deeper, -1]
             start, depth = depth, min(limit, 4 * depth)
         return None
@@ -748,12 +748,14 @@ class ConfidentThresholding(ThresholdingAlgorithm):
 
 class _Pairs:
     """(key, worker) pairs found by ``_fill_at_once``, taken in the heap's order (key, then
-    worker): a partition finds the ``limit``-th smallest key, so only the pairs up to it
-    are ever sorted."""
+    worker): a partition finds the ``limit``-th smallest pair once per batch of pairs added,
+    and only the pairs up to it are ever sorted."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
         self.keys: FloatArray = np.empty(0)
         self.arms: IntArray = np.empty(0, dtype=np.int64)
+        self._kth: tuple[float, int] | None = None  # the limit-th smallest pair, when found
 
     @property
     def size(self) -> int:
@@ -762,22 +764,26 @@ class _Pairs:
     def add(self, keys: FloatArray, arms: IntArray) -> None:
         self.keys = np.concatenate([self.keys, keys])
         self.arms = np.concatenate([self.arms, arms])
+        self._kth = None
+        if self.keys.size >= self.limit:
+            kth = np.partition(self.keys, self.limit - 1)[self.limit - 1]
+            before = int(np.count_nonzero(self.keys < kth))
+            tied = np.sort(self.arms[self.keys == kth])
+            self._kth = (float(kth), int(tied[self.limit - 1 - before]))
 
-    def smallest(self, limit: int) -> IntArray:
+    def precede_kth(self, keys: FloatArray, arms: IntArray) -> NDArray[np.bool_]:
+        """Per pair, whether it comes before the ``limit``-th smallest pair found (all True
+        while fewer are found). A worker whose last pair does not can be left: its further
+        keys are no smaller, and the ``limit``-th pair only falls as pairs come."""
+        if self._kth is None:
+            return np.ones(keys.size, dtype=bool)
+        key, arm = self._kth
+        return np.asarray((keys < key) | ((keys == key) & (arms < arm)))
+
+    def smallest(self) -> IntArray:
         """The workers of the ``limit`` smallest pairs (all pairs if fewer), in order."""
         keys, arms = self.keys, self.arms
-        if keys.size > limit:
-            below = keys <= np.partition(keys, limit - 1)[limit - 1]  # ties at the kth kept
-            keys, arms = keys[below], arms[below]
-        return np.asarray(arms[np.lexsort((arms, keys))[:limit]], dtype=np.int64)
-
-    def may_precede_kth(self, keys: FloatArray, arms: IntArray, limit: int) -> NDArray[np.bool_]:
-        """Per pair, whether it comes before the ``limit``-th smallest pair found (all
-        True while fewer are found). A worker whose last pair does not can be left: its
-        further keys are no smaller, and the ``limit``-th pair only falls as pairs come."""
-        if self.size < limit:
-            return np.ones(keys.size, dtype=bool)
-        kth = np.partition(self.keys, limit - 1)[limit - 1]
-        before = int(np.count_nonzero(self.keys < kth))
-        kth_arm = np.sort(self.arms[self.keys == kth])[limit - 1 - before]
-        return np.asarray((keys < kth) | ((keys == kth) & (arms < kth_arm)))
+        if self._kth is not None:
+            up_to = self.precede_kth(keys, arms) | ((keys == self._kth[0]) & (arms == self._kth[1]))
+            keys, arms = keys[up_to], arms[up_to]
+        return np.asarray(arms[np.lexsort((arms, keys))[: self.limit]], dtype=np.int64)
