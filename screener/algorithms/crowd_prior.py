@@ -55,7 +55,7 @@ from numpy.typing import NDArray
 from screener.algorithms._checks import check_choice, check_count
 from screener.algorithms.base import IntArray
 from screener.algorithms.result import Decision, Result
-from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm
+from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm, _grown
 from screener.errors import ConfigError
 from screener.stats.prior import (
     GridPrior,
@@ -242,6 +242,10 @@ class CrowdPrior(ThresholdingAlgorithm):
         return self.prior_family if name == "prior" else super()._param_value(name)
 
     # ------------------------------------------------------------------ decisions
+    def scaled_successes(self) -> FloatArray:
+        """Each worker's successes on [0, 1] (fractional for graded answers)."""
+        return self._scaled_successes()
+
     def _scaled_successes(self) -> FloatArray:
         counts = self.stats.count
         return np.asarray((self.stats.total - self.lower * counts) / self.width)
@@ -289,11 +293,39 @@ class CrowdPrior(ThresholdingAlgorithm):
         self.piloting = False
         self._period = self.n_arms
         self._refit()
-        if not prior_identified(self.stats.count) or not self._prior_alone_decides():
+        self._judge_unasked(np.flatnonzero(~self.in_pilot & (self.state == _UNDECIDED)))
+
+    def _judge_unasked(self, arms: IntArray) -> None:
+        """Decide workers without answers on the crowd prior alone, where it settles them."""
+        if arms.size == 0 or not prior_identified(self.stats.count):
             return
-        outside = np.flatnonzero(~self.in_pilot & (self.state == _UNDECIDED))
-        zeros = np.zeros(outside.size)
-        self._judge(outside, zeros, zeros.astype(np.int64))
+        if not self._prior_alone_decides():
+            return
+        zeros = np.zeros(arms.size)
+        self._judge(arms, zeros, zeros.astype(np.int64))
+
+    # ------------------------------------------------------------------- open pools
+    def _on_joined(self, arms: IntArray) -> None:
+        """A newcomer is one of the pilot's workers while the pilot has room (or when there
+        is no pilot: everyone then gets ``min_answers``); after that it is judged on the
+        prior fitted so far before its first question, and from its own answers with no
+        minimum. While a pilot of the starting roster runs, newcomers wait with the other
+        workers outside it."""
+        super()._on_joined(arms)
+        count = arms.size
+        self.state = _grown(self.state, count, _UNDECIDED)
+        self.prob_below = _grown(self.prob_below, count, math.nan)
+        self.decided_at = _grown(self.decided_at, count, math.nan)
+        room = count if self.pilot is None else max(0, self.pilot - int(self.in_pilot.sum()))
+        joins_pilot = np.arange(count) < room
+        if self.piloting:  # a pilot of the starting roster is running: it is full
+            joins_pilot[:] = False
+        self.in_pilot = np.concatenate([self.in_pilot, joins_pilot])
+        minimum = np.where(joins_pilot, self.min_answers, 0).astype(np.int64)
+        self.min_counts = np.concatenate([self.min_counts, minimum])
+        if not self.piloting:
+            self._period = self.n_arms
+            self._judge_unasked(arms[~joins_pilot])
 
     def _prior_alone_decides(self) -> bool:
         """Cost mode: whether every Beta prior of the 95% likelihood-ratio region (as
@@ -374,6 +406,15 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     def _condition_met(self) -> bool:
         return bool((self.state != _UNDECIDED).all())
+
+    def _decided_now(self) -> NDArray[np.bool_]:
+        return np.asarray(self.state != _UNDECIDED)
+
+    def verdicts(self) -> NDArray[np.int8]:
+        """+1 accepted, -1 banned, 0 undecided (decisions are final, answers or none)."""
+        return np.select([self.state == _BANNED, self.state == _ACCEPTED], [-1, 1], 0).astype(
+            np.int8
+        )
 
     def _undecided_under_bound(self) -> NDArray[np.bool_]:
         return np.asarray((self.state == _UNDECIDED) & (self.stats.count < self.max_answers))
