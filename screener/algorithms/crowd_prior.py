@@ -78,6 +78,7 @@ ROBUST_LEVEL = 0.95
 _UNDECIDED = 0
 _BANNED = 1
 _ACCEPTED = 2
+_VERDICTS = np.array([0, -1, 1], dtype=np.int8)  # verdicts() by state
 
 
 class CrowdPrior(ThresholdingAlgorithm):
@@ -214,7 +215,7 @@ class CrowdPrior(ThresholdingAlgorithm):
         self.max_answers = int(max_answers)
         self.bar = (self.threshold - self.lower) / self.width
         self.state = np.zeros(self.n_arms, dtype=np.int8)
-        self.prob_below: FloatArray = np.full(self.n_arms, math.nan)
+        self._prob_below: FloatArray | None = None  # computed when read (``prob_below``)
         self.decided_at: FloatArray = np.full(self.n_arms, math.nan)
         self.prior = GridPrior.uniform()
         uniform = self.prior
@@ -266,8 +267,7 @@ class CrowdPrior(ThresholdingAlgorithm):
             if self.piloting:
                 length = min(length, max(1, int(self._pilot_open().sum()) - 1))
             stop = min(arms.size, start + length)
-            runs = ArmRuns(arms[start:stop])
-            successes, counts = self._counts_after(runs, rewards[start:stop])
+            successes, counts = self._counts_after(arms[start:stop], rewards[start:stop])
             self.stats.update_many(arms[start:stop], rewards[start:stop])
             self._since_refit += stop - start
             if stop - start == refit_in:  # the stretch's last answer completes the period
@@ -314,7 +314,6 @@ class CrowdPrior(ThresholdingAlgorithm):
         super()._on_joined(arms)
         count = arms.size
         self.state = _grown(self.state, count, _UNDECIDED)
-        self.prob_below = _grown(self.prob_below, count, math.nan)
         self.decided_at = _grown(self.decided_at, count, math.nan)
         room = count if self.pilot is None else max(0, self.pilot - int(self.in_pilot.sum()))
         joins_pilot = np.arange(count) < room
@@ -347,9 +346,14 @@ class CrowdPrior(ThresholdingAlgorithm):
             self._end_pilot()
 
     def _counts_after(
-        self, runs: ArmRuns, rewards: FloatArray
+        self, arms: IntArray, rewards: FloatArray
     ) -> tuple[FloatArray, NDArray[np.int64]]:
         """Each answer's worker's (scaled successes, count) just after it, in answer order."""
+        if arms.size == 1:  # one answer (a stream's): no grouping to do
+            count = self.stats.count[arms] + 1
+            total = self.stats.total[arms] + rewards
+            return (total - self.lower * count) / self.width, count
+        runs = ArmRuns(arms)
         arms = runs.arms_of_rows
         counts = self.stats.count[arms] + runs.rank + 1
         totals = self.stats.total[arms] + runs.cumsum(rewards[runs.order])
@@ -400,9 +404,16 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     def _refresh(self) -> None:
         super()._refresh()
-        self.prob_below = self.prior.prob_below(
-            self._scaled_successes(), self.stats.count, self.bar
-        )
+        self._prob_below = None
+
+    @property
+    def prob_below(self) -> FloatArray:
+        """Each worker's probability of being under the bar under the fitted prior (read
+        by the result only, so computed when read, not after every answer)."""
+        if self._prob_below is None:
+            successes, counts = self._scaled_successes(), self.stats.count
+            self._prob_below = self.prior.prob_below(successes, counts, self.bar)
+        return self._prob_below
 
     def _condition_met(self) -> bool:
         return bool((self.state != _UNDECIDED).all())
@@ -412,9 +423,7 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     def verdicts(self) -> NDArray[np.int8]:
         """+1 accepted, -1 banned, 0 undecided (decisions are final, answers or none)."""
-        return np.select([self.state == _BANNED, self.state == _ACCEPTED], [-1, 1], 0).astype(
-            np.int8
-        )
+        return _VERDICTS[self.state]
 
     def _undecided_under_bound(self) -> NDArray[np.bool_]:
         return np.asarray((self.state == _UNDECIDED) & (self.stats.count < self.max_answers))
