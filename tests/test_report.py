@@ -145,7 +145,7 @@ def test_csv_has_one_row_per_worker_under_a_header() -> None:
     result = simulate(algorithm, BernoulliRewards(_means(), 2))
     text = render_csv(result, POOL)
     assert text.splitlines()[0] == (
-        "rank,worker,decision,leaning,estimate,lower,upper,pulls,pending,score,reason"
+        "rank,worker,decision,leaning,estimate,lower,upper,share,pulls,pending,score,reason"
     )
     rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) == len(POOL)
