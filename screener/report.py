@@ -251,8 +251,15 @@ def _highlights(result: Result, pool: WorkerPool) -> list[str]:
     for decision in shown:
         names = [pool.workers[arm] for arm in sorted(result.arms_with(decision))]
         label = {Decision.OUTLIER: "outliers"}.get(decision, decision.value)
-        lines.append(f"{label}: {', '.join(names) if names else 'none'}")
+        listed = ", ".join(names[:_NAMES]) if names else "none"
+        if len(names) > _NAMES:  # a large crowd: the rows below (or --only decided) list all
+            listed += f" and {len(names) - _NAMES:,} more"
+        lines.append(f"{label}: {listed}")
     return lines
+
+
+#: Most names a headline decision lists above the table.
+_NAMES = 20
 
 
 #: Narrowest worker column a terminal width may squeeze names to, and the room a reason
