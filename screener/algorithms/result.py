@@ -330,16 +330,20 @@ class Result:
         """One row per worker, ranked, indexed by rank (pandas, the optional
         ``crowd-screener[pandas]`` extra). The columns (``WORKER_FIELDS``):
 
+        - rank (the index): the position in the algorithm's ranking, from 1
         - worker: the worker's name (None when the result is not named)
         - arm: the worker's position in the pool, from 0 (the bandit's arm)
         - decision: what the algorithm concluded, or "undecided"
         - leaning: the side the answers lean to so far (no guarantee)
         - estimate: the worker's accuracy (mean reward) as the algorithm estimates it
-        - lower, upper: the estimate's interval (same kind of number; holds the estimate)
-        - share: the share of its answers that were right, where the estimate is another number
+        - lower: the low end of the estimate's interval (the same kind of number)
+        - upper: its high end (lower <= estimate <= upper)
+        - share: the share of its answers that were right, where the estimate is another
+          number (crowd-prior's posterior mean); else None
         - pulls: gold questions answered
         - pending: gold questions asked, not answered yet
-        - score: the algorithm's ranking key, where it has one
+        - score: the algorithm's ranking key, where it has one: the estimate's distance from
+          the threshold or bar (k-sigma, thresholding), the terminal round (GOLD)
         - reason: the condition that decided, or what is missing
         """
         try:
