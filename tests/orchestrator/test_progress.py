@@ -4,12 +4,15 @@ goes down and its bound on the answers holds, for every algorithm."""
 from __future__ import annotations
 
 import io
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+import screener
 from screener.algorithms import create_algorithm
 from screener.orchestrator import Progress, RunOptions
 from screener.orchestrator.progress import ProgressBar, ProgressLine
@@ -133,3 +136,16 @@ async def test_a_run_draws_a_progress_bar_up_to_its_last_answer(tmp_path: Path) 
     last = stream.getvalue().rsplit("\r", 1)[-1]
     assert f"{result.total_pulls}/{result.total_pulls}" in last  # the bound shrank to the end
     assert "decided 6/6" in last
+
+
+def test_screener_run_in_a_notebook_draws_a_bar_by_default(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))  # a kernel
+    result = screener.run(synthetic_pool(6, 1, seed=2), algorithm="toloka-rule",
+                          params={"threshold": 0.6})  # fmt: skip
+    bar = capsys.readouterr().err.rsplit("\r", 1)[-1]
+    assert f"{result.total_pulls}/{result.total_pulls}" in bar and "decided 6/6" in bar
+    monkeypatch.delitem(sys.modules, "ipykernel")
+    screener.run(synthetic_pool(6, 1, seed=2), algorithm="toloka-rule", params={"threshold": 0.6})
+    assert capsys.readouterr().err == ""  # a script writing to a file or pipe: no bar
