@@ -200,6 +200,9 @@ class Algorithm(abc.ABC):
     guarantee: ClassVar[str | None] = None
     #: Smallest pool the algorithm is defined for.
     min_workers: ClassVar[int] = 1
+    #: True when a decided worker keeps its decision for the rest of the run (it can be acted
+    #: on at once); False when decisions are provisional until the run stops.
+    decisions_final: ClassVar[bool] = False
     #: No worker is decided before it has this many answers. Fixed-confidence algorithms take
     #: it as a parameter (``_set_min_answers``); 1 is the papers' behaviour.
     min_answers: int = 1
@@ -541,7 +544,10 @@ class Algorithm(abc.ABC):
 
     def _availability_reason(self, arm: int) -> str | None:
         reason = self.unavailable_reason.get(arm)
-        return None if reason is None else f"unavailable: {reason}"
+        if reason is None:
+            return None
+        # Said once: an answer source's own reason may already start with the word.
+        return f"unavailable: {reason.removeprefix('unavailable').lstrip(': ') or 'left'}"
 
 
 _WAIT = Ask(AskState.WAIT)
