@@ -14,10 +14,11 @@ import concurrent.futures
 import os
 import tempfile
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from screener.algorithms import Result
 from screener.orchestrator import Progress, RunOptions
+from screener.orchestrator.progress import auto_progress
 from screener.pool import WorkerPool
 from screener.runs.session import RunPlan, default_pool, start_run
 
@@ -34,7 +35,7 @@ def run(
     db: str | os.PathLike[str] | None = None,
     seed: int = 0,
     options: RunOptions | None = None,
-    progress: Progress | None = None,
+    progress: Progress | Literal["auto"] | None = "auto",
 ) -> Result:
     """Screen ``pool`` with ``algorithm`` against ``oracle`` and return the named result.
 
@@ -44,6 +45,8 @@ def run(
     ``db``: the SQLite file (or database URL) the run is journaled in, so that
     ``screener report RUN_ID --db FILE`` shows it again and ``screener run --resume`` continues
     it; default: a temporary file, removed afterwards (``result.run_id`` then names nothing).
+    ``progress``: "auto" shows a tqdm bar of the answers in a notebook or on a terminal
+    (``screener.orchestrator.progress.auto_progress``); None shows nothing.
 
     Examples
     --------
@@ -82,7 +85,7 @@ async def arun(
     db: str | os.PathLike[str] | None = None,
     seed: int = 0,
     options: RunOptions | None = None,
-    progress: Progress | None = None,
+    progress: Progress | Literal["auto"] | None = "auto",
 ) -> Result:
     """``run`` as a coroutine, for code that already runs an event loop.
 
@@ -98,6 +101,8 @@ async def arun(
     >>> asyncio.run(main()).condition_met
     True
     """
+    if progress == "auto":
+        progress = auto_progress()
     chosen = pool if pool is not None else default_pool(oracle, oracle_options or {})
     plan = RunPlan(
         pool=chosen, algorithm=algorithm, params=dict(params or {}), oracle=oracle,

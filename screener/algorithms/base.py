@@ -205,6 +205,9 @@ class Algorithm(abc.ABC):
     fixed_roster: ClassVar[str | None] = (
         "its decisions are defined relative to the whole crowd it started with"
     )
+    #: True when a decided worker keeps its decision for the rest of the run (it can be acted
+    #: on at once); False when decisions are provisional until the run stops.
+    decisions_final: ClassVar[bool] = False
     #: No worker is decided before it has this many answers. Fixed-confidence algorithms take
     #: it as a parameter (``_set_min_answers``); 1 is the papers' behaviour.
     min_answers: int = 1
@@ -678,7 +681,10 @@ class Algorithm(abc.ABC):
 
     def _availability_reason(self, arm: int) -> str | None:
         reason = self.unavailable_reason.get(arm)
-        return None if reason is None else f"unavailable: {reason}"
+        if reason is None:
+            return None
+        # Said once: an answer source's own reason may already start with the word.
+        return f"unavailable: {reason.removeprefix('unavailable').lstrip(': ') or 'left'}"
 
 
 _WAIT = Ask(AskState.WAIT)

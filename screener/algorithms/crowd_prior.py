@@ -126,6 +126,7 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     name = "crowd-prior"
     fixed_budget = False
+    decisions_final = True
     needs_answers = False
     pull_each_first = False
     guarantee: ClassVar[str | None] = (
@@ -451,10 +452,19 @@ class CrowdPrior(ThresholdingAlgorithm):
     def _above(self) -> NDArray[np.bool_]:
         return np.asarray(self.prob_below < 0.5, dtype=np.bool_)
 
+    def _posterior(self) -> FloatArray:
+        """Each worker's posterior weights on the prior's grid (the prior itself without
+        answers)."""
+        return self.prior.posterior(self._scaled_successes(), self.stats.count)
+
+    def _estimate(self) -> tuple[FloatArray, FloatArray | None]:
+        """The posterior mean, with the worker's own share correct beside it."""
+        mean = self._posterior() @ self.prior.grid
+        return self.lower + self.width * mean, self.means
+
     def _interval(self) -> tuple[FloatArray, FloatArray]:
         """A central posterior interval of probability 1 - 2q (posterior mode's q)."""
-        posterior = self.prior.posterior(self._scaled_successes(), self.stats.count)
-        cumulative = np.cumsum(posterior, axis=1)
+        cumulative = np.cumsum(self._posterior(), axis=1)
         grid = self.prior.grid
         low = grid[np.minimum((cumulative < self.q).sum(axis=1), grid.size - 1)]
         high = grid[np.minimum((cumulative < 1.0 - self.q).sum(axis=1), grid.size - 1)]
@@ -462,21 +472,62 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     def _decide(self, arm: int, leaning: Decision) -> tuple[Decision, str]:
         state = int(self.state[arm])
-        p_bad = float(self.decided_at[arm]) if state != _UNDECIDED else float(self.prob_below[arm])
-        evidence = f"P(below {self.threshold:g}) = {p_bad:.3f} under the crowd prior"
-        if state != _UNDECIDED and self.stats.count[arm] == 0:
-            evidence += ", on the prior alone (no question asked)"
-        if state == _BANNED:
-            return Decision.BELOW, f"banned: {evidence}"
-        if state == _ACCEPTED:
-            return Decision.ABOVE, f"accepted: {evidence}"
-        why = evidence
+        if state != _UNDECIDED:
+            banned = state == _BANNED
+            evidence = self._decided_evidence(float(self.decided_at[arm]), banned)
+            if self.stats.count[arm] == 0:
+                evidence += ", on the prior alone (no question asked)"
+            verdict = (Decision.BELOW, "banned") if banned else (Decision.ABOVE, "accepted")
+            return verdict[0], f"{verdict[1]}: {evidence}"
+        why = [self._open_evidence(arm)]
+        if self.stats.count[arm] < self.min_counts[arm]:
+            why.append(f"fewer than min_answers = {self.min_answers} answers")
         if self.stats.count[arm] >= self.max_answers:
-            why += f"; at the bound of {self.max_answers} questions"
+            why.append(f"at the cap of {self.max_answers} questions")
         unavailable = self._availability_reason(arm)
         if unavailable is not None:
-            why += f"; {unavailable}"
-        return Decision.UNDECIDED, why
+            why.append(unavailable)
+        return Decision.UNDECIDED, "; ".join(why)
+
+    def _below(self) -> str:
+        return f"P(below {self.threshold:g})"
+
+    def _decided_evidence(self, p_bad: float, banned: bool) -> str:
+        """The condition that decided: the probability it held at (the worst case over the
+        region when robust) against the level it had to clear."""
+        if self.costs is not None:
+            return (
+                f"the Bayes-optimal stopping rule under the costs decided "
+                f"({self._below()} = {p_bad:.3f} under the fitted crowd prior)"
+            )
+        need = f">= {1.0 - self.q:g}" if banned else f"<= {self.q:g}"
+        if self.robust:
+            bound = "at least" if banned else "at most"
+            return (
+                f"{self._below()} {bound} {p_bad:.3f} under every crowd prior the answers "
+                f"allow (needs {need})"
+            )
+        return f"{self._below()} = {p_bad:.3f} under the fitted crowd prior (needs {need})"
+
+    def _open_evidence(self, arm: int) -> str:
+        """Why an undecided worker is not decided yet, in the terms its decision would take."""
+        p_bad = float(self.prob_below[arm])
+        if self.costs is not None:
+            return (
+                f"the stopping rule asks for more answers ({self._below()} = {p_bad:.3f} "
+                "under the fitted crowd prior)"
+            )
+        levels = f"a ban needs >= {1.0 - self.q:g}, an acceptance <= {self.q:g}"
+        if not self.robust:
+            return f"{self._below()} = {p_bad:.3f} under the fitted crowd prior: {levels}"
+        successes = self._scaled_successes()[arm : arm + 1]
+        lowest, highest = self.region.prob_below_range(
+            successes, self.stats.count[arm : arm + 1], self.bar
+        )
+        return (
+            f"{self._below()} from {lowest[0]:.3f} to {highest[0]:.3f} over the crowd "
+            f"priors the answers allow: {levels} under all of them"
+        )
 
     def _decide_unanswered(self, arm: int) -> tuple[Decision, str]:
         if self.state[arm] == _UNDECIDED:
@@ -491,6 +542,11 @@ class CrowdPrior(ThresholdingAlgorithm):
         result = super()._describe()
         extra = {
             **result.extra,
+            "estimate": (
+                "posterior mean under the fitted crowd prior, with its central "
+                f"{1.0 - 2.0 * self.q:.0%} posterior interval; share: the worker's own "
+                "share of answers right"
+            ),
             "prior_mean": self.lower + self.width * self.prior.mean(),
             "prior_share_below": float(self.prior.weights[self.prior.grid < self.bar].sum()),
             "expected_wrong_bans": float(np.nansum(1.0 - self.decided_at[self.state == _BANNED])),

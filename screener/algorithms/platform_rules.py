@@ -81,6 +81,7 @@ class PlatformRule(ThresholdingAlgorithm):
     """
 
     fixed_budget: ClassVar[bool] = False
+    decisions_final: ClassVar[bool] = True
     pull_each_first: ClassVar[bool] = False
     needs_answers: ClassVar[bool] = False
 
@@ -163,20 +164,23 @@ class PlatformRule(ThresholdingAlgorithm):
 
     # ------------------------------------------------------------------------- result
     def _above(self) -> NDArray[np.bool_]:
-        """Leaning: the rule's decision; an undecided worker leans ABOVE (never banned)."""
-        return np.asarray(self.verdict != _BELOW)
+        """Leaning: the rule's decision; an undecided worker leans the way its share correct
+        so far lies against the bar."""
+        return np.asarray(np.where(self.decided, self.verdict == _ABOVE, super()._above()))
 
     def _decide(self, arm: int, leaning: Decision) -> tuple[Decision, str]:
         if self.verdict[arm] != _UNDECIDED:
             return leaning, self.verdict_reason[arm]
         seen = self._answers_seen[arm]
+        total = float(self.stats.total[arm]) - self.lower * seen
         reason = f"undecided after {seen} answer{'s' if seen != 1 else ''}"
+        reason += f", {total / self.width:g} right"
         unavailable = self._availability_reason(arm)
         if unavailable is not None:
             reason += f" ({unavailable})"
         elif self.finished:
             reason += f" ({self.stop_reason})"
-        return Decision.UNDECIDED, reason + "; leaning above: the platform keeps it (no ban)"
+        return Decision.UNDECIDED, reason + "; the platform keeps a worker until the rule fires"
 
 
 class TolokaRule(PlatformRule):

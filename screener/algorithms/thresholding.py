@@ -271,6 +271,11 @@ class ThresholdingAlgorithm(Algorithm):
         """The classification rule: ABOVE iff the estimate is at least the bar."""
         return np.asarray(self.means >= self.threshold)
 
+    def _estimate(self) -> tuple[FloatArray, FloatArray | None]:
+        """Per-arm estimate shown in the result (NaN: none), and each arm's share correct
+        when the estimate is another kind of number (None: the estimate is that share)."""
+        return self.means, None
+
     def _interval(self) -> tuple[FloatArray, FloatArray]:
         """Per-arm interval shown in the result (informational Hoeffding, pointwise)."""
         radius = hoeffding_radius(self.stats.count, INFO_LEVEL, self.width)
@@ -298,28 +303,34 @@ class ThresholdingAlgorithm(Algorithm):
 
     def _describe(self) -> Result:
         above = self._above()
+        estimates, shares = self._estimate()
         lows, highs = self._interval()
         counts = self.stats.count
+        # Without an estimate (no answers), the interval is the whole reward range.
+        known = np.isfinite(estimates)
+        lows = np.where(known, np.maximum(lows, self.lower), self.lower)
+        highs = np.where(known, np.minimum(highs, self.upper), self.upper)
         lines: list[WorkerResult] = []
         for arm in range(self.n_arms):
             pending = int(self.pending[arm])
+            estimate = float(estimates[arm]) if known[arm] else math.nan
+            low, high = float(lows[arm]), float(highs[arm])
+            share = None if shares is None else float(shares[arm]) if counts[arm] else math.nan
             if counts[arm] == 0:
                 decision, reason = self._decide_unanswered(arm)
                 lines.append(
                     WorkerResult(
-                        arm, math.nan, self.lower, self.upper, 0, pending,
-                        decision, decision, reason, 0,
+                        arm, estimate, low, high, 0, pending, decision, decision, reason, 0,
+                        share=share,
                     )
                 )  # fmt: skip
                 continue
             leaning = Decision.ABOVE if above[arm] else Decision.BELOW
             decision, reason = self._decide(arm, leaning)
-            mean = float(self.means[arm])
             lines.append(
                 WorkerResult(
-                    arm, mean, max(float(lows[arm]), self.lower),
-                    min(float(highs[arm]), self.upper), int(counts[arm]), pending,
-                    decision, leaning, reason, 0, mean - self.threshold,
+                    arm, estimate, low, high, int(counts[arm]), pending, decision, leaning,
+                    reason, 0, estimate - self.threshold, share,
                 )
             )  # fmt: skip
         ranked = sorted(lines, key=_rank_key)
