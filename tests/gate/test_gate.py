@@ -12,7 +12,7 @@ import pytest
 from screener.bank import GoldBank, GoldQuestion, Scoring
 from screener.errors import ConfigError, InvalidRewardError, UnknownPullError
 from screener.gate import AnswerOutcome, Gate, GateSettings, Prices, ReplyKind, Status
-from tests.stats_helpers import assert_rate_at_most
+from stats_helpers import assert_rate_at_most
 
 RULE = GateSettings(
     algorithm="toloka-rule",

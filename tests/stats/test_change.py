@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from screener.stats.change import ChangeDetector, kelly_bet
-from tests.stats_helpers import assert_rate_at_most
+from stats_helpers import assert_rate_at_most
 
 
 def _brute_force_log_m(lam: float, bar: float, rewards: np.ndarray) -> np.ndarray:
