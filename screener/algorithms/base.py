@@ -438,12 +438,13 @@ class Algorithm(abc.ABC):
         self._reopen()
 
     @final
-    def ask_for(self, arm: int) -> Ask:
+    def ask_for(self, arm: int, *, audit: bool = False) -> Ask:
         """One pull of worker ``arm``, if the algorithm would use its answer now: the question
         a stream asks when that worker arrives ("a gold question for this one?"). WAIT when it
         would not (the worker is decided, at its bound, waiting for an answer in flight, or
         gone), DONE when the run has stopped. Replays like ``ask``: the same calls in the same
-        order give the same pulls.
+        order give the same pulls. ``audit``: a question to a worker already decided, whose
+        answer the method may use to reconsider it (only where ``_audits`` says so).
 
         Examples
         --------
@@ -458,20 +459,20 @@ class Algorithm(abc.ABC):
         if self._stop_reason is not None:
             return Ask(AskState.DONE)
         self._before_ask()
-        ask = self._next_ask_for(arm)
+        ask = self._next_ask_for(arm, audit)
         self._on_asked_for(ask)
         return ask
 
-    def _next_ask_for(self, arm: int) -> Ask:
+    def _next_ask_for(self, arm: int, audit: bool) -> Ask:
         self._ensure_fresh()
-        if self._condition_met():
+        if self._condition_met() and not audit:
             return self._stop(StopReason.CONDITION_MET)
         if self.budget is not None and self.budget - self.stats.n_samples - self.n_pending <= 0:
             return self._stop(StopReason.BUDGET_SPENT) if self.n_pending == 0 else _WAIT
         retried = arm in self._retry
         if retried:
             self._retry.remove(arm)
-        elif not (self.available[arm] and self._wants(arm)):
+        elif not (self.available[arm] and (self._audits(arm) if audit else self._wants(arm))):
             return _WAIT
         arms = np.array([arm], dtype=np.int64)
         first, seqs = self._ledger.append(arms)
@@ -585,6 +586,11 @@ class Algorithm(abc.ABC):
     def _wants(self, arm: int) -> bool:
         """Whether one more question to available worker ``arm`` now could serve the
         decisions (``ask_for``). Open-roster algorithms say when; by default, never."""
+        return False
+
+    def _audits(self, arm: int) -> bool:
+        """Whether an audit question to decided worker ``arm`` (``ask_for(arm, audit=True)``)
+        would be used: by default, never (decisions are final)."""
         return False
 
     @abc.abstractmethod

@@ -52,7 +52,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_choice, check_count
+from screener.algorithms._checks import check_choice, check_count, check_flag
 from screener.algorithms.base import IntArray
 from screener.algorithms.result import Decision, Result
 from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm, _grown
@@ -94,7 +94,11 @@ class CrowdPrior(ThresholdingAlgorithm):
     prior), ``robust`` (level of the hyperparameter region every posterior-mode decision must
     hold over; default 0.95 with the Beta prior, 0 otherwise; cost mode takes none),
     ``pilot`` (how many workers, chosen at random by ``seed``, are screened before the others
-    may be decided on the fitted prior alone; default none: everyone gets ``min_answers``).
+    may be decided on the fitted prior alone; default none: everyone gets ``min_answers``),
+    ``reconsider`` (answers to audit questions, ``ask_for(arm, audit=True)``, of an accepted
+    worker are judged too, and ban it when all its answers call for a ban under the same
+    rule, each ban keeping the promise; those of an undecided worker at ``max_answers`` may
+    decide it: audits go past that bound; default off: decisions are final).
 
     Schedule: one question in flight per worker (the decision follows each answer), fewest
     answers first, ties to the lowest index; decided workers and workers at ``max_answers``
@@ -161,6 +165,7 @@ class CrowdPrior(ThresholdingAlgorithm):
         contamination: float = 0.0,
         robust: float | None = None,
         pilot: int | None = None,
+        reconsider: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(n_workers, threshold=threshold, **kwargs)
@@ -206,6 +211,7 @@ class CrowdPrior(ThresholdingAlgorithm):
                     "give min_answers=3 (the default), or drop pilot",
                 )
         self.pilot = pilot
+        self.reconsider = check_flag("reconsider", reconsider)
         self.q = float(q)
         self.costs = (
             None
@@ -378,15 +384,20 @@ class CrowdPrior(ThresholdingAlgorithm):
         if self.costs is not None:
             self.table = stopping_table(
                 self.prior, self.bar, self.costs, horizon=self.max_answers,
-                min_answers=int(self.min_counts.min()),
+                min_answers=int(self.min_counts.min(initial=self.min_answers)),
             )  # fmt: skip
 
     def _judge(self, arms: IntArray, successes: FloatArray, counts: NDArray[np.int64]) -> None:
-        """Decide each undecided worker at the first of its answers here that allows it."""
-        open_ = (self.state[arms] == _UNDECIDED) & (counts >= self.min_counts[arms])
+        """Decide each undecided worker at the first of its answers here that allows it (and,
+        with ``reconsider``, ban an accepted one whose answers, audits included, now call
+        for a ban under the same rule)."""
+        state = self.state[arms]
+        accepted = state == _ACCEPTED if self.reconsider else np.zeros(arms.size, dtype=bool)
+        open_ = ((state == _UNDECIDED) | accepted) & (counts >= self.min_counts[arms])
         if not open_.any():
             return
         arms, successes, counts = arms[open_], successes[open_], counts[open_]
+        accepted = accepted[open_]
         p_bad = self.prior.prob_below(successes, counts, self.bar)
         if self.table is None and self.robust:
             lowest, highest = self.region.prob_below_range(successes, counts, self.bar)
@@ -397,6 +408,7 @@ class CrowdPrior(ThresholdingAlgorithm):
         else:
             action = self.table.lookup(successes, counts)[0]
             ban, accept = action == StoppingTable.BAN, action == StoppingTable.ACCEPT
+        accept &= ~accepted  # an accepted worker reconsidered can only be banned
         decided = np.flatnonzero(ban | accept)
         _, first = np.unique(arms[decided], return_index=True)
         rows = decided[first]
@@ -418,6 +430,13 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     def _condition_met(self) -> bool:
         return bool((self.state != _UNDECIDED).all())
+
+    def _audits(self, arm: int) -> bool:
+        """With ``reconsider``, an accepted worker's audit answers may still ban it, and an
+        undecided one at ``max_answers`` may still be decided by them."""
+        state = int(self.state[arm])
+        at_cap = state == _UNDECIDED and self.stats.count[arm] >= self.max_answers
+        return self.reconsider and (state == _ACCEPTED or at_cap)
 
     def _decided_now(self) -> NDArray[np.bool_]:
         return np.asarray(self.state != _UNDECIDED)

@@ -43,7 +43,7 @@ from screener.bank import GoldBank
 from screener.errors import ConfigError, InvalidRewardError, UnknownPullError
 from screener.gate.roster import Gold, Status, WorkerState
 from screener.gate.settings import GateSettings
-from screener.gate.value import GoldValue
+from screener.gate.value import GoldValue, RequestLengths
 from screener.stats.change import ChangeDetector
 
 __all__ = ["AnswerOutcome", "Decided", "Gate", "Reply", "ReplyKind"]
@@ -146,8 +146,9 @@ class Gate:
         self.tasks = 0
         self.gold_asked = 0
         self._arm_worker: list[str] = []
-        self._latched = np.zeros(0, dtype=bool)
+        self._shown = np.zeros(0, dtype=np.int8)  # the verdict last streamed, per arm
         self._replies: OrderedDict[str, Reply] = OrderedDict()
+        self._lengths = RequestLengths(self.settings.expected_tasks)
 
     # ------------------------------------------------------------------ the platform's calls
     def next(self, worker: str, request_id: str | None = None) -> Reply:
@@ -161,6 +162,7 @@ class Gate:
         if state.left:
             self._come_back(state)
         state.requests += 1
+        self._lengths.grew(state.requests)
         reply = self._reply(state)
         if reply.kind in (ReplyKind.TASK, ReplyKind.QUALIFIED):
             state.tasks += 1
@@ -190,11 +192,11 @@ class Gate:
         state = self.workers[record.worker]
         state.owed = None
         state.answered += 1
-        if record.pull is None:
-            self._audit_answer(state, value)
-        else:
+        if record.pull is not None:
             self.method.tell(record.pull, value)
             self._check_decisions()
+        if record.audit and not state.banned:
+            self._audit_answer(state, value)
         return AnswerOutcome.ACCEPTED
 
     def leave(self, worker: str, reason: str = "left") -> None:
@@ -256,7 +258,7 @@ class Gate:
                 return reply
         if state.banned:  # the ask settled a decision (e-BH lists)
             return Reply(ReplyKind.BLOCKED, state.worker, reason="banned")
-        if due or (state.status is not Status.SCREENING and self._audit_draw(state)):
+        if due or (state.status is not Status.SCREENING and self._audit_due(state)):
             audit = self._audit_gold(state, "first gold question" if due else "audit")
             if audit is not None:
                 return audit
@@ -271,8 +273,8 @@ class Gate:
         if policy == "share":
             return state.since_gold + 1 >= self.settings.gold_every
         assert self.value is not None and isinstance(self.method, CrowdPrior)
-        mean = self.requests / max(len(self.workers), 1)
-        return self.value.wants(self.method, state.arm, state.requests - 1, mean)
+        remaining = self._lengths.remaining(state.requests - 1)
+        return self.value.wants(self.method, state.arm, remaining)
 
     def _gold_room(self) -> bool:
         """Whether the gold share and budget allow a question the policy chose."""
@@ -300,15 +302,37 @@ class Gate:
         return self._new_gold(state, int(ask.first_id), question, "screening")
 
     def _audit_gold(self, state: WorkerState, why: str) -> Reply | None:
+        """A gold question to a decided worker (or one the method asks no more): the change
+        detector watches its answer, and so does the method where it reconsiders."""
         question = self._question(state)
         if question is None and self.bank is not None:
             return None
-        return self._new_gold(state, None, question, why)
+        ask = self.method.ask_for(state.arm, audit=True)
+        pull = int(ask.first_id) if len(ask) else None
+        return self._new_gold(state, pull, question, why, audit=True)
+
+    def _audit_due(self, state: WorkerState) -> bool:
+        """Audit at ``audit_rate`` (a seeded draw), and under the value policy whenever the
+        method would still use the answer and it is worth its price."""
+        if self._audit_draw(state):
+            return True
+        if self.value is None or not isinstance(self.method, CrowdPrior):
+            return False
+        if not self.method.reconsider or state.status is Status.SCREENING:
+            return False
+        remaining = self._lengths.remaining(state.requests - 1)
+        return self.value.wants(self.method, state.arm, remaining)
 
     def _new_gold(
-        self, state: WorkerState, pull: int | None, question: str | None, why: str
+        self,
+        state: WorkerState,
+        pull: int | None,
+        question: str | None,
+        why: str,
+        *,
+        audit: bool = False,
     ) -> Reply:
-        record = Gold(f"g{len(self.golds)}", state.worker, pull, question)
+        record = Gold(f"g{len(self.golds)}", state.worker, pull, question, audit)
         self.golds[record.id] = record
         state.owed = record
         state.golds += 1
@@ -341,7 +365,7 @@ class Gate:
         state = WorkerState(worker, arm, self.detector.add())
         self.workers[worker] = state
         self._arm_worker.append(worker)
-        self._latched = np.append(self._latched, False)
+        self._shown = np.append(self._shown, np.int8(0))
         self._check_decisions()  # crowd-prior may decide a newcomer on the prior alone
         return state
 
@@ -350,10 +374,15 @@ class Gate:
         self.method.set_available(state.arm)
 
     def _check_decisions(self) -> None:
-        """Latch the method's new decisions and stream them out (a decision is final)."""
+        """Stream the method's new decisions out: a first decision, or a ban of a worker it
+        had qualified (a method that reconsiders on audits). A ban is final; a decision the
+        method takes back otherwise (a provisional one) stays as streamed."""
         verdicts = self.method.verdicts()
-        for arm in np.flatnonzero((verdicts != 0) & ~self._latched).tolist():
-            self._latched[arm] = True
+        changed = (
+            (verdicts != 0) & (verdicts != self._shown) & ((self._shown == 0) | (verdicts < 0))
+        )
+        for arm in np.flatnonzero(changed).tolist():
+            self._shown[arm] = verdicts[arm]
             state = self.workers[self._arm_worker[arm]]
             if state.arm != arm or state.banned:
                 continue  # an arm a reopened screening left behind
@@ -376,7 +405,7 @@ class Gate:
         self.method.set_unavailable(state.arm, "screening reopened")
         state.arm = int(self.method.add_workers(1)[0])
         self._arm_worker.append(state.worker)
-        self._latched = np.append(self._latched, False)
+        self._shown = np.append(self._shown, np.int8(0))
         self.detector.restart(state.row)
         state.status = Status.SCREENING
         self._decide(state, "reopened", why)

@@ -26,14 +26,16 @@ class Status(enum.StrEnum):
 @dataclass(slots=True)
 class Gold:
     """One gold question handed out: ``id`` (the gate's name for it), its worker, the
-    method's pull (None for an audit, which the change detector judges), the bank's question
-    (None without a bank: the platform picks one), and whether it has been answered or
-    released (the worker left, or its screening was reopened)."""
+    method's pull (None when the method has no use for the answer), the bank's question (None
+    without a bank: the platform picks one), whether it audits a decided worker (the change
+    detector watches those answers), and whether it has been answered or released (the
+    worker left, was banned, or its screening was reopened)."""
 
     id: str
     worker: str
     pull: int | None
     question: str | None
+    audit: bool = False  # a decided worker's: the change detector watches its answer
     answered: bool = False
     released: bool = False
 

@@ -22,8 +22,9 @@ GoldPolicy = Literal["value", "first", "share"]
 #: again from its next answers on.
 OnChange = Literal["ban", "reopen"]
 #: The gate's default method: crowd-prior against Toloka's bar, its first 20 workers a pilot
-#: whose answers fit the prior that judges everyone after them.
-DEFAULT_PARAMS: Mapping[str, Any] = {"threshold": 0.6, "pilot": 20}
+#: whose answers fit the prior that judges everyone after them, a qualified worker's audit
+#: answers judged too (a ban under the same rule).
+DEFAULT_PARAMS: Mapping[str, Any] = {"threshold": 0.6, "pilot": 20, "reconsider": True}
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ class GateSettings:
     max_unscreened: int = 3
     gold_share: float | None = None
     gold_budget: int | None = None
-    audit_rate: float = 0.05
+    audit_rate: float = 0.02
     alpha: float = 0.001
     on_change: OnChange = "ban"
     prices: Prices = field(default_factory=Prices)
