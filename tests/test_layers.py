@@ -28,8 +28,8 @@ LAYERS = (
     "oracles",  # answer sources, the http protocol with its client
     "service",  # the reference service serving that protocol
     "orchestrator",
-    "runs",  # stored runs: start, resume, replay, rescore, export
-    "config",
+    "config",  # run files (TOML)
+    "runs",  # stored runs: set up, start, resume, replay, rescore, export
     "report",
     "report_html",
     "api",
