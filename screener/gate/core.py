@@ -95,8 +95,9 @@ class Reply:
 @dataclass(frozen=True, slots=True)
 class Decided:
     """One decision, as streamed: its position ``seq`` in the stream (a cursor), the worker,
-    ``banned``, ``qualified`` or ``reopened``, why, and the gate's request count when it was
-    made (the gate has no clock; a service stamps the time)."""
+    ``banned``, ``accepted`` (its requests are answered ``qualified`` from now on) or
+    ``reopened`` (screened again after the change detector's alarm), why, and the gate's
+    request count when it was made (the gate has no clock; a service stamps the time)."""
 
     seq: int
     worker: str
@@ -388,7 +389,7 @@ class Gate:
                 continue  # an arm a reopened screening left behind
             banned = verdicts[arm] < 0
             state.status = Status.BANNED if banned else Status.QUALIFIED
-            self._decide(state, "banned" if banned else "qualified", self.method.explain(arm))
+            self._decide(state, "banned" if banned else "accepted", self.method.explain(arm))
 
     def _audit_answer(self, state: WorkerState, reward: float) -> None:
         scaled = (reward - self.method.lower) / (self.method.upper - self.method.lower)

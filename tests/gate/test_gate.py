@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+from stats_helpers import assert_rate_at_most
 
 from screener.bank import GoldBank, GoldQuestion, Scoring
 from screener.errors import ConfigError, InvalidRewardError, UnknownPullError
 from screener.gate import AnswerOutcome, Gate, GateSettings, Prices, ReplyKind, Status
-from stats_helpers import assert_rate_at_most
 
 RULE = GateSettings(
     algorithm="toloka-rule",

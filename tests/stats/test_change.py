@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 import pytest
+from stats_helpers import assert_rate_at_most
 
 from screener.stats.change import ChangeDetector, kelly_bet
-from stats_helpers import assert_rate_at_most
 
 
 def _brute_force_log_m(lam: float, bar: float, rewards: np.ndarray) -> np.ndarray:
