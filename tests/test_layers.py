@@ -22,6 +22,7 @@ LAYERS = (
     "_version",
     "bank",
     "pool",
+    "gate",  # gold or task for each arriving worker: a pure decision object
     "planning",  # what a screening may cost, from simulated runs
     "journal",  # storage
     "oracles",  # answer sources, the http protocol with its client

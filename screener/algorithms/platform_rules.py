@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from screener.algorithms._checks import check_count
 from screener.algorithms.base import IntArray
 from screener.algorithms.result import Decision
-from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm
+from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm, _grown
 from screener.errors import ConfigError
 
 __all__ = ["PlatformRule", "Quiz", "TolokaRule"]
@@ -94,6 +94,18 @@ class PlatformRule(ThresholdingAlgorithm):
         #: Workers with answers since their horizon was last worked out: only a window with
         #: room reads horizons, so they are computed then, not on every answer.
         self._horizons_stale = np.ones(self.n_arms, dtype=np.bool_)
+
+    def verdicts(self) -> NDArray[np.int8]:
+        """+1 accepted, -1 banned, 0 undecided: the rule's decisions, final when taken."""
+        return self.verdict.copy()
+
+    def _on_joined(self, arms: IntArray) -> None:
+        super()._on_joined(arms)
+        count = arms.size
+        self.verdict = _grown(self.verdict, count, _UNDECIDED)
+        self._answers_seen += [0] * count
+        self._horizons = _grown(self._horizons, count, 0)
+        self._horizons_stale = _grown(self._horizons_stale, count, True)
 
     @property
     @abc.abstractmethod
@@ -256,6 +268,10 @@ class TolokaRule(PlatformRule):
     def max_answers(self) -> int:
         return self.accept_after
 
+    def _on_joined(self, arms: IntArray) -> None:
+        super()._on_joined(arms)
+        self._recent += [deque(maxlen=self.window) for _ in range(arms.size)]
+
     def _bans(self, count: int, recent: deque[float]) -> bool:
         """The rule's ban: enough answers, and the share correct in the window under the bar."""
         return count >= self.min_answers and math.fsum(recent) / len(recent) < self.threshold
@@ -361,6 +377,10 @@ class Quiz(PlatformRule):
     @property
     def max_answers(self) -> int:
         return self.quiz_size + self.hidden
+
+    def _on_joined(self, arms: IntArray) -> None:
+        super()._on_joined(arms)
+        self._totals += [0.0] * arms.size
 
     def _fires(self, count: int, total: float) -> bool:
         """The quiz is graded at Q answers (failed under the bar, else passed when there are
