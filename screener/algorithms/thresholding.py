@@ -86,6 +86,9 @@ class ThresholdingAlgorithm(Algorithm):
     fixed_roster: ClassVar[str | None] = None
     #: True when the run length is the budget (then a budget is required).
     fixed_budget: ClassVar[bool] = True
+    #: True when every decision ``verdicts`` reports stands for the rest of the run, so a
+    #: stream may act on it at once; False when a verdict may still be taken back.
+    verdicts_final: ClassVar[bool] = True
     pull_each_first: ClassVar[bool] = True
     needs_answers: ClassVar[bool] = True
 
@@ -543,6 +546,9 @@ class ConfidentThresholding(ThresholdingAlgorithm):
 
     name = "confident-thresholding"
     fixed_budget = False
+    #: A decision follows the current interval, which answers still in flight when it
+    #: cleared, and released pulls asked again, can move back over the bar.
+    verdicts_final = False
     guarantee: ClassVar[str | None] = (
         "every decided worker whose mean is more than eps from the threshold (eps = 0 by "
         "default: every decided worker) is on the correct side of it, jointly, with "
