@@ -28,7 +28,7 @@ from screener.journal import (
     new_run_id,
 )
 from screener.oracles import Oracle, load_oracle_class
-from screener.orchestrator import Orchestrator, Progress, RunOptions
+from screener.orchestrator import DecisionSink, DecisionStream, Orchestrator, Progress, RunOptions
 from screener.pool import WorkerPool
 from screener.runs.answers import invalidations
 from screener.runs.rescoring import refuse_resume_after_invalidation, rescored_result
@@ -101,10 +101,12 @@ async def start_run(
     *,
     progress: Progress | None = None,
     on_start: Callable[[str, Algorithm], None] | None = None,
+    on_decided: DecisionSink | None = None,
 ) -> tuple[str, Result]:
     """Create a run in ``db`` and drive it to its end; ``on_start`` sees the run id and the
     algorithm once everything is validated and the run is written, before the first question
-    (to announce what the run may cost, and how to resume it).
+    (to announce what the run may cost, and how to resume it); ``on_decided`` sees each
+    batch of "decided" events once it is journaled.
 
     The run is written only once its inputs are checked and the oracle is open: a start that
     fails (an unreachable service) leaves no run behind.
@@ -126,9 +128,10 @@ async def start_run(
             run_id = await journal.create_run(spec, run_id, claim=True)
             if on_start is not None:
                 on_start(run_id, algorithm)
+            decisions = DecisionStream(plan.pool.workers, spec.params, sink=on_decided)
             orchestrator = Orchestrator(
                 algorithm, oracle, journal, run_id, plan.pool, plan.options, progress,
-                seed=plan.seed,
+                seed=plan.seed, decisions=decisions,
             )  # fmt: skip
             return run_id, await _drive_owned(journal, run_id, orchestrator)
         finally:
@@ -142,12 +145,15 @@ async def resume_run(
     *,
     options: RunOptions | None = None,
     progress: Progress | None = None,
+    on_decided: DecisionSink | None = None,
 ) -> Result:
     """Rebuild run ``run_id`` from its journal and continue it until it stops.
 
     Pulls that were in flight when the previous process ended are logged as cancelled and
-    released; the algorithm asks for them again (same worker, same question number). A
-    finished run is refused, and nothing is written before the oracle is open.
+    released; the algorithm asks for them again (same worker, same question number). The
+    decisions journaled before carry over (``on_decided`` sees the ones journaled from now
+    on, as ``start_run``'s does). A finished run is refused, and nothing is written before
+    the oracle is open.
     """
     journal = AsyncJournal(Journal(db, create=False))
     try:
@@ -165,6 +171,8 @@ async def resume_run(
         oracle, pool = _oracle(record, db)
         algorithm, after = restored(record, await journal.snapshot(run_id))
         replay(algorithm, await journal.events(run_id, after_id=after))
+        journaled = await journal.events(run_id, kinds=(EventKind.DECIDED,))
+        decisions = DecisionStream(pool.workers, record.params, journaled, sink=on_decided)
         run_options = options or RunOptions(**record.config)
         oracle.bind_run(run_id)
         async with oracle:
@@ -182,7 +190,7 @@ async def resume_run(
                 algorithm.release(pull_id)
             orchestrator = Orchestrator(
                 algorithm, oracle, journal, run_id, pool, run_options, progress,
-                seed=record.seed,
+                seed=record.seed, decisions=decisions,
             )  # fmt: skip
             return await _drive_owned(journal, run_id, orchestrator)
     finally:
