@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from screener.algorithms import Decision, Result, WorkerResult
+from screener.algorithms import Decision, Result, Verdict, WorkerResult, verdict_of
 from screener.algorithms._checks import check_choice, check_count
 from screener.algorithms.result import WORKER_FIELDS, away
 from screener.journal import Journal
@@ -23,6 +23,7 @@ __all__ = [
     "FORMATS",
     "ONLY",
     "Only",
+    "banned_workers",
     "decision_counts",
     "describe_status",
     "render_comparison",
@@ -36,9 +37,10 @@ __all__ = [
 
 #: What ``--format`` prints.
 FORMATS = ("table", "json", "csv")
-Only = Literal["decided", "undecided"]
-#: The choices of ``--only``.
-ONLY: tuple[Only, ...] = ("decided", "undecided")
+Only = Literal["decided", "undecided", "banned", "accepted"]
+#: The choices of ``--only``: by decision, or by what a platform does with it
+#: (``screener.algorithms.verdicts``).
+ONLY: tuple[Only, ...] = ("decided", "undecided", "banned", "accepted")
 
 #: Columns of the CSV report, one row per worker (``WORKER_FIELDS`` says what each means).
 _CSV_COLUMNS = tuple(name for name in WORKER_FIELDS if name != "arm")
@@ -47,10 +49,12 @@ _CSV_COLUMNS = tuple(name for name in WORKER_FIELDS if name != "arm")
 def shown_workers(
     result: Result, *, only: Only | None = None, limit: int | None = None
 ) -> tuple[WorkerResult, ...]:
-    """The workers a report lists, in rank order: only the decided or only the undecided ones
-    when ``only`` says so, then the first ``limit`` of them."""
+    """The workers a report lists, in rank order: only the decided, the undecided, the
+    banned or the accepted ones when ``only`` says so, then the first ``limit`` of them."""
     ranked = result.ranking
-    if only is not None:
+    if only in ("banned", "accepted"):
+        ranked = tuple(w for w in ranked if verdict_of(w.decision, result.params) == only)
+    elif only is not None:
         check_choice("only", only, ONLY)
         want_undecided = only == "undecided"
         ranked = tuple(w for w in ranked if (w.decision is Decision.UNDECIDED) == want_undecided)
@@ -85,6 +89,8 @@ def render_json(
     ``describe_status``)."""
     data = result.to_dict()
     data["status"] = describe_status(result, state)
+    banned = banned_workers(result)
+    data["banned"] = None if banned is None else [pool.workers[arm] for arm in banned]
     shown = {w.arm for w in shown_workers(result, only=only, limit=limit)}
     data["workers"] = [line for line in data["workers"] if line["arm"] in shown]
     for line in data["workers"]:
@@ -241,21 +247,39 @@ def _headline(result: Result, pool: WorkerPool, run_id: str | None) -> str:
     return f"{prefix}{result.algorithm} · {len(pool)} workers · {' '.join(shown)}"
 
 
+def banned_workers(result: Result) -> list[int] | None:
+    """The workers ``result`` bans, their arms in order (``screener.algorithms.verdicts``);
+    None when its question bans no one (the best K, outliers on the high side or either
+    side)."""
+    params, bar = result.params, result.threshold is not None and result.threshold.given
+    if verdict_of(Decision.BELOW if bar else Decision.OUTLIER, params) is not Verdict.BANNED:
+        return None
+    return sorted(w.arm for w in result.workers if verdict_of(w.decision, params) is Verdict.BANNED)
+
+
 def _highlights(result: Result, pool: WorkerPool) -> list[str]:
-    """One line per headline decision the algorithm makes (outliers, above the bar, ...)."""
+    """One line per headline decision: the banned workers where the question bans any, then
+    the algorithm's own (outliers, above the bar, ...)."""
     present = {w.decision for w in result.workers}
     shown = [d for d in (Decision.OUTLIER, Decision.ABOVE, Decision.SELECTED) if d in present]
     if not shown:
-        shown = [Decision.ABOVE] if "threshold" in result.extra else [Decision.OUTLIER]
-    lines = []
+        bar = result.threshold is not None and result.threshold.given
+        shown = [Decision.ABOVE] if bar else [Decision.OUTLIER]
+    banned = banned_workers(result)
+    lines = [] if banned is None else [_names_line("banned", banned, pool)]
     for decision in shown:
-        names = [pool.workers[arm] for arm in sorted(result.arms_with(decision))]
         label = {Decision.OUTLIER: "outliers"}.get(decision, decision.value)
-        listed = ", ".join(names[:_NAMES]) if names else "none"
-        if len(names) > _NAMES:  # a large crowd: the rows below (or --only decided) list all
-            listed += f" and {len(names) - _NAMES:,} more"
-        lines.append(f"{label}: {listed}")
+        lines.append(_names_line(label, result.arms_with(decision), pool))
     return lines
+
+
+def _names_line(label: str, arms: Sequence[int], pool: WorkerPool) -> str:
+    """``label: names`` (at most ``_NAMES``; a large crowd's rows, or --only, list all)."""
+    names = [pool.workers[arm] for arm in sorted(arms)]
+    listed = ", ".join(names[:_NAMES]) if names else "none"
+    if len(names) > _NAMES:
+        listed += f" and {len(names) - _NAMES:,} more"
+    return f"{label}: {listed}"
 
 
 #: Most names a headline decision lists above the table.

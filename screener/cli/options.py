@@ -150,7 +150,8 @@ output_options = option_group("out", _output, [
         "(one row per worker).")),
     _json("The same as --format json."),
     (("--only",), dict(type=click.Choice(ONLY), default=None,
-                       help="List only the decided or only the undecided workers.")),
+                       help="List only the decided or the undecided workers, or those the "
+                       "run bans or accepts (what a platform blocks or qualifies).")),
     (("--limit",), dict(type=click.IntRange(min=1), default=None, metavar="N",
                         help="List only the first N workers by rank.")),
     (("--html",), dict(

@@ -34,7 +34,7 @@ from screener._version import __version__
 from screener.algorithms import Result, Threshold
 from screener.journal import Event, EventKind, RunRecord
 from screener.pool import WorkerPool
-from screener.report import decision_counts, describe_status, run_state
+from screener.report import banned_workers, decision_counts, describe_status, run_state
 from screener.report_html._figures import (
     answers_figure,
     figure_html,
@@ -192,6 +192,12 @@ def _header(
         given = t.lower == t.upper
         rows.insert(3, ("Threshold", f"{t.estimate:.3f} (given)" if given else
                         f"{t.estimate:.3f}, interval [{t.lower:.3f}, {t.upper:.3f}]"))  # fmt: skip
+    banned = banned_workers(result)
+    if banned is not None:
+        names = sorted(pool.workers[arm] for arm in banned)
+        more = f" and {len(names) - PAGE_SIZE:,} more" if len(names) > PAGE_SIZE else ""
+        listed = f"{len(names):,}: {', '.join(names[:PAGE_SIZE])}{more}" if names else "none"
+        rows.insert(4, ("Banned", listed))
     if history.invalidated:
         rows.append(("Invalidated", f"gold question(s) {', '.join(history.invalidated)}: "
                      "the result is rebuilt from the remaining answers; the plots over time "
