@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from screener.cli.algorithms import algorithms
+from screener.cli.decisions import decisions
 from screener.cli.oracles import oracles
 from screener.cli.run import plan, replay, run
 from screener.cli.serve import serve
@@ -18,6 +19,7 @@ COMMANDS: tuple[click.Command, ...] = (
     plan,
     replay,
     report,
+    decisions,
     export,
     invalidate,
     runs,

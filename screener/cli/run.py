@@ -18,6 +18,7 @@ from click.core import ParameterSource
 
 from screener.algorithms import ALGORITHMS, Algorithm, Result, accepted_parameters
 from screener.cli.console import ExitCode, note, verbosity
+from screener.cli.decisions import check_decisions_file, decision_lines
 from screener.cli.options import (
     algorithm_options,
     db_option,
@@ -53,8 +54,9 @@ __all__ = ["plan", "replay", "run"]
 
 #: What may be given beside --resume: where the run is and how to print it.
 _RESUME_OPTIONS = frozenset(
-    {"resume_id", "db", "as_json", "output_format", "only", "limit", "html", "output"}
-)
+    {"resume_id", "db", "as_json", "output_format", "only", "limit", "html", "output",
+     "decisions_file"}
+)  # fmt: skip
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
@@ -80,6 +82,13 @@ _FILE = click.Path(dir_okay=False, path_type=Path)
 )  # fmt: skip
 @db_option
 @output_options
+@click.option(
+    "--decisions", "decisions_file", type=click.Path(dir_okay=False, allow_dash=True,
+    path_type=Path), default=None, metavar="FILE",
+    help="Also write each decision as it is made, a JSON line (worker, decision, reason, seq, "
+    "at) flushed at once, to FILE (- for standard output, with -o FILE for the report; "
+    "a resume appends).",
+)  # fmt: skip
 def run(
     pool_file: Path | None,
     algorithm: AlgorithmSettings,
@@ -92,6 +101,7 @@ def run(
     resume_id: str | None,
     db: str,
     out: Output,
+    decisions_file: Path | None,
 ) -> None:
     """Screen POOL_FILE (CSV: worker[,accuracy]; - reads standard input) or, without it, an
     embedded demo pool.
@@ -101,8 +111,9 @@ def run(
     quiet = verbosity() < 0
     # On stderr whenever it is a terminal, whatever stdout gets (--json included).
     progress = None if quiet or not sys.stderr.isatty() else Progress(sys.stderr)
+    check_decisions_file(decisions_file, out)
     if resume_id is not None:
-        _resume(resume_id, db, out, progress)
+        _resume(resume_id, db, out, progress, decisions_file)
         return
     settings = RunSettings(
         run_file=config_file, pool=pool_file, workers=n_workers, outliers=n_outliers,
@@ -119,8 +130,10 @@ def run(
         note(_plan_line(run_id, plan, algorithm, db), level=1)
 
     began = time.perf_counter()
-    with _resume_hint_on_interrupt(started, db):
-        run_id, result = asyncio.run(start_run(plan, db, progress=progress, on_start=on_start))
+    with _resume_hint_on_interrupt(started, db), decision_lines(decisions_file, "w") as sink:
+        run_id, result = asyncio.run(
+            start_run(plan, db, progress=progress, on_start=on_start, on_decided=sink)
+        )
     note(_cost_line(result, time.perf_counter() - began), level=1)
     if out.format == "table" and is_stdio(out.output):
         shown = display_name(db)
@@ -129,11 +142,13 @@ def run(
     _exit_unless_completed(result)
 
 
-def _resume(run_id: str, db: str, out: Output, progress: Progress | None) -> None:
+def _resume(
+    run_id: str, db: str, out: Output, progress: Progress | None, decisions_file: Path | None
+) -> None:
     """``run --resume``: continue run ``run_id`` with its own settings and print its report."""
     _refuse_settings_on_resume(run_id)
-    with _resume_hint_on_interrupt([run_id], db):
-        result = asyncio.run(resume_run(run_id, db, progress=progress))
+    with _resume_hint_on_interrupt([run_id], db), decision_lines(decisions_file, "a") as sink:
+        result = asyncio.run(resume_run(run_id, db, progress=progress, on_decided=sink))
     record, _ = load_result(db, run_id)
     print_report(result, worker_pool(record), run_id, out, db)
     _exit_unless_completed(result)

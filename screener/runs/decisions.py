@@ -10,20 +10,31 @@ journaled them then. The words and what each question's decisions mean:
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal, TextIO
 
 from screener.algorithms import Verdict
 from screener.errors import JournalError
+from screener.files import open_output
 from screener.journal import Event, EventKind, Journal
 from screener.orchestrator import DecisionStream
 from screener.runs.session import load_result
 
-__all__ = ["BLOCK_LIST_COLUMNS", "DecisionFollower", "RunDecision", "block_list", "run_decisions"]
+__all__ = [
+    "BLOCK_LIST_COLUMNS",
+    "DecisionFollower",
+    "DecisionLines",
+    "RunDecision",
+    "block_list",
+    "run_decisions",
+    "write_block_list",
+]
 
 #: The block list's columns: one row per worker, the shape of a platform's block or qualify
 #: upload (README: "The block list").
@@ -125,6 +136,55 @@ def block_list(decisions: Sequence[RunDecision]) -> list[RunDecision]:
     last = {decision.worker: decision for decision in decisions}
     standing = [d for d in last.values() if d.decision != Verdict.REOPENED]
     return sorted(standing, key=lambda decision: decision.seq)
+
+
+def write_block_list(
+    decisions: Sequence[RunDecision], path: str | Path, layout: Literal["csv", "json"]
+) -> None:
+    """Write ``decisions`` as a block list (``BLOCK_LIST_COLUMNS``, ``when`` in ISO 8601
+    UTC): CSV with a header, or a JSON array of objects; ``-`` is standard output.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "blocks.csv"
+    >>> write_block_list([RunDecision(0, "ann", "banned", "below", 0.0)], target, "csv")
+    >>> print(target.read_text(), end="")
+    worker,decision,reason,when
+    ann,banned,below,1970-01-01T00:00:00Z
+    """
+    with open_output(path, what="the block list") as out:
+        if layout == "json":
+            rows = [dict(zip(BLOCK_LIST_COLUMNS, d.block_row(), strict=True)) for d in decisions]
+            out.write(json.dumps(rows, indent=2) + "\n")
+            return
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(BLOCK_LIST_COLUMNS)
+        writer.writerows(decision.block_row() for decision in decisions)
+
+
+class DecisionLines:
+    """A sink for a run's decided events (``start_run(on_decided=...)``): each decision a
+    JSON line on ``stream`` (``RunDecision.to_dict``), flushed as it comes, so that a reader
+    at the other end acts on it at once.
+
+    Examples
+    --------
+    >>> import io
+    >>> from screener.orchestrator.decisions import decided_event
+    >>> lines = DecisionLines(io.StringIO())
+    >>> lines([decided_event(0.0, 0, "ann", Verdict.BANNED, 0, "below")])
+    >>> lines.stream.getvalue()
+    '{"worker": "ann", "decision": "banned", "reason": "below", "seq": 0, "at": 0.0}\\n'
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def __call__(self, events: Sequence[Event]) -> None:
+        for event in events:
+            self.stream.write(json.dumps(RunDecision.of(event).to_dict()) + "\n")
+        self.stream.flush()
 
 
 class DecisionFollower:
