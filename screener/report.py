@@ -7,10 +7,8 @@ import io
 import math
 import shutil
 import sys
-import textwrap
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from screener.algorithms import Decision, Result, Verdict, WorkerResult, verdict_of
@@ -18,6 +16,7 @@ from screener.algorithms._checks import check_choice, check_count
 from screener.algorithms.result import WORKER_FIELDS, away
 from screener.journal import Journal
 from screener.pool import WorkerPool
+from screener.report_table import num, table_rows, wrap
 
 __all__ = [
     "FORMATS",
@@ -144,11 +143,9 @@ def render_table(
     if result.threshold is not None:
         t = result.threshold
         if t.given:
-            head.append(f"threshold: {_num(t.estimate)} (given)")
+            head.append(f"threshold: {num(t.estimate)} (given)")
         else:
-            head.append(
-                f"threshold: {_num(t.estimate)}  interval [{_num(t.lower)}, {_num(t.upper)}]"
-            )
+            head.append(f"threshold: {num(t.estimate)}  interval [{num(t.lower)}, {num(t.upper)}]")
     head.append(
         f"pulls: {result.total_pulls:,} answered, {result.pending_pulls:,} pending, "
         f"{result.released_pulls:,} released (timed out, failed, cancelled or not sent)"
@@ -162,9 +159,9 @@ def render_table(
     shown = shown_workers(result, only=only, limit=limit)
     if len(shown) < len(result.workers):
         head.append(_listed(len(shown), len(result.workers), only, limit))
-    lines = [wrapped for line in head for wrapped in _wrap(line, width)]
+    lines = [wrapped for line in head for wrapped in wrap(line, width)]
     lines.append("")
-    lines.extend(_rows(shown, pool, width, only))
+    lines.extend(table_rows(shown, pool, width, only))
     return "\n".join(lines)
 
 
@@ -233,7 +230,7 @@ _AWAY = ("exhausted", "unavailable")
 
 
 def _cell(line: WorkerResult) -> str:
-    text = f"{line.decision.value:<9} {_num(line.estimate):>6} {line.pulls:>8,}"
+    text = f"{line.decision.value:<9} {num(line.estimate):>6} {line.pulls:>8,}"
     return f"{text:<32}"
 
 
@@ -286,130 +283,5 @@ def _names_line(label: str, arms: Sequence[int], pool: WorkerPool) -> str:
 _NAMES = 20
 
 
-#: Narrowest worker column a terminal width may squeeze names to, and the room a reason
-#: column needs at least (its header; a note number such as "[12]" is shorter).
-_MIN_NAME = 8
-_MIN_REASON = len("reason")
-#: Columns given up, in this order, when a terminal is too narrow for every column.
-_DROPPABLE = ("interval",)
-
-
-@dataclass(frozen=True)
-class _Column:
-    header: str
-    cells: list[str]
-    right: bool = False  # numbers are right-aligned
-
-    @property
-    def width(self) -> int:
-        return max(len(self.header), *map(len, self.cells))
-
-
-def _rows(
-    shown: Sequence[WorkerResult], pool: WorkerPool, width: int | None, only: Only | None
-) -> list[str]:
-    """The table of ``shown`` with its notes; fitted to ``width`` columns when given (see
-    ``render_table``), the interval column dropped if even short names do not fit."""
-    if not shown:
-        return [f"no {only} workers" if only else "no workers"]
-    columns = _columns(shown, pool)
-    widths = {key: column.width for key, column in columns.items()}
-    widths["worker"] = max(widths["worker"], 6)
-    room = None if width is None else _fit(widths, width)
-    columns = {key: columns[key] for key in widths}
-    notes = _notes([w.reason for w in shown], room)
-    reasons = [f"[{notes[w.reason]}]" if w.reason in notes else w.reason for w in shown]
-
-    def line(cells: Sequence[str], reason: str) -> str:
-        parts = [
-            f"{_shorten(cell, widths[key]):{'>' if column.right else '<'}{widths[key]}}"
-            for (key, column), cell in zip(columns.items(), cells, strict=True)
-        ]
-        return "  ".join([*parts, reason])
-
-    rows = [line([column.header for column in columns.values()], "reason")]
-    for index, reason in enumerate(reasons):
-        rows.append(line([column.cells[index] for column in columns.values()], reason))
-    if notes:
-        rows.append("")
-        for reason, number in notes.items():
-            rows.extend(_wrap(f"[{number}] {reason}", width))
-    return rows
-
-
-def _fit(widths: dict[str, int], width: int) -> int:
-    """Make rows fit in ``width``: drop columns (``_DROPPABLE``) until short names would fit,
-    then shorten the worker column as needed; return the room left for the reason."""
-    names = widths["worker"]
-    shortest = min(_MIN_NAME, names)
-    for key in _DROPPABLE:
-        if _spare(widths, width) + names - shortest >= _MIN_REASON:
-            break
-        del widths[key]
-    widths["worker"] = max(shortest, names + min(0, _spare(widths, width) - _MIN_REASON))
-    return max(_MIN_REASON, _spare(widths, width))
-
-
-def _spare(widths: dict[str, int], width: int) -> int:
-    """Columns left for the reason: every other column is followed by two spaces."""
-    return width - sum(widths.values()) - 2 * len(widths)
-
-
-def _columns(shown: Sequence[WorkerResult], pool: WorkerPool) -> dict[str, _Column]:
-    """Every column but the reason; "leaning" only when a listed worker is undecided."""
-    undecided = [w.decision is Decision.UNDECIDED for w in shown]
-    columns = {
-        "rank": _Column("rank", [str(w.rank) for w in shown], right=True),
-        "worker": _Column("worker", [pool.workers[w.arm] for w in shown]),
-        "decision": _Column("decision", [w.decision.value for w in shown]),
-        "leaning": _Column(
-            "leaning", [w.leaning.value if u else "" for w, u in zip(shown, undecided, strict=True)]
-        ),
-        "estimate": _Column("estimate", [_num(w.estimate) for w in shown], right=True),
-        "interval": _Column("interval", [f"[{_num(w.lower)}, {_num(w.upper)}]" for w in shown]),
-        "share": _Column(
-            "share", [_num(math.nan if w.share is None else w.share) for w in shown], right=True
-        ),
-        "pulls": _Column("pulls", [f"{w.pulls:,}" for w in shown], right=True),
-    }
-    if not any(undecided):
-        del columns["leaning"]
-    if all(w.share is None for w in shown):
-        del columns["share"]
-    return columns
-
-
-def _notes(reasons: Sequence[str], room: int | None) -> dict[str, int]:
-    """Reasons printed once under the table, numbered in order of first appearance: those
-    several workers share, and those longer than ``room`` (the reason column's width)."""
-    counts = Counter(reasons)
-    noted = [
-        r for r in dict.fromkeys(reasons) if counts[r] > 1 or (room is not None and len(r) > room)
-    ]
-    return {reason: number for number, reason in enumerate(noted, start=1)}
-
-
-def _shorten(name: str, width: int) -> str:
-    """``name`` cut to ``width`` characters in the middle, keeping its start and its end,
-    where worker ids (numbered names, emails, platform hashes) differ: 'A1B2C3D4E5F6G7' at
-    width 9 -> 'A1B2…F6G7'."""
-    if len(name) <= width:
-        return name
-    tail = (width - 1) // 2
-    return f"{name[: width - 1 - tail]}…{name[len(name) - tail :]}"
-
-
-def _wrap(line: str, width: int | None) -> list[str]:
-    if width is None or len(line) <= width or not line:
-        return [line]
-    return textwrap.wrap(
-        line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
-    )
-
-
 def _csv_float(value: float | None) -> str:
     return repr(float(value)) if value is not None and math.isfinite(value) else ""
-
-
-def _num(value: float) -> str:
-    return f"{value:.3f}" if math.isfinite(value) else "-"

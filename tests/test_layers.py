@@ -30,6 +30,7 @@ LAYERS = (
     "orchestrator",
     "config",  # run files (TOML)
     "runs",  # stored runs: set up, start, resume, replay, rescore, export
+    "report_table",  # the report's table of workers, fitted to a terminal
     "report",
     "report_html",
     "api",
