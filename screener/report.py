@@ -14,6 +14,7 @@ from typing import Any, Literal
 from screener.algorithms import Decision, Result, Verdict, WorkerResult, verdict_of
 from screener.algorithms._checks import check_choice, check_count
 from screener.algorithms.result import WORKER_FIELDS, away
+from screener.gate import Prices, money
 from screener.journal import Journal
 from screener.pool import WorkerPool
 from screener.report_table import num, table_rows, wrap
@@ -23,8 +24,10 @@ __all__ = [
     "ONLY",
     "Only",
     "banned_workers",
+    "cost_line",
     "decision_counts",
     "describe_status",
+    "money_spent",
     "render_comparison",
     "render_csv",
     "render_json",
@@ -82,12 +85,14 @@ def render_json(
     only: Only | None = None,
     limit: int | None = None,
     state: str | None = None,
+    prices: Prices | None = None,
 ) -> dict[str, Any]:
     """The result as plain data, workers named, ranked (``only`` and ``limit`` as in
     ``shown_workers``), with the status line the table shows (``state`` as in
-    ``describe_status``)."""
+    ``describe_status``) and, with ``prices``, the money spent (``money_spent``)."""
     data = result.to_dict()
     data["status"] = describe_status(result, state)
+    data["money"] = None if prices is None else money_spent(result, prices)
     banned = banned_workers(result)
     data["banned"] = None if banned is None else [pool.workers[arm] for arm in banned]
     shown = {w.arm for w in shown_workers(result, only=only, limit=limit)}
@@ -125,10 +130,11 @@ def render_table(
     only: Only | None = None,
     limit: int | None = None,
     state: str | None = None,
+    prices: Prices | None = None,
 ) -> str:
     """A ranked report: headline, stopping status (``state`` as in ``describe_status``),
-    workers per decision, threshold, then one row per worker (``only`` and ``limit`` as in
-    ``shown_workers``).
+    workers per decision, threshold, questions (and with ``prices`` their cost), then one
+    row per worker (``only`` and ``limit`` as in ``shown_workers``).
 
     A reason that several listed workers share is printed once, as a numbered note under the
     table. ``width`` (terminal columns; None: no limit) wraps the lines above the table,
@@ -150,6 +156,8 @@ def render_table(
         f"pulls: {result.total_pulls:,} answered, {result.pending_pulls:,} pending, "
         f"{result.released_pulls:,} released (timed out, failed, cancelled or not sent)"
     )
+    if prices is not None:
+        head.append(cost_line(result, prices))
     bound = result.extra.get("max_questions_per_worker")
     if bound is not None:
         head.append(f"at most {bound:,} gold questions per worker, by construction")
@@ -197,6 +205,41 @@ def run_state(db: str, run_id: str) -> str:
     with Journal(db, create=False) as journal:
         summary = next(run for run in journal.runs() if run.id == run_id)
     return summary.status if summary.state == "failed" else summary.state
+
+
+def money_spent(result: Result, prices: Prices) -> dict[str, float | None]:
+    """What the run's gold questions cost at ``prices`` (answered ones: a question is paid
+    for when answered), and its budget in money (None without one).
+
+    Examples
+    --------
+    >>> from screener import RoundRobin
+    >>> result = RoundRobin(3, budget=40).result()
+    >>> money_spent(result, Prices(gold=0.05))
+    {'gold_price': 0.05, 'gold': 0.0, 'budget': 2.0}
+    """
+    budget = result.params.get("budget")
+    return {
+        "gold_price": prices.gold,
+        "gold": result.total_pulls * prices.gold,
+        "budget": None if budget is None else budget * prices.gold,
+    }
+
+
+def cost_line(result: Result, prices: Prices) -> str:
+    """The money spent, in words (the table's "cost:" line, the page's Cost).
+
+    Examples
+    --------
+    >>> from screener import RoundRobin
+    >>> cost_line(RoundRobin(3, budget=40).result(), Prices(gold=0.05))
+    'cost: 0.00 (0 gold questions at 0.05), of a budget of 2.00'
+    """
+    spent = money_spent(result, prices)
+    line = f"cost: {money(result.total_pulls * prices.gold)} ({result.total_pulls:,} gold "
+    line += f"questions at {prices.gold:g})"
+    budget = spent["budget"]
+    return line if budget is None else f"{line}, of a budget of {money(budget)}"
 
 
 def decision_counts(result: Result) -> dict[str, int]:

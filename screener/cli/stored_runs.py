@@ -18,7 +18,7 @@ from screener.cli.output import Output, print_report
 from screener.files import is_stdio
 from screener.journal import Journal, RunSummary, display_name
 from screener.report import decision_counts
-from screener.runs import worker_pool
+from screener.runs import run_prices, worker_pool
 from screener.runs.decisions import block_list, run_decisions, write_block_list
 from screener.runs.logged import (
     export_answers,
@@ -44,12 +44,12 @@ def report(run_id: str | None, db: str, out: Output) -> None:
     remaining (or rescored) answers and says which decisions changed.
     """
     record, original, rescored = load_results(db, run_id)
-    pool = worker_pool(record)
+    pool, prices = worker_pool(record), run_prices(record)
     if rescored is None:
-        print_report(original, pool, record.id, out, db)
+        print_report(original, pool, record.id, out, db, prices=prices)
         return
     changes = decision_changes(original, rescored, pool)
-    print_report(rescored, pool, record.id, out, db, changes)
+    print_report(rescored, pool, record.id, out, db, changes, prices=prices)
 
 
 @click.command()

@@ -40,6 +40,7 @@ from screener.algorithms import Algorithm, Result
 from screener.algorithms.snapshot import dump_state
 from screener.bank import GoldQuestion
 from screener.errors import ConfigError, SnapshotError
+from screener.gate import Prices
 from screener.journal import AsyncJournal, Event, EventKind
 from screener.oracles import Answer, Oracle, PullRequest
 from screener.orchestrator.decisions import DecisionStream
@@ -100,6 +101,7 @@ class Orchestrator:
         *,
         seed: int = 0,
         decisions: DecisionStream | None = None,
+        prices: Prices | None = None,
     ) -> None:
         self.algorithm = algorithm
         self.oracle = oracle
@@ -110,6 +112,7 @@ class Orchestrator:
         self.progress = progress
         self.seed = seed
         self.decisions = decisions or DecisionStream(pool.workers, algorithm.params())
+        self.prices = prices
         self.counts: collections.Counter[str] = collections.Counter()
         self._in_flight = InFlight()
         self._streaks = FailureStreaks(options.max_failures, pool.workers)
@@ -334,7 +337,8 @@ class Orchestrator:
         progress.show(self._progress_line())
 
     def _progress_line(self) -> ProgressLine:
-        return ProgressLine.of(self.algorithm)
+        gold = None if self.prices is None else self.prices.gold
+        return ProgressLine.of(self.algorithm, gold_price=gold)
 
 
 def _as_json(result: Result) -> str | None:

@@ -10,12 +10,13 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from screener.algorithms import Algorithm, Result, create_algorithm
 from screener.algorithms._checks import MAX_BUDGET, MAX_CONCURRENCY, check_count, check_seed
 from screener.errors import ConfigError, JournalError, ScreenerError
+from screener.gate import Prices
 from screener.journal import (
     HEARTBEAT_SECONDS,
     AsyncJournal,
@@ -33,7 +34,14 @@ from screener.pool import WorkerPool
 from screener.runs.answers import invalidations
 from screener.runs.rescoring import refuse_resume_after_invalidation, rescored_result
 from screener.runs.state import pending_pulls, replay
-from screener.runs.stored import build_algorithm, restored, worker_pool
+from screener.runs.stored import (
+    build_algorithm,
+    restored,
+    run_config,
+    run_options,
+    run_prices,
+    worker_pool,
+)
 
 #: How the journal stores an oracle option that names the run's own database (see
 #: ``_stored_options``); a resumed run reads it as the database it is resumed from.
@@ -52,7 +60,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class RunPlan:
-    """Everything that defines a run."""
+    """Everything that defines a run; ``prices``: what its questions cost, when given."""
 
     pool: WorkerPool
     algorithm: str = "wrr"
@@ -61,6 +69,7 @@ class RunPlan:
     oracle_options: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
     options: RunOptions = field(default_factory=RunOptions)
+    prices: Prices | None = None
 
     def __post_init__(self) -> None:
         """The limits a run must stay within (screener.algorithms._checks names them)."""
@@ -118,7 +127,7 @@ async def start_run(
         seed=plan.seed,
         oracle={"name": plan.oracle, "options": _stored_options(oracle.describe(), db)},
         pool=plan.pool.to_dict(),
-        config=_options_dict(plan.options),
+        config=run_config(plan.options, plan.prices),
     )
     run_id = new_run_id()
     oracle.bind_run(run_id)
@@ -131,7 +140,7 @@ async def start_run(
             decisions = DecisionStream(plan.pool.workers, spec.params, sink=on_decided)
             orchestrator = Orchestrator(
                 algorithm, oracle, journal, run_id, plan.pool, plan.options, progress,
-                seed=plan.seed, decisions=decisions,
+                seed=plan.seed, decisions=decisions, prices=plan.prices,
             )  # fmt: skip
             return run_id, await _drive_owned(journal, run_id, orchestrator)
         finally:
@@ -173,7 +182,7 @@ async def resume_run(
         replay(algorithm, await journal.events(run_id, after_id=after))
         journaled = await journal.events(run_id, kinds=(EventKind.DECIDED,))
         decisions = DecisionStream(pool.workers, record.params, journaled, sink=on_decided)
-        run_options = options or RunOptions(**record.config)
+        options = options or run_options(record)
         oracle.bind_run(run_id)
         async with oracle:
             now = time.time()
@@ -189,8 +198,8 @@ async def resume_run(
             for pull_id in interrupted:
                 algorithm.release(pull_id)
             orchestrator = Orchestrator(
-                algorithm, oracle, journal, run_id, pool, run_options, progress,
-                seed=record.seed, decisions=decisions,
+                algorithm, oracle, journal, run_id, pool, options, progress,
+                seed=record.seed, decisions=decisions, prices=run_prices(record),
             )  # fmt: skip
             return await _drive_owned(journal, run_id, orchestrator)
     finally:
@@ -327,8 +336,3 @@ def _oracle_options(name: str) -> Iterator[None]:
             f"bad option for the {name} oracle: {error}",
             "check its -O KEY=VALUE options or [oracle] table; `screener oracles` lists them",
         ) from None
-
-
-def _options_dict(options: RunOptions) -> dict[str, Any]:
-    """Every RunOptions field, so that ``--resume`` continues with all of them."""
-    return asdict(options)
