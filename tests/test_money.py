@@ -20,8 +20,8 @@ from screener.journal import EventKind, Journal
 from screener.orchestrator import RunOptions
 from screener.orchestrator.progress import ProgressLine
 from screener.planning import plan_cost
-from screener.pool import synthetic_pool
-from screener.report import render_json, render_table
+from screener.pool import WorkerPool, synthetic_pool
+from screener.report import cost_line, render_json, render_table
 from screener.runs import run_prices, worker_pool
 from screener.runs.session import RunPlan, load_result, resume_run, start_run
 from screener.runs.setup import AlgorithmSettings, MoneySettings, RunSettings, set_up_run
@@ -184,3 +184,16 @@ def test_report_and_plan_show_money_from_the_command_line(tmp_path: Path) -> Non
                   "--price", "gold=0.04", "--runs", "5")  # fmt: skip
     spread = planned["questions_in_total"]
     assert planned["money"]["questions_in_total"]["max"] == pytest.approx(0.04 * spread["max"])
+
+
+async def test_the_page_shows_the_cost_and_names_the_banned(tmp_path: Path) -> None:
+    pytest.importorskip("plotly")
+    from screener.report_html import html_report
+
+    db, prices = str(tmp_path / "runs.db"), Prices(gold=0.25)
+    pool = WorkerPool(tuple(f"w{i}" for i in range(8)), (0.2, 0.25, *[0.9] * 6))
+    plan = RunPlan(pool, "toloka-rule", {"threshold": 0.6}, prices=prices)
+    run_id, result = await start_run(plan, db)
+    page = html_report(db, run_id, result)
+    assert f"<dt>Cost</dt><dd>{cost_line(result, prices).removeprefix('cost: ')}" in page
+    assert "<dt>Banned</dt><dd>2: w0, w1</dd>" in page
