@@ -12,7 +12,7 @@ from typing import Literal
 import click
 
 from screener.cli.console import ExitCode, note
-from screener.cli.options import db_option
+from screener.cli.options import db_option, json_option
 from screener.cli.output import Output
 from screener.errors import ConfigError, JournalError
 from screener.files import is_stdio
@@ -29,11 +29,9 @@ __all__ = ["check_decisions_file", "decision_lines", "decisions"]
     help="Wait for new decisions and print each as it is made, until the run ends (Ctrl-C "
     "stops following).",
 )  # fmt: skip
-@click.option(
-    "--json", "as_json", is_flag=True,
-    help="One JSON object a line (worker, decision, reason, seq, at), as `run --decisions` "
-    "writes them.",
-)  # fmt: skip
+@json_option(
+    "One JSON object a line (worker, decision, reason, seq, at), as `run --decisions` writes them."
+)
 @db_option
 def decisions(run_id: str | None, follow: bool, as_json: bool, db: str) -> None:
     """The decisions of run RUN_ID (default: the latest), `screener run`'s and the gate's,
