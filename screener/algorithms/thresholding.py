@@ -138,8 +138,11 @@ class ThresholdingAlgorithm(Algorithm):
         self._ensure_fresh()
         if self.stats.count[arm] == 0:
             return self._decide_unanswered(arm)[1]
-        leaning = Decision.ABOVE if self._above()[arm] else Decision.BELOW
-        return self._decide(arm, leaning)[1]
+        return self._decide(arm, self._leaning(arm))[1]
+
+    def _leaning(self, arm: int) -> Decision:
+        """One worker's classification by ``_above`` (its result line's leaning)."""
+        return Decision.ABOVE if self._above()[arm] else Decision.BELOW
 
     def _decided_now(self) -> NDArray[np.bool_]:
         """Which workers' decisions are taken (the fixed-budget classification: at the end)."""

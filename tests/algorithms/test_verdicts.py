@@ -107,3 +107,28 @@ def test_confident_thresholding_takes_verdicts_back_so_it_is_not_streamed() -> N
         assert streamable_verdicts(algorithm) is None
         taken += _history(algorithm, means, seed)[0]
     assert taken > 0
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"threshold": 0.6},
+        {"threshold": 0.6, "false_ban": 5.0, "missed_bad": 60.0, "pilot": 10},
+        {"threshold": 0.6, "robust": 0.0},
+    ],
+    ids=["robust", "costs-pilot", "fitted"],
+)
+def test_a_streamed_decision_is_explained_as_the_result_explains_it(
+    params: dict[str, float],
+) -> None:
+    """``explain`` (the stream's reason) is the result line's reason for every worker, the
+    decided ones read without the crowd's posterior."""
+    means = np.concatenate([np.full(8, 0.35), np.linspace(0.7, 0.95, 32)])
+    algorithm = create_algorithm("crowd-prior", means.size, {**params, "seed": 3})
+    assert isinstance(algorithm, ThresholdingAlgorithm)
+    _history(algorithm, means, seed=3)
+    lines = {line.arm: line for line in algorithm.result().workers}
+    decided = algorithm.verdicts()
+    assert (decided != 0).sum() >= 10
+    for arm, line in lines.items():
+        assert algorithm.explain(arm) == line.reason
