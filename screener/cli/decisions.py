@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
 
 import click
 
@@ -92,22 +91,49 @@ def check_decisions_file(path: Path | None, out: Output) -> None:
 
 
 @contextmanager
-def decision_lines(path: Path | None, mode: Literal["w", "a"]) -> Iterator[DecisionLines | None]:
-    """The sink of `run --decisions FILE` (None without it): the file is opened (``mode``
-    "w" for a new run, "a" for a resume) before the run is written, and each line is
-    flushed as the decision is journaled; - is standard output."""
+def decision_lines(
+    path: Path | None, journaled: Sequence[RunDecision] | None = None
+) -> Iterator[DecisionLines | None]:
+    """The sink of `run --decisions FILE` (None without it), opened before the run is
+    written; each line is flushed as its decision is journaled; - is standard output.
+
+    A new run (``journaled`` None) starts the file afresh. A resume appends, and first
+    writes the ``journaled`` decisions that come after the file's last line: those a killed
+    process journaled but never wrote, or all of them on standard output."""
     if path is None:
         yield None
         return
     if is_stdio(path):
-        yield DecisionLines(sys.stdout)
+        lines = DecisionLines(sys.stdout)
+        lines.write(journaled or ())
+        yield lines
         return
+    last = -1 if journaled is None else _last_seq(path)
     try:
-        stream = path.open(mode, encoding="utf-8")
+        stream = path.open("w" if journaled is None else "a", encoding="utf-8")
     except OSError as error:
         raise ConfigError(
             f"cannot write the decisions to {path}: {error.strerror or error}",
             "check the directory, or pass another path",
         ) from None
     with stream:
-        yield DecisionLines(stream)
+        lines = DecisionLines(stream)
+        lines.write([decision for decision in journaled or () if decision.seq > last])
+        yield lines
+
+
+def _last_seq(path: Path) -> int:
+    """The ``seq`` of the last whole line of a decisions file (-1: none, or unreadable); a
+    last line a kill cut short is cut off, so that appending starts a line of its own."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return -1
+    whole = data[: data.rfind(b"\n") + 1]
+    if len(whole) < len(data):
+        with path.open("r+b") as file:
+            file.truncate(len(whole))
+    try:
+        return int(json.loads(whole.splitlines()[-1])["seq"]) if whole else -1
+    except (ValueError, KeyError, TypeError):
+        return -1

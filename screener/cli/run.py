@@ -39,6 +39,7 @@ from screener.orchestrator import Progress
 from screener.planning import plan_cost, render_plan
 from screener.report import render_comparison, render_json
 from screener.runs import observed_accuracies, run_prices, worker_pool
+from screener.runs.decisions import run_decisions
 from screener.runs.logged import replay_logged_run
 from screener.runs.session import RunPlan, load_result, resume_run, start_run
 from screener.runs.setup import (
@@ -93,7 +94,7 @@ _FILE = click.Path(dir_okay=False, path_type=Path)
     path_type=Path), default=None, metavar="FILE",
     help="Also write each decision as it is made, a JSON line (worker, decision, reason, seq, "
     "at) flushed at once, to FILE (- for standard output, with -o FILE for the report; "
-    "a resume appends).",
+    "a resume appends, first what was journaled after the file's last line).",
 )  # fmt: skip
 def run(
     pool_file: Path | None,
@@ -148,7 +149,7 @@ def _start(
         note(_plan_line(run_id, plan, algorithm, db), level=1)
 
     began = time.perf_counter()
-    with _resume_hint_on_interrupt(started, db), decision_lines(decisions_file, "w") as sink:
+    with _resume_hint_on_interrupt(started, db), decision_lines(decisions_file) as sink:
         done = asyncio.run(
             start_run(plan, db, progress=progress, on_start=on_start, on_decided=sink)
         )
@@ -161,7 +162,8 @@ def _resume(
 ) -> None:
     """``run --resume``: continue run ``run_id`` with its own settings and print its report."""
     _refuse_settings_on_resume(run_id)
-    with _resume_hint_on_interrupt([run_id], db), decision_lines(decisions_file, "a") as sink:
+    journaled = None if decisions_file is None else run_decisions(db, run_id)
+    with _resume_hint_on_interrupt([run_id], db), decision_lines(decisions_file, journaled) as sink:
         result = asyncio.run(resume_run(run_id, db, progress=progress, on_decided=sink))
     record, _ = load_result(db, run_id)
     print_report(result, worker_pool(record), run_id, out, db, prices=run_prices(record))

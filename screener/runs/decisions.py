@@ -182,8 +182,12 @@ class DecisionLines:
         self.stream = stream
 
     def __call__(self, events: Sequence[Event]) -> None:
-        for event in events:
-            self.stream.write(json.dumps(RunDecision.of(event).to_dict()) + "\n")
+        self.write([RunDecision.of(event) for event in events])
+
+    def write(self, decisions: Sequence[RunDecision]) -> None:
+        """Write ``decisions``, one line each, and flush."""
+        for decision in decisions:
+            self.stream.write(json.dumps(decision.to_dict()) + "\n")
         self.stream.flush()
 
 

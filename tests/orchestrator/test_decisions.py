@@ -185,8 +185,9 @@ def test_kill_9_and_resume_journal_each_decision_once(
     """Killed before any decision, after the first, and mid-stream: the resumed run's
     decisions are the uninterrupted run's, in the same order, none doubled; a report (a
     replay) adds none."""
-    db = tmp_path / "runs.db"
-    args = ["run", str(pool_file), *RUN_ARGS, "--latency", "constant:0.001", "--db", str(db)]
+    db, made = tmp_path / "runs.db", tmp_path / "made.jsonl"
+    args = ["run", str(pool_file), *RUN_ARGS, "--latency", "constant:0.001", "--db", str(db),
+            "--decisions", str(made)]  # fmt: skip
     child = subprocess.Popen(
         [sys.executable, "-m", "screener", *args],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -201,11 +202,15 @@ def test_kill_9_and_resume_journal_each_decision_once(
     assert _count(db, "finished") == 0
     before = _decisions(db)
     run_id = json.loads(_screener("runs", "--db", str(db), "--json").stdout)[0]["id"]
-    resumed = _screener("run", "--resume", run_id, "--db", str(db), "--json", "--quiet")
+    resumed = _screener("run", "--resume", run_id, "--db", str(db), "--json", "--quiet",
+                        "--decisions", str(made))  # fmt: skip
     assert resumed.returncode in (0, 3), resumed.stderr
     after = _decisions(db)
     assert after[: len(before)] == before
     assert after == uninterrupted
+    # The file, written before and after the kill, holds each decision once, in order.
+    lines = [json.loads(line) for line in made.read_text().splitlines()]
+    assert [(line["seq"], line["worker"], line["decision"]) for line in lines] == after
     events = _count(db, "decided") + _count(db, "answered")
     assert _screener("report", run_id, "--db", str(db)).returncode == 0
     assert _count(db, "decided") + _count(db, "answered") == events
