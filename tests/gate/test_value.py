@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gate_helpers import Crowd, drive
 from stats_helpers import assert_rate_at_most
 
 from screener.algorithms import CrowdPrior
 from screener.gate import Gate, GateSettings
 from screener.gate.value import GoldValue, RequestLengths
 from screener.stats.prior import StoppingTable
-from tests.gate.test_gate import Crowd, drive
 
 
 def test_request_lengths_are_the_mean_residual_shrunk_to_the_guess() -> None:
