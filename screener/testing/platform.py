@@ -3,9 +3,9 @@
 Each worker of a recorded dataset arrives at a seeded time and asks for work at a seeded pace
 until it has given every recorded answer it still can (a gold question does not take the
 place of one of its tasks; at most twice as many requests as it has answers); requests of all
-workers are interleaved by time, so workers join late, overlap and leave. A seeded share of the items serves as gold (their
-truth is known to the gate's platform); the others are the real tasks, whose truth is hidden
-from every policy and used only to score the final labels.
+workers are interleaved by time, so workers join late, overlap and leave. A seeded share of
+the items serves as gold (their truth is known to the gate's platform); the others are the
+real tasks, whose truth is hidden from every policy and used only to score the final labels.
 
 What a request gets, per the policy's reply:
 
