@@ -72,6 +72,7 @@ class Plan:
     gold_price: float = 0.05
     task_price: float = 0.05
     processes: int = 2
+    resume: bool = False
 
 
 QUICK = Plan("quick", QUICK_DATASETS, seeds=2)
@@ -198,10 +199,11 @@ def run(plan: Plan) -> harness.Report:
     root = Path(os.environ.get("SCREENER_DATA", ""))
     if not os.environ.get("SCREENER_DATA") or not root.is_dir():
         raise SystemExit("set SCREENER_DATA to the folder of the real datasets (../shared/data)")
-    rows, seconds = harness.run_in_processes("stream", run_task, _tasks(plan, root), plan.processes)
-    more, extra = harness.run_in_processes(
-        "stream-lsa", run_task, _lsa_tasks(rows, root, plan), plan.processes
-    )
+    keep = harness.kept_runs("stream", plan)
+    tasks = _tasks(plan, root)
+    rows, seconds = harness.run_in_processes("stream", run_task, tasks, plan.processes, keep=keep)
+    lsa = _lsa_tasks(rows, root, plan)
+    more, extra = harness.run_in_processes("stream-lsa", run_task, lsa, plan.processes, keep=keep)
     from benchmarks.stream_report import summarise
 
     return harness.new_report("stream", plan, seconds + extra, rows=rows + more, **summarise(
