@@ -51,14 +51,20 @@ class GoldValue:
     def wants(self, method: CrowdPrior, arm: int, remaining: float) -> bool:
         """Whether worker ``arm``, expected to make ``remaining`` more requests, should get a
         gold question now."""
-        if method.stats.count[arm] < method.min_counts[arm]:
+        count = int(method.stats.count[arm])
+        if count < method.min_counts[arm]:
             return True  # the pilot's workers fit the prior: their answers are needed
         table = self._table(method, max(remaining, 1.0))
-        successes = method.scaled_successes()[arm : arm + 1]
-        action, _ = table.lookup(successes, method.stats.count[arm : arm + 1])
+        # One worker's lattice point, as StoppingTable.lookup finds it (a graded worker's
+        # successes rounded), without arrays: this runs at every request.
+        answered = min(count, table.horizon)
+        total = float(method.stats.total[arm])
+        successes = (total - method.lower * count) / (method.upper - method.lower)
+        right = min(max(round(successes), 0), answered)
+        action = int(table.action[right, answered - right])
         # Where the prior alone would ban, crowd-prior has not (it bans only when every prior
         # the answers allow agrees): more gold is what brings that ban.
-        return bool(action[0] != StoppingTable.ACCEPT)
+        return action != StoppingTable.ACCEPT
 
     def _table(self, method: CrowdPrior, remaining: float) -> StoppingTable:
         if method.prior is not self._prior:
