@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from screener.cli.algorithms import algorithms
+from screener.cli.gate import gate
 from screener.cli.oracles import oracles
 from screener.cli.run import plan, replay, run
 from screener.cli.serve import serve
@@ -25,4 +26,5 @@ COMMANDS: tuple[click.Command, ...] = (
     oracles,
     algorithms,
     serve,
+    gate,
 )

@@ -18,6 +18,7 @@ from screener.algorithms import ALGORITHMS, parameter_choices
 from screener.algorithms.registry import HEURISTIC_INTERVALS
 from screener.cli.output import Output, output_settings
 from screener.config import parse_value
+from screener.errors import ConfigError
 from screener.files import STDIO
 from screener.oracles.simulated import SimulatedOracle
 from screener.orchestrator import RunOptions
@@ -45,6 +46,7 @@ __all__ = [
     "oracle_options",
     "output_file_option",
     "output_options",
+    "refuse_beside_resume",
     "run_options",
     "synthetic_pool_options",
 ]
@@ -64,6 +66,26 @@ def given_on_command_line(name: str) -> bool:
     environment variable: a run file's value wins over those)."""
     source = click.get_current_context().get_parameter_source(name)
     return source not in (None, ParameterSource.DEFAULT, ParameterSource.ENVIRONMENT)
+
+
+def refuse_beside_resume(run_id: str, allowed: frozenset[str], alternative: str) -> None:
+    """``--resume`` continues a run with the settings it started with: an option typed beside
+    it that is not ``allowed`` (where the run is, how to show it) is refused by name rather
+    than silently ignored."""
+    context = click.get_current_context()
+    given = [
+        param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
+        for param in context.command.params
+        if param.name not in allowed
+        and context.get_parameter_source(param.name or "") is ParameterSource.COMMANDLINE
+    ]
+    if given:
+        names = ", ".join(given)
+        raise ConfigError(
+            f"--resume continues run {run_id} with the settings it started with, so {names} "
+            "cannot be given",
+            f"drop {names}, {alternative}",
+        )
 
 
 def key_values(items: Sequence[str], flag: str) -> dict[str, Any]:

@@ -5,21 +5,26 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from screener.bank import GoldBank, GoldQuestion, Scoring
-from screener.gate import GateSettings
-from screener.gate_service import GateSession, listen, serve_gate
+from screener.gate import DEFAULT_PARAMS, GateSettings
+from screener.gate_service import TOKEN_ENV, GateSession, listen, serve_gate
 from screener.journal import Event, EventKind, Journal
 
-__all__ = ["BANK", "QUICK", "decided_events", "kinds", "serving"]
+__all__ = ["BANK", "QUICK", "decided_events", "kinds", "serving", "start_gate", "stop_gate"]
 
 #: Every request of a worker being screened gets gold, no real task before the first one, and
-#: a decision after a handful of answers (crowd-prior's defaults, a pilot of 2).
+#: a decision after a handful of answers (the gate's crowd-prior, with a pilot of 2).
 QUICK = GateSettings(
-    policy="first", max_unscreened=0, params={"threshold": 0.6, "pilot": 2}, audit_rate=0.0
+    policy="first", max_unscreened=0, params={**DEFAULT_PARAMS, "pilot": 2}, audit_rate=0.0
 )
 BANK = GoldBank(
     tuple(GoldQuestion(f"q{i}", f"What is {i} + {i}?", str(2 * i), Scoring.NUMERIC)
@@ -68,3 +73,35 @@ def decided_events(db: str, run_id: str) -> list[tuple[str | None, str | None, A
         for event in events(db, run_id)
         if event.kind is EventKind.DECIDED
     ]
+
+
+def start_gate(
+    folder: Path, *args: str, token: str | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """``screener gate ARGS`` as a real process in ``folder``; returns it and the URL it
+    printed (its first line)."""
+    env = {key: value for key, value in os.environ.items() if key != TOKEN_ENV}
+    if token is not None:
+        env[TOKEN_ENV] = token
+    process = subprocess.Popen(
+        [sys.executable, "-m", "screener", "gate", *args], cwd=folder, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    if not url.startswith("http://127.0.0.1:"):
+        process.kill()
+        _, err = process.communicate()
+        raise AssertionError(f"the gate did not start: {err}")
+    return process, url
+
+
+def stop_gate(process: subprocess.Popen[str], sig: int = signal.SIGINT) -> tuple[int, str]:
+    """Send ``sig``; the exit code and what it wrote on stderr."""
+    process.send_signal(sig)
+    try:
+        _, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        _, err = process.communicate()
+    return process.returncode, err
