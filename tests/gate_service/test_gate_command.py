@@ -64,9 +64,13 @@ def test_a_bad_option_is_refused_by_the_real_command(tmp_path: Path) -> None:
 def in_process(folder: Path, *args: str) -> tuple[int, str, str]:
     """``screener ARGS`` through main() in this process, in ``folder``."""
     runner = CliRunner()
-    with contextlib.chdir(folder), warnings.catch_warnings(), runner.isolation() as (out, err, _):
-        with pytest.raises(SystemExit) as done:
-            main(list(args))
+    with (
+        contextlib.chdir(folder),
+        warnings.catch_warnings(),  # main() routes warnings; put the filters back after
+        runner.isolation() as (out, err, _),
+        pytest.raises(SystemExit) as done,
+    ):
+        main(list(args))
     assert isinstance(done.value.code, int)
     return done.value.code, out.getvalue().decode(), err.getvalue().decode()
 
