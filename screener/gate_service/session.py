@@ -154,14 +154,14 @@ class GateSession:
 
     def status(self) -> dict[str, Any]:
         """GET /v1/status: counts and money (calls being journaled included), workers per
-        status, the decisions streamed, the prices."""
+        status, the decisions streamed, the prices and every setting of the gate."""
         self._check_serving()
         summary = self.gate.summary()
         prices = dataclasses.asdict(self.gate.settings.prices)
         money = {key: round(value, 10) for key, value in summary["money"].items()}
         return {
             "run": self.run_id, **summary, "money": money, "decisions": self._committed,
-            "prices": prices,
+            "prices": prices, "settings": self.gate.settings.to_dict(),
         }  # fmt: skip
 
     # ------------------------------------------------------------------ lifecycle

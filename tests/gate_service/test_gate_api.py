@@ -11,7 +11,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from gate_helpers import BANK, decided_events, events, kinds, serving
+from gate_helpers import BANK, QUICK, decided_events, events, kinds, serving
 
 from screener.gate_service import AnswerItem
 from screener.gate_service.client import GateClient
@@ -52,6 +52,7 @@ async def test_workers_are_screened_and_decisions_stream_out(database_url: str) 
         first = kinds_seen.index("blocked")
         assert set(kinds_seen[first:]) == {"blocked"} and first > 0
     assert status["requests"] == 120 and status["decisions"] == 4
+    assert status["settings"] == QUICK.to_dict() and status["run"] == session.run_id
     assert status["workers"] == {"screening": 0, "qualified": 2, "banned": 2, "undecided": 0}
     money = status["money"]
     assert money["total"] == pytest.approx(status["gold"] * 0.05 + status["tasks"] * 0.05)
