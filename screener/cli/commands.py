@@ -10,6 +10,7 @@ from screener.cli.gate import gate
 from screener.cli.oracles import oracles
 from screener.cli.run import plan, replay, run
 from screener.cli.serve import serve
+from screener.cli.standin import standin
 from screener.cli.stored_runs import export, invalidate, report, runs, upgrade
 
 __all__ = ["COMMANDS"]
@@ -27,4 +28,5 @@ COMMANDS: tuple[click.Command, ...] = (
     algorithms,
     serve,
     gate,
+    standin,
 )
