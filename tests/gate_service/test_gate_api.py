@@ -100,6 +100,32 @@ async def test_a_bank_names_the_question_and_scores_raw_answers(tmp_path: Path) 
         recorded = [e for e in events(db, session.run_id) if e.kind is EventKind.ANSWERED]
     assert [json.loads(e.response or "") for e in recorded] == [float(question.key), "no idea"]
     assert session.gate.method.stats.count.sum() == 2  # both scored and told
+    async with serving(db, resume=session.run_id) as (again, url), GateClient(url) as client:
+        assert again.gate.bank == BANK  # kept in the run
+        owed = await client.next("ann", "r3")
+        assert owed["payload"] == BANK.get(str(owed["question"])).payload
+        assert await client.answer(str(owed["gold"]), answer="7") == "accepted"
+
+
+async def test_concurrent_calls_share_commits_and_replay_the_same(tmp_path: Path) -> None:
+    """Many workers at once: calls are served in the order they are journaled, so the gate a
+    resume rebuilds is the gate that served them."""
+    db = str(tmp_path / "gate.db")
+
+    async def worker(client: GateClient, name: str, accuracy: float) -> None:
+        draw = random.Random(name)
+        for round_ in range(15):
+            reply = await client.next(name, f"{name}:{round_}")
+            if reply["kind"] == "gold":
+                await client.answer(str(reply["gold"]), reward=float(draw.random() < accuracy))
+
+    async with serving(db) as (session, url), GateClient(url) as client:
+        crowd = {f"w{i:02d}": 0.15 if i % 4 == 0 else 0.9 for i in range(24)}
+        await asyncio.gather(*(worker(client, name, a) for name, a in crowd.items()))
+        live = (await client.status(), await client.decisions(limit=1000))
+    assert live[0]["requests"] == 24 * 15 and live[1][0]
+    async with serving(db, resume=session.run_id) as (_, url), GateClient(url) as client:
+        assert (await client.status(), await client.decisions(limit=1000)) == live
 
 
 async def test_repeated_and_late_calls_change_nothing_twice(tmp_path: Path) -> None:
