@@ -17,7 +17,14 @@ import click
 from screener.algorithms import ALGORITHMS
 from screener.bank import GoldBank, load_bank
 from screener.cli.console import ExitCode, note
-from screener.cli.options import db_option, key_values, option_group, refuse_beside_resume
+from screener.cli.options import (
+    cannot_listen,
+    db_option,
+    key_values,
+    listen_options,
+    option_group,
+    refuse_beside_resume,
+)
 from screener.errors import ConfigError
 from screener.gate import DEFAULT_PARAMS, Gate, GateSettings, GoldPolicy, OnChange, Prices
 from screener.gate_service import TOKEN_ENV, GateSession, listen, serve_gate
@@ -76,11 +83,7 @@ def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], 
                             help="Gold question bank (CSV or JSON): replies name the question "
                             "and raw answers are scored against its key.")),
 ])  # fmt: skip
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=0, show_default=True,
-    help="Port (0: any free one; the URL is printed).",
-)  # fmt: skip
+@listen_options
 @click.option(
     "--resume", "resume_id", default=None, metavar="RUN_ID",
     help="Serve gate run RUN_ID again, rebuilt from its journal, with its own settings.",
@@ -105,10 +108,7 @@ def gate(given: dict[str, Any], host: str, port: int, resume_id: str | None, db:
     try:
         sock = listen(host, port)
     except OSError as error:
-        raise ConfigError(
-            f"cannot listen on {host}:{port}: {os.strerror(error.errno) if error.errno else error}",
-            "choose another --host or --port; --port 0 takes any free one",
-        ) from None
+        raise cannot_listen(host, port, error) from None
     with sock:
         code = asyncio.run(_serve(sock, token, db, resume_id, settings, bank))
     raise click.exceptions.Exit(code)

@@ -38,10 +38,12 @@ __all__ = [
     "DB_ENV",
     "DEFAULT_DB",
     "algorithm_options",
+    "cannot_listen",
     "db_option",
     "given_on_command_line",
     "json_option",
     "key_values",
+    "listen_options",
     "option_group",
     "oracle_options",
     "output_file_option",
@@ -152,6 +154,23 @@ def json_option(help_text: str) -> Decorator:
 def output_file_option(help_text: str) -> Decorator:
     """``-o/--output FILE``: the one meaning of -o in every command (- is standard output)."""
     return _stack([_output_file(help_text)])
+
+
+#: Where a server listens (`serve`, `gate`): ``host`` and ``port``.
+listen_options = _stack([
+    (("--host",), dict(default="127.0.0.1", show_default=True, help="Address to listen on.")),
+    (("--port",), dict(type=click.IntRange(0, 65535), default=0, show_default=True,
+                       help="Port (0: any free one; the URL is printed).")),
+])  # fmt: skip
+
+
+def cannot_listen(host: str, port: int, error: OSError) -> ConfigError:
+    """The one line for a server that cannot listen (the port is taken, the host is not
+    this machine's...)."""
+    return ConfigError(
+        f"cannot listen on {host}:{port}: {error.strerror or error}",
+        "choose another --host or --port; --port 0 takes any free one",
+    )
 
 
 db_option = click.option(

@@ -13,9 +13,9 @@ import hmac
 import json
 import logging
 import socket
-from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 
 from screener.errors import ScreenerError, UnknownPullError
 from screener.gate_service.protocol import (
@@ -36,31 +36,11 @@ __all__ = ["gate_app", "listen", "serve_gate"]
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def gate_app(session: GateSession, token: str | None) -> web.Application:
     """The API over ``session``; requests must carry ``Authorization: Bearer <token>`` (None:
     no authentication). The token is compared in constant time and never logged."""
-    expected = None if token is None else f"Bearer {token}".encode()
-
-    @web.middleware
-    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-        given = request.headers.get("Authorization", "").encode()
-        if expected is not None and not hmac.compare_digest(given, expected):
-            return _error(401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
-        try:
-            return await handler(request)
-        except web.HTTPException as error:
-            if error.status < 400:
-                raise
-            return _error(error.status, f"{error.reason}: {request.method} {request.path}")
-        except ScreenerError as error:
-            return _error(_status_of(error), _one_line(error))
-        except Exception:  # a bug: the gate may be ahead of its journal, so stop serving
-            log.exception("internal error serving %s %s", request.method, request.path)
-            session.fail("an internal error (see the log; please report it)")
-            return _error(500, "internal error: the gate stopped serving")
 
     async def next_(request: web.Request) -> web.Response:
         return web.json_response(await session.next(parse_next(await _body(request))))
@@ -81,7 +61,7 @@ def gate_app(session: GateSession, token: str | None) -> web.Application:
     async def on_shutdown(app: web.Application) -> None:
         session.stop_serving()
 
-    app = web.Application(middlewares=[guard])
+    app = web.Application(middlewares=[_guard(session, token)])
     app.router.add_post(NEXT_PATH, next_)
     app.router.add_post(ANSWERS_PATH, answers)
     app.router.add_post(LEAVE_PATH, leave)
@@ -89,6 +69,31 @@ def gate_app(session: GateSession, token: str | None) -> web.Application:
     app.router.add_get(STATUS_PATH, status)
     app.on_shutdown.append(on_shutdown)
     return app
+
+
+def _guard(session: GateSession, token: str | None) -> Middleware:
+    """The bearer token first; then every error as one line of JSON with its status."""
+    expected = None if token is None else f"Bearer {token}".encode()
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        given = request.headers.get("Authorization", "").encode()
+        if expected is not None and not hmac.compare_digest(given, expected):
+            return _error(401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
+        try:
+            return await handler(request)
+        except web.HTTPException as error:
+            if error.status < 400:
+                raise
+            return _error(error.status, f"{error.reason}: {request.method} {request.path}")
+        except ScreenerError as error:
+            return _error(_status_of(error), _one_line(error))
+        except Exception:  # a bug: the gate may be ahead of its journal, so stop serving
+            log.exception("internal error serving %s %s", request.method, request.path)
+            session.fail("an internal error (see the log; please report it)")
+            return _error(500, "internal error: the gate stopped serving")
+
+    return guard
 
 
 def listen(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
