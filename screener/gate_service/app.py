@@ -37,7 +37,6 @@ __all__ = ["gate_app", "listen", "serve_gate"]
 log = logging.getLogger(__name__)
 
 
-
 def gate_app(session: GateSession, token: str | None) -> web.Application:
     """The API over ``session``; requests must carry ``Authorization: Bearer <token>`` (None:
     no authentication). The token is compared in constant time and never logged."""
