@@ -171,8 +171,9 @@ class GateSession:
         self._signal()
 
     async def close(self, why: str = "interrupted") -> None:
-        """Stop, wait for the batch being written, journal how the gate stopped ("stopped"
-        ``why``, unless its journal failed), give up the lease, close the journal."""
+        """Stop, wait for the batch being written, journal how the gate stopped ("stopped":
+        ``why``, or "failed: ..." after a failure, where the journal still takes it), give up
+        the lease, close the journal."""
         self.stopped.set()
         self._heartbeat.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -181,10 +182,10 @@ class GateSession:
             with contextlib.suppress(Exception):
                 await self._flusher
         try:
-            if self.failure is None:
-                stop = Event(kind=EventKind.STOPPED, at=time.time(), detail=why)
-                with contextlib.suppress(JournalError):
-                    await self.journal.append(self.run_id, [stop])
+            detail = why if self.failure is None else f"failed: {self.failure}"
+            stop = Event(kind=EventKind.STOPPED, at=time.time(), detail=detail)
+            with contextlib.suppress(JournalError):  # a lost lease or journal takes nothing
+                await self.journal.append(self.run_id, [stop])
             with contextlib.suppress(JournalError):
                 await self.journal.release(self.run_id)
         finally:

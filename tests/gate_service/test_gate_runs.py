@@ -43,6 +43,7 @@ async def test_a_gate_whose_run_is_taken_over_stops_serving(tmp_path: Path) -> N
             with pytest.raises(GateApiError):
                 await client.status()  # stopped for good, reads included
             assert len(other.events(session.run_id)) == written
+    assert len(events(db, session.run_id)) == written  # not even a "stopped" at its close
 
 
 async def test_a_journal_that_disagrees_with_the_gate_is_refused(tmp_path: Path) -> None:
