@@ -20,11 +20,14 @@ from screener.journal import EventKind
 CROWD = {"ann": 0.95, "bob": 0.1, "cy": 0.9, "dee": 0.2}
 
 
-async def drive(client: GateClient, rounds: int, seed: int = 0) -> list[dict[str, object]]:
-    """The crowd asks for work in turns; gold answered at once (right with its accuracy)."""
+async def drive(
+    client: GateClient, rounds: int, seed: int = 0, first: int = 0
+) -> list[dict[str, object]]:
+    """The crowd asks for work in turns (rounds ``first``, ``first + 1``...; a round's number
+    makes its request ids); gold answered at once, right with the worker's accuracy."""
     draw = random.Random(seed)
     replies = []
-    for round_ in range(rounds):
+    for round_ in range(first, first + rounds):
         for worker, accuracy in CROWD.items():
             reply = await client.next(worker, f"{worker}:{round_}")
             replies.append(reply)
@@ -177,18 +180,21 @@ async def test_the_stream_is_read_idempotently_in_any_order(tmp_path: Path) -> N
 
 async def test_a_long_poll_returns_the_decision_made_while_it_waits(tmp_path: Path) -> None:
     db = str(tmp_path / "gate.db")
-    async with serving(db) as (_, url), GateClient(url) as client:
-        waiting = asyncio.create_task(client.decisions(-1, wait=30.0))
+    async with serving(db) as (session, url), GateClient(url) as client:
+        waiting = asyncio.create_task(client.decisions(-1, wait=60.0))
         await asyncio.sleep(0.2)
         assert not waiting.done()
-        loop = asyncio.get_running_loop()
-        began = loop.time()
-        await drive(client, 30)  # makes decisions: the poll returns with the first
-        page, cursor = await waiting
-        assert page and page[0]["seq"] == 0 and cursor == page[-1]["seq"]
-        assert loop.time() - began < 10.0
-        empty, same = await client.decisions(3, wait=0.3)  # nothing new: empty, same cursor
-        assert (empty, same) == ([], 3)
+        rounds = 0
+        while not session.gate.decisions:  # requests until the first decision is made
+            await drive(client, 1, seed=rounds, first=rounds)
+            rounds += 1
+        # The poll ends with that decision, long before its 60 s are up.
+        done, _ = await asyncio.wait({waiting}, timeout=20.0)
+        assert done
+        page, cursor = waiting.result()
+        assert page[0]["seq"] == 0 and cursor == page[-1]["seq"]
+        empty, same = await client.decisions(cursor, wait=0.3)  # nothing new: empty, same
+        assert (empty, same) == ([], cursor)
 
 
 async def test_decisions_and_their_times_survive_a_restart(database_url: str) -> None:
