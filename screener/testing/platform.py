@@ -27,6 +27,7 @@ truth moved by a score drawn from the worker's recorded scores).
 
 from __future__ import annotations
 
+import math
 from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -80,6 +81,24 @@ class StreamOutcome:
     accuracy_of: dict[str, float]  # worker -> recorded accuracy
     banned: frozenset[str]
     short_items: int  # items that needed replacement labels
+
+    def label_accuracy(self, seed: int = 0) -> float:
+        """The accuracy of the final labels of the task items (NaN without any): majority vote
+        over the labels kept, ties broken by a draw seeded with ``seed``; graded answers: the
+        mean answer, scored ``1 - |mean - truth|``."""
+        rng = np.random.default_rng(seed)
+        right = []
+        for item in sorted(self.labels):
+            answers = [answer for _, answer in self.labels[item]]
+            truth = self.truth[item]
+            if self.graded:
+                mean = float(np.mean([float(a) for a in answers]))
+                right.append(max(0.0, 1.0 - abs(mean - float(truth))))
+                continue
+            counts = Counter(answers).most_common()
+            top = sorted(a for a, n in counts if n == counts[0][1])
+            right.append(float(top[int(rng.integers(len(top)))] == truth))
+        return float(np.mean(right)) if right else math.nan
 
 
 class TaskStream:

@@ -58,6 +58,20 @@ def test_answers_are_idempotent_and_checked() -> None:
         gate.answer(reply.gold)  # neither a reward nor an answer
 
 
+def test_checking_an_answer_changes_nothing() -> None:
+    gate = Gate(GateSettings(policy="first", max_unscreened=0))
+    reply = gate.next("ann")
+    assert reply.gold is not None
+    assert gate.check_answer(reply.gold, reward=1.0) == 1.0
+    for bad in ({"reward": 2.0}, {}, {"answer": "4"}):  # out of range, none, no bank
+        with pytest.raises((InvalidRewardError, ConfigError)):
+            gate.check_answer(reply.gold, **bad)
+    with pytest.raises(UnknownPullError):
+        gate.check_answer("g7", reward=1.0)
+    assert gate.answer(reply.gold, reward=1.0) is AnswerOutcome.ACCEPTED  # still unanswered
+    assert gate.check_answer(reply.gold, reward=0.0) == 0.0  # a duplicate is no error
+
+
 def test_an_answer_after_the_worker_left_is_late() -> None:
     gate = Gate(GateSettings(policy="first", max_unscreened=0))
     reply = gate.next("ann")
@@ -117,6 +131,21 @@ def test_bad_settings_are_refused_in_one_line(settings: dict[str, object]) -> No
 def test_prices_must_be_positive() -> None:
     with pytest.raises(ConfigError):
         Prices(gold=0.0)
+
+
+@pytest.mark.parametrize("text", ["gold=0", "gold=x", "gold", "fee=1", "gold=1,gold=2", ""])
+def test_prices_are_read_from_one_flag_or_refused_in_one_line(text: str) -> None:
+    assert Prices.parse("task=0.5, gold=0.25") == Prices(gold=0.25, task=0.5)
+    with pytest.raises(ConfigError) as caught:
+        Prices.parse(text)
+    assert "\n" not in str(caught.value)
+
+
+def test_settings_round_trip_through_plain_values() -> None:
+    settings = GateSettings(policy="share", gold_every=3, gold_share=0.2, prices=Prices(0.1, 0.2))
+    assert GateSettings.from_dict(settings.to_dict()) == settings
+    with pytest.raises(ConfigError):
+        GateSettings.from_dict({**settings.to_dict(), "colour": "red"})
 
 
 # ------------------------------------------------------------------ the rules, over streams
