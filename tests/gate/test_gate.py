@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gate_helpers import Crowd, crowd, drive
+from crowd_streams import Crowd, crowd, drive
 from stats_helpers import assert_rate_at_most
 
 from screener.bank import GoldBank, GoldQuestion, Scoring

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gate_helpers import Crowd, drive
+from crowd_streams import Crowd, drive
 from stats_helpers import assert_rate_at_most
 
 from screener.algorithms import CrowdPrior
