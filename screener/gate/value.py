@@ -95,8 +95,11 @@ class RequestLengths:
     ``remaining(a)``: the mean residual ``E[T - a | T > a]`` over the workers seen with more
     than ``a`` requests (their counts so far, a lower bound on their totals while they work),
     shrunk towards the requester's guess ``expected`` (less ``a``) with the weight of
-    ``PRIOR_WORKERS`` workers, so that the first workers do not decide it alone. The counts are
-    sorted again every ``REFRESH`` requests (a cheap, deterministic schedule).
+    ``PRIOR_WORKERS`` workers, so that the first workers do not decide it alone; and at least
+    ``a`` itself: crowds are heavy-tailed (a Pareto tail of index 2 gives exactly
+    ``E[T - a | T > a] = a``), and the most prolific worker so far has no longer peers to
+    learn its future from, yet is the likeliest to go on. The counts are sorted again every
+    ``REFRESH`` requests (a cheap, deterministic schedule).
     """
 
     PRIOR_WORKERS = 5
@@ -125,7 +128,7 @@ class RequestLengths:
         total = self._suffix[first] - age * longer
         weight = self.PRIOR_WORKERS
         guess = max(self.expected - age, 1.0)
-        return (total + weight * guess) / (longer + weight)
+        return max((total + weight * guess) / (longer + weight), float(age))
 
     def _rebuild(self) -> None:
         self._since = 0

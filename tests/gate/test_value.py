@@ -27,8 +27,10 @@ def test_request_lengths_are_the_mean_residual_shrunk_to_the_guess() -> None:
         guess = max(20.0 - age, 1.0)
         weight = RequestLengths.PRIOR_WORKERS
         expected = ((longer - age).sum() + weight * guess) / (longer.size + weight)
-        assert lengths.remaining(age) == pytest.approx(expected)
+        assert lengths.remaining(age) == pytest.approx(max(expected, age))
     assert lengths.remaining(400) > lengths.remaining(5)  # heavy tails: older, longer
+    oldest = int(totals.max())
+    assert lengths.remaining(oldest) == oldest  # no longer peers: at least its own age
 
 
 def test_the_value_read_per_worker_is_the_tables_lookup() -> None:
