@@ -7,9 +7,11 @@ import click
 
 from screener.cli.algorithms import algorithms
 from screener.cli.decisions import decisions
+from screener.cli.gate import gate
 from screener.cli.oracles import oracles
 from screener.cli.run import plan, replay, run
 from screener.cli.serve import serve
+from screener.cli.standin import standin
 from screener.cli.stored_runs import export, invalidate, report, runs, upgrade
 
 __all__ = ["COMMANDS"]
@@ -27,4 +29,6 @@ COMMANDS: tuple[click.Command, ...] = (
     oracles,
     algorithms,
     serve,
+    gate,
+    standin,
 )

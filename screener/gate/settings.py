@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -187,6 +188,33 @@ class GateSettings:
         ):
             raise ConfigError(f"bad_label must be a cost >= 0, got {self.bad_label}")
         check_seed(self.seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values, which ``from_dict`` turns back into these settings.
+
+        Examples
+        --------
+        >>> settings = GateSettings(policy="share", prices=Prices(gold=0.1))
+        >>> GateSettings.from_dict(settings.to_dict()) == settings
+        True
+        """
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {**values, "params": dict(self.params), "prices": self.prices.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GateSettings:
+        """The settings ``to_dict`` wrote; ConfigError, naming the keys, for any other."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(
+                f"these gate settings hold keys this screener does not know: {unknown}",
+                "use the screener version that wrote them",
+            )
+        values = dict(data)
+        if "prices" in values:
+            values["prices"] = Prices.of(values["prices"])
+        return cls(**values)
 
     @property
     def label_cost(self) -> float:

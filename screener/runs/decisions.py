@@ -25,6 +25,7 @@ from screener.files import open_output
 from screener.journal import Event, EventKind, Journal
 from screener.orchestrator import DecisionStream
 from screener.runs.session import load_result
+from screener.runs.stored import GATE_ORACLE
 
 __all__ = [
     "BLOCK_LIST_COLUMNS",
@@ -104,11 +105,11 @@ def run_decisions(db: str, run_id: str) -> list[RunDecision]:
     """The decisions of run ``run_id`` in the order they were made (RunNotFoundError when
     there is no such run)."""
     with Journal(db, create=False) as journal:
-        journal.get_run(run_id)
+        record = journal.get_run(run_id)
         events = journal.events(run_id, kinds=(EventKind.DECIDED, EventKind.FINISHED))
     decided = [RunDecision.of(event) for event in events if event.kind is EventKind.DECIDED]
     finished = [event for event in events if event.kind is EventKind.FINISHED]
-    if decided or not finished:
+    if decided or not finished or record.oracle.get("name") == GATE_ORACLE:
         return decided
     return _derived(db, run_id, finished[-1].at)
 

@@ -21,7 +21,7 @@ from screener.orchestrator import RunOptions
 from screener.runs.answers import Invalidation, LoggedAnswer, invalidation_event, logged_answers
 from screener.runs.decisions import block_list, run_decisions
 from screener.runs.session import RunPlan, start_run
-from screener.runs.stored import read_run, worker_pool
+from screener.runs.stored import GATE_ORACLE, read_run, worker_pool
 
 __all__ = [
     "CROWDKIT_COLUMNS",
@@ -155,11 +155,9 @@ def export_kept_labels(db: str, run_id: str, labels: str | Path, path: str | Pat
     Rows stay as they were, in their order; a worker is matched by its id as the run knows
     it (surrounding spaces aside). A run still going bans by its decisions so far.
     """
-    record = read_run(db, run_id)[0]
-    banned = {
-        d.worker for d in block_list(run_decisions(db, run_id)) if d.decision == Verdict.BANNED
-    }
-    screened = set(worker_pool(record).workers)
+    standing = block_list(run_decisions(db, run_id))
+    banned = {d.worker for d in standing if d.decision == Verdict.BANNED}
+    screened = _screened_workers(db, run_id)
     kept = dropped = 0
     seen: set[str] = set()
     with _labels_rows(labels) as (header, rows), open_output(path, what="the labels") as out:
@@ -175,6 +173,15 @@ def export_kept_labels(db: str, run_id: str, labels: str | Path, path: str | Pat
             writer.writerow(row)
             kept += 1
     return KeptLabels(kept, dropped, len(seen & banned), len(seen - screened))
+
+
+def _screened_workers(db: str, run_id: str) -> set[str]:
+    """A run's workers: its pool's, or for a gate run those who asked the gate for work."""
+    with Journal(db, create=False) as journal:
+        record = journal.get_run(run_id)
+        if record.oracle.get("name") != GATE_ORACLE:
+            return set(worker_pool(record).workers)
+        return {event.worker for event in journal.events(run_id) if event.worker is not None}
 
 
 @contextmanager
