@@ -1,6 +1,6 @@
 """The asyncio orchestrator, its progress display and the decisions it journals."""
 
-from screener.orchestrator.decisions import DecisionSink, DecisionStream
+from screener.orchestrator.decisions import DecisionSink, DecisionStream, decided_event
 from screener.orchestrator.progress import Progress, ProgressLine
 from screener.orchestrator.runner import Orchestrator, RunOptions
 
@@ -11,4 +11,5 @@ __all__ = [
     "Progress",
     "ProgressLine",
     "RunOptions",
+    "decided_event",
 ]
