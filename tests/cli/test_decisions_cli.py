@@ -147,6 +147,10 @@ def test_the_block_list_reads_back_as_csv_and_json(finished: tuple[Path, str]) -
         line.split(",")[1] for line in banned.splitlines()[1:]
     }
     assert len(accepted.splitlines()) - 1 == sum(r["decision"] == "accepted" for r in rows)
+    # The table's headline names the banned, as the block list has them.
+    table = screener("report", run, cwd=folder).stdout.splitlines()
+    named = sorted(r["worker"] for r in rows if r["decision"] == "banned")
+    assert [line for line in table if line.startswith("banned:")] == [f"banned: {', '.join(named)}"]
 
 
 # crowd-kit 1.4 uses pandas keywords that pandas 3.1 deprecates (copy=, inplace=).
@@ -199,3 +203,31 @@ def test_decisions_on_standard_output_beside_a_report_file(folder: Path) -> None
     assert_ran(done.returncode, (folder / "report.txt").read_text(), done.stderr)
     written = [json.loads(line) for line in done.stdout.splitlines()]
     assert [line["seq"] for line in written] == list(range(len(written))) and written
+
+
+#: Bad exports of a finished run: the arguments and words of the one line that refuses them.
+BAD_EXPORTS = [
+    (["--decisions", "--labels", "labels.csv"], "give one"),
+    (["--decisions", "--format", "long"], "the block list is csv or json"),
+    (["--format", "json"], "add --decisions"),
+    (["--labels", "labels.csv"], "add --format crowd-kit"),
+    (["--format", "crowd-kit", "--labels", "missing.csv"], "no labels file at missing.csv"),
+    (["--format", "crowd-kit", "--labels", "bad.csv"], "crowd-kit's labels need task"),
+]
+
+
+def test_bad_exports_are_one_line_and_write_nothing(finished: tuple[Path, str]) -> None:
+    folder, run = finished
+    (folder / "labels.csv").write_text("task,worker,label\nt1,w00,a\n")
+    (folder / "bad.csv").write_text("item,annotator,answer\nt1,w00,a\n")
+    before = sorted(path.name for path in folder.iterdir())
+    for args, words in BAD_EXPORTS:
+        done = screener("export", run, *args, "-o", "out.csv", cwd=folder)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2, (args, done.stderr)
+        assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], lines
+        assert sorted(path.name for path in folder.iterdir()) == before, args
+    for command in (["decisions", "nosuchrun"], ["export", "nosuchrun", "--decisions"]):
+        done = screener(*command, cwd=folder)
+        assert done.returncode == 2 and "nosuchrun" in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
