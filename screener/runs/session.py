@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,9 +160,8 @@ async def resume_run(
 
     Pulls that were in flight when the previous process ended are logged as cancelled and
     released; the algorithm asks for them again (same worker, same question number). The
-    decisions journaled before carry over (``on_decided`` sees the ones journaled from now
-    on, as ``start_run``'s does). A finished run is refused, and nothing is written before
-    the oracle is open.
+    decisions journaled before carry over (``on_decided`` sees those journaled from now on).
+    A finished run is refused, and nothing is written before the oracle is open.
     """
     journal = AsyncJournal(Journal(db, create=False))
     try:
@@ -187,13 +186,7 @@ async def resume_run(
         async with oracle:
             now = time.time()
             interrupted = pending_pulls(algorithm)
-            marks = [
-                Event(kind=EventKind.CANCELLED, at=now, pull_id=pull_id, arm=info.arm,
-                      worker=pool.workers[info.arm], seq=info.seq,
-                      detail="interrupted: the previous process ended before the answer")
-                for pull_id in interrupted
-                if (info := algorithm.pull_info(pull_id)) is not None
-            ]  # fmt: skip
+            marks = _cancelled(algorithm, pool, interrupted, now)
             await journal.append(run_id, [*marks, Event(kind=EventKind.RESUMED, at=now)])
             for pull_id in interrupted:
                 algorithm.release(pull_id)
@@ -205,6 +198,19 @@ async def resume_run(
     finally:
         await journal.release(run_id)
         await journal.aclose()
+
+
+def _cancelled(
+    algorithm: Algorithm, pool: WorkerPool, interrupted: Sequence[int], now: float
+) -> list[Event]:
+    """The "cancelled" events of the pulls in flight when the previous process ended."""
+    return [
+        Event(kind=EventKind.CANCELLED, at=now, pull_id=pull_id, arm=info.arm,
+              worker=pool.workers[info.arm], seq=info.seq,
+              detail="interrupted: the previous process ended before the answer")
+        for pull_id in interrupted
+        if (info := algorithm.pull_info(pull_id)) is not None
+    ]  # fmt: skip
 
 
 async def _drive_owned(journal: AsyncJournal, run_id: str, orchestrator: Orchestrator) -> Result:
