@@ -40,7 +40,10 @@ and keeps its decision when later answers of other workers move the prior. The p
 from the whole answer table after every n_workers answers (every m during a pilot, and once at
 its end) and a worker is judged when its own answer arrives (the workers outside a pilot also
 at its end), so the decisions are a function of the order of the answers alone, and a replay of
-the journal makes the same decisions.
+the journal makes the same decisions. No worker is decided before the answers identify a crowd
+prior (two workers with two answers each, ``prior_identified``): until then the prior is the
+uniform placeholder, which no answer has ruled in, and a worker who reaches ``min_answers``
+meanwhile is judged at the refit that first identifies one.
 """
 
 from __future__ import annotations
@@ -231,6 +234,8 @@ class CrowdPrior(ThresholdingAlgorithm):
         self.min_counts = np.where(self.in_pilot, self.min_answers, 0).astype(np.int64)
         self._period = int(self.in_pilot.sum())  # answers between two refits
         self._since_refit = 0
+        #: Whether the last refit's answers identify a crowd prior (``prior_identified``).
+        self.identified = False
         if self.costs is not None:
             self._refit()
 
@@ -289,7 +294,7 @@ class CrowdPrior(ThresholdingAlgorithm):
         self.piloting = False
         self._period = self.n_arms
         self._refit()
-        if not prior_identified(self.stats.count) or not self._prior_alone_decides():
+        if not self.identified or not self._prior_alone_decides():
             return
         outside = np.flatnonzero(~self.in_pilot & (self.state == _UNDECIDED))
         zeros = np.zeros(outside.size)
@@ -330,6 +335,8 @@ class CrowdPrior(ThresholdingAlgorithm):
     def _refit(self) -> None:
         self._since_refit = 0
         successes, counts = self._scaled_successes(), self.stats.count
+        waiting = not self.identified
+        self.identified = prior_identified(counts)
         if self.prior_family == "beta":
             fitted = fit_beta_prior(successes, counts)
         else:
@@ -343,11 +350,14 @@ class CrowdPrior(ThresholdingAlgorithm):
                 self.prior, self.bar, self.costs, horizon=self.max_answers,
                 min_answers=int(self.min_counts.min()),
             )  # fmt: skip
+        if waiting and self.identified:  # judge the workers held back for want of a fit
+            held = np.flatnonzero(counts >= np.maximum(self.min_counts, 1))
+            self._judge(held, successes[held], counts[held])
 
     def _judge(self, arms: IntArray, successes: FloatArray, counts: NDArray[np.int64]) -> None:
         """Decide each undecided worker at the first of its answers here that allows it."""
         open_ = (self.state[arms] == _UNDECIDED) & (counts >= self.min_counts[arms])
-        if not open_.any():
+        if not self.identified or not open_.any():
             return
         arms, successes, counts = arms[open_], successes[open_], counts[open_]
         p_bad = self.prior.prob_below(successes, counts, self.bar)

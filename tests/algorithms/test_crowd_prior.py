@@ -99,7 +99,7 @@ def test_decisions_match_an_answer_by_answer_reference(
         return prior, region, table
 
     def judge(arm: int) -> None:
-        if state[arm] or counts[arm] < fewest[arm]:
+        if state[arm] or counts[arm] < fewest[arm] or not identified:
             return
         s, n = [successes[arm]], [counts[arm]]
         if robust:
@@ -116,6 +116,15 @@ def test_decisions_match_an_answer_by_answer_reference(
     prior = GridPrior.uniform()
     region = PriorSet(prior.grid, prior.weights[:, None])
     table = None if cost is None else stopping_table(prior, 0.6, cost, horizon=12, min_answers=3)
+    identified = False
+
+    def identify() -> None:  # at a refit: judge the workers held back for want of a fit
+        nonlocal identified
+        if not identified and (counts >= 2).sum() >= 2:
+            identified = True
+            for held in np.flatnonzero(counts >= np.maximum(fewest, 1)):
+                judge(int(held))
+
     for arm, reward in answers:
         assert in_pilot[arm] or not piloting, "a worker outside the pilot asked during it"
         successes[arm] += reward
@@ -123,11 +132,13 @@ def test_decisions_match_an_answer_by_answer_reference(
         since += 1
         if since == period:
             prior, region, table = refit()
+            identify()
             since = 0
         judge(arm)
         if piloting and not (in_pilot & (state == 0) & (counts < 12)).any():
             piloting, period, since = False, means.size, 0
             prior, region, table = refit()
+            identify()
             if cost is not None:  # decisions unasked only when the whole region agrees
                 wide = beta_prior_region(successes, counts, level=0.95)
                 first = {
@@ -144,6 +155,35 @@ def test_decisions_match_an_answer_by_answer_reference(
     unasked = (state > 0) & (counts == 0)
     assert algorithm.result().extra["decided_unasked"] == unasked.sum()
     assert unasked.sum() in (0, means.size - (pilot or means.size))  # one state: all or none
+
+
+def _answer(algorithm: CrowdPrior, arm: int, reward: float) -> None:
+    ask = algorithm.ask(algorithm.n_arms)
+    picked = np.flatnonzero(ask.arms == arm)
+    for pull_id in ask.ids:  # only arm's question is answered; the others go back
+        if pull_id != ask.ids[picked[0]]:
+            algorithm.release(int(pull_id))
+    algorithm.tell(int(ask.ids[picked[0]]), reward)
+
+
+def test_no_decision_before_the_answers_identify_a_prior() -> None:
+    """Workers who leave after one answer (most of a real crowd's tail) delay the fit: a worker
+    wrong on its first three answers was banned under the uniform placeholder (P(below 0.6) =
+    0.974), a prior no answer had ruled in. It waits for a fit, and is judged when one comes."""
+    algorithm = CrowdPrior(4, threshold=0.6, robust=0.0)
+    for arm in range(4):
+        _answer(algorithm, arm, 1.0 if arm else 0.0)  # the first refit: one answer each
+    for arm in (2, 3):
+        algorithm.set_unavailable(arm, "left")
+    _answer(algorithm, 0, 0.0)
+    _answer(algorithm, 0, 0.0)
+    assert not algorithm.identified and algorithm.state[0] == 0  # 0 of 3, not yet judged
+    _answer(algorithm, 1, 1.0)
+    _answer(algorithm, 1, 1.0)  # the second refit: workers 0 and 1 have two answers or more
+    assert algorithm.identified
+    p_bad = algorithm.prior.prob_below([0.0], [3], 0.6)[0]
+    assert p_bad >= 0.9  # so the refit that identifies the prior bans worker 0, under the fit
+    assert algorithm.state[0] == 1 and algorithm.decided_at[0] == pytest.approx(p_bad)
 
 
 def test_a_pilot_is_a_seeded_choice_and_says_what_it_decided_unasked() -> None:
