@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from numpy.typing import NDArray
+from stats_helpers import assert_rate_at_most, binomial_sf
 
 from screener.algorithms import Algorithm, Decision, StopReason, create_algorithm
 from screener.algorithms.crowd_prior import CrowdPrior
@@ -306,6 +307,8 @@ def test_rebuilt_from_params_makes_the_same_run() -> None:
         ({"robust": 0.9, "false_ban": 1, "missed_bad": 1}, "posterior mode"),
         ({"pilot": 1}, "pilot"),
         ({"pilot": 5, "min_answers": 1}, "a pilot needs min_answers >= 2"),
+        ({"fit_check": 1.0}, "fit_check must lie"),
+        ({"robust": 0.9, "prior": "npmle"}, "need the Beta prior"),
     ],
 )
 def test_bad_parameters_are_one_clear_error(params: dict[str, Any], message: str) -> None:
@@ -372,3 +375,101 @@ def test_bayesian_promise_holds_for_decisions_on_the_prior_alone(run_pool: Execu
     assert unasked > 500, unasked
     share = wrong / accepts
     assert share - 2.33 * np.sqrt(q * (1 - q) / accepts) <= q, (wrong, accepts)
+
+
+# ------------------------------------------------------------------ the prior's fit, checked
+def _two_betas(size: int, seed: int) -> NDArray[np.float64]:
+    """Mostly good workers (Beta(40, 6), mean 0.87) and a fifth of spammers (Beta(5, 15))."""
+    rng = np.random.default_rng(seed)
+    return np.where(rng.random(size) < 0.2, rng.beta(5.0, 15.0, size), rng.beta(40.0, 6.0, size))
+
+
+def test_a_crowd_of_two_blocks_is_flagged_above_the_decisions() -> None:
+    means = _two_betas(400, 1)
+    algorithm = CrowdPrior(means.size, threshold=0.6, seed=1)
+    result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    extra = result.extra
+    assert extra["prior_misfit"] is True and extra["prior_misfit_family"] == "beta"
+    assert 0 < extra["prior_misfit_at_answers"] <= result.total_pulls
+    bans = sum(w.decision is Decision.BELOW for w in result.workers)
+    assert 0 <= extra["bans_before_misfit"] <= bans
+    (warning,) = extra["warnings"]
+    assert warning.startswith("THE CROWD DOES NOT FIT THE PRIOR: the Beta prior failed")
+    assert f"after {extra['bans_before_misfit']} bans" in warning
+    assert extra["prior_looks"] >= 2 and extra["prior_check_level"] == pytest.approx(0.025)
+
+
+def test_a_beta_crowd_says_nothing_and_the_check_can_be_turned_off() -> None:
+    means = _crowd(150, 2)
+    checked = simulate(CrowdPrior(150, threshold=0.6), BernoulliRewards(means, seed=3))
+    assert checked.extra["prior_misfit"] is False and checked.extra["prior_family"] == "beta"
+    assert checked.extra["prior_looks"] >= 2 and 0.0 < checked.extra["prior_check_p"] <= 1.0
+    assert (checked.guarantee or "").startswith("Bayesian, robust")
+    assert checked.extra["warnings"] == []
+    unchecked = simulate(
+        CrowdPrior(150, threshold=0.6, fit_check=0), BernoulliRewards(means, seed=3)
+    )
+    assert unchecked.extra["prior_looks"] == 0 and unchecked.extra["prior_check_p"] is None
+    # the looks do not move the decisions while the Beta stays in force
+    assert [w.decision for w in checked.workers] == [w.decision for w in unchecked.workers]
+
+
+def _beta_crowd_run(seed: int) -> tuple[Algorithm, RewardModel]:
+    a, b, bar = ((6.0, 2.0, 0.6), (8.0, 3.0, 0.7), (2.0, 2.0, 0.5))[seed % 3]
+    means = np.random.default_rng(300 + seed).beta(a, b, 150)
+    return CrowdPrior(150, threshold=bar, seed=seed), BernoulliRewards(means, seed=seed)
+
+
+@pytest.mark.slow
+def test_false_alarms_on_crowds_the_beta_fits(run_pool: Executor) -> None:
+    """120 crowds drawn from three Betas, screened at a bar each: the misfit flag is raised on
+    at most fit_check = 5% of them (one-sided binomial test at 1%)."""
+    results = simulate_many(_beta_crowd_run, range(120), executor=run_pool)
+    flags = sum(bool(r.extra["prior_misfit"]) for r in results)
+    assert_rate_at_most(flags, 120, 0.05)
+
+
+def _two_block_run(min_answers: int, seed: int) -> tuple[Algorithm, RewardModel]:
+    means = _two_betas(400 if min_answers == 3 else 300, 400 + seed)
+    algorithm = CrowdPrior(means.size, threshold=0.6, seed=seed, min_answers=min_answers)
+    return algorithm, BernoulliRewards(means, seed=seed)
+
+
+@pytest.mark.slow
+def test_the_check_finds_a_block_of_spammers(run_pool: Executor) -> None:
+    """Power: 30 crowds of 400 workers, a fifth of them spammers (Beta(5, 15)) beside good
+    workers (Beta(40, 6)): the flag is raised on at least 80% of them (the test fails when
+    the flags are significantly fewer: P(X <= flags | 0.8) < 1%)."""
+    results = simulate_many(partial(_two_block_run, 3), range(30), executor=run_pool)
+    flags = sum(bool(r.extra["prior_misfit"]) for r in results)
+    assert 1.0 - binomial_sf(flags + 1, 30, 0.8) >= 0.01, flags
+
+
+@pytest.mark.slow
+def test_decisions_under_the_two_beta_prior_keep_the_promise(run_pool: Executor) -> None:
+    """The same crowds, 300 workers, no decision before 8 answers: the look at 6 answers per
+    worker finds the Beta failing and moves to the two-Beta prior before the first decision in
+    most runs; the pooled shares of wrong bans and of wrong acceptances stay at most q = 0.1
+    (one-sided binomial tests at 1%)."""
+    seeds = range(30)
+    results = simulate_many(partial(_two_block_run, 8), seeds, executor=run_pool)
+    before = sum(
+        r.extra["prior_two_beta_from_answers"] is not None
+        and r.extra["prior_two_beta_from_answers"] <= 7 * 300
+        for r in results
+    )
+    assert before >= 15, before
+    counts = {"bans": 0, "wrong_bans": 0, "accepts": 0, "wrong_accepts": 0}
+    for seed, result in zip(seeds, results, strict=True):
+        means = _two_betas(300, 400 + seed)
+        for line in result.workers:
+            bad = means[line.arm] < 0.6
+            if line.decision is Decision.BELOW:
+                counts["bans"] += 1
+                counts["wrong_bans"] += int(not bad)
+            elif line.decision is Decision.ABOVE:
+                counts["accepts"] += 1
+                counts["wrong_accepts"] += int(bad)
+    assert counts["bans"] > 500 and counts["accepts"] > 2000, counts
+    assert_rate_at_most(counts["wrong_bans"], counts["bans"], 0.1)
+    assert_rate_at_most(counts["wrong_accepts"], counts["accepts"], 0.1)
