@@ -6,6 +6,7 @@ import csv
 import io
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -166,3 +167,14 @@ def test_an_estimated_threshold_is_shown_with_its_interval() -> None:
     t = result.threshold
     assert f"threshold: {t.estimate:.3f}  interval [{t.lower:.3f}, {t.upper:.3f}]" in text
     assert "(given)" not in text
+
+
+def test_an_algorithms_warnings_stand_under_the_status_above_the_decisions() -> None:
+    """A crowd-prior run whose crowd failed the prior's check: the warning is shown whether
+    or not the stopping condition held (the status line hides the promise when it did not)."""
+    warned = replace(MIXED, extra={"warnings": ["THE CROWD DOES NOT FIT THE PRIOR: ..."]})
+    lines = render_table(warned, _pool([f"w{i}" for i in range(8)])).splitlines()
+    assert lines[1].startswith("status: CONDITION NOT MET")
+    assert lines[2] == "warning: THE CROWD DOES NOT FIT THE PRIOR: ..."
+    assert not any(line.startswith("warning") for line in render_table(MIXED, _pool(
+        [f"w{i}" for i in range(8)])).splitlines())  # fmt: skip
