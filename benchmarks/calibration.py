@@ -48,13 +48,8 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 from benchmarks.harness import machine_info, markdown_table, run_in_processes, write_json  # noqa: E402
-from benchmarks.realdata import (  # noqa: E402
-    capped_rewards,
-    dataset_answers,
-    datasets,
-    parse_method,
-    population,
-)
+from benchmarks.realcrowds import capped_rewards, dataset_answers, datasets, population  # noqa: E402
+from benchmarks.realdata import parse_method  # noqa: E402
 from screener.algorithms import Decision, create_algorithm  # noqa: E402
 from screener.simulation import BernoulliRewards, simulate  # noqa: E402
 from screener.simulation.rewards import RewardModel  # noqa: E402
