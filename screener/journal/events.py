@@ -48,6 +48,11 @@ class EventKind(enum.StrEnum):
     UNAVAILABLE = "unavailable"
     RETRIED = "retried"
     INVALIDATED = "invalidated"
+    #: A worker decided, as it was decided (journaled before anyone acts on it): ``worker``,
+    #: ``arm``, ``detail`` the decision ("banned", "accepted" or "reopened"), ``response``
+    #: JSON ``{"seq": its position in the run's decision stream, "reason": why}``. Derived
+    #: data: a replay makes the same decisions and writes none.
+    DECIDED = "decided"
     #: A process stopped driving the run before its end; detail "interrupted" (Ctrl-C, a
     #: cancelled task) or "failed: <why>". A resume continues it.
     STOPPED = "stopped"
