@@ -331,7 +331,7 @@ class CrowdPrior(ThresholdingAlgorithm):
     def _finish_if_over(self) -> None:
         """Once no worker can be asked again, refit on every answer for the final look at the
         prior's fit (``PriorChoice``); it may judge workers held back for want of a fit."""
-        if not self.fit.finished and not self._can_progress():
+        if not self.fit.over and not self._can_progress():
             self._refit(final=True)
 
     def _pilot_open(self) -> NDArray[np.bool_]:
@@ -365,6 +365,7 @@ class CrowdPrior(ThresholdingAlgorithm):
         minimum. While a pilot of the starting roster runs, newcomers wait with the other
         workers outside it."""
         super()._on_joined(arms)
+        self.fit.reopen()  # the run goes on: another final look when it next can go no further
         count = arms.size
         self.state = _grown(self.state, count, _UNDECIDED)
         self.decided_at = _grown(self.decided_at, count, math.nan)

@@ -13,11 +13,12 @@ demand, and at a few looks checks the prior in force against the answers so far:
 
 Looks: at the first refit with three answers per worker who answered (a Beta fits nearly any
 first two answers of every worker: no power before), then at every refit where the answers
-have doubled since the last look, while at most ``interim_looks`` of them; and one final look
-when the run can go no further (every worker decided, at ``horizon`` or gone), on all its
-answers. The final look checks at level ``level / 2``, each interim look at ``level / (2 x
-interim_looks)`` (Bonferroni), so a run on a crowd its prior fits raises a false alarm with
-probability at most about ``level`` (the check's own reference is conservative). Most of the
+have doubled since the last look, while at most ``interim_looks`` of them; and a final look
+whenever the run can go no further (every worker decided, at ``horizon`` or gone), on all its
+answers. Each interim look checks at level ``level / (2 x interim_looks)``, the j-th final look
+at ``level / 2^(j + 1)`` (an open pool can go on after one, when workers join: ``reopen``), so
+by Bonferroni a run on a crowd its prior fits raises a false alarm with probability at most
+about ``level`` (the check's own reference is conservative). Most of the
 power is at the end: a crowd-prior run decides most workers after three to six answers, and
 the shape of a crowd's low tail shows in the answers of its hard workers, which come last.
 The first look that the prior in force fails raises the misfit flag, which stays raised: the
@@ -80,15 +81,17 @@ class PriorChoice:
         self.looks = 0
         #: Answers when the two-Beta prior first came into force (None: never).
         self.two_beta_from: int | None = None
-        self.finished = False
+        #: Whether the run has gone as far as it can (the final look taken); ``reopen`` undoes.
+        self.over = False
+        #: The level of the last look's check.
+        self.last_level = 0.0
+        self._interim = self._finals = 0
         self._next_look = 0
 
-    @property
-    def look_level(self) -> float:
-        """The level of the next look's check (the final look's once the run is over)."""
-        if self.finished or not self.interim_looks:
-            return self.level / 2.0
-        return self.level / (2.0 * self.interim_looks)
+    def reopen(self) -> None:
+        """Workers joined after the run went as far as it could: it goes on, and may end in
+        another final look (at half the level of the last)."""
+        self.over = False
 
     def record(
         self, successes_before: ArrayLike, counts_before: ArrayLike, rewards: ArrayLike
@@ -101,11 +104,11 @@ class PriorChoice:
         due; ``final``: the run can go no further, the final look is due (once). A look checks
         the prior the decisions so far leaned on (a failure raises the misfit flag), then, in
         family ``auto``, chooses the family for the decisions to come."""
-        final, self.finished = final and not self.finished, self.finished or final
+        final, self.over = final and not self.over, self.over or final
         if self.family == "npmle":
             fitted = fit_grid_prior(successes, counts)
             if self._look_due(counts, final):
-                self._look(predictive_check(self._judged(fitted), self.lattice))
+                self._look(predictive_check(self._judged(fitted), self.lattice), final)
             return fitted
         beta = fit_beta_prior(successes, counts)
         if self.in_force == "two-beta":
@@ -114,8 +117,10 @@ class PriorChoice:
                 self.in_force = "beta"
         if not self._look_due(counts, final):
             return self._in_force(beta)
-        level = self.look_level
-        check = self._look(predictive_check(self._judged(self._in_force(beta)), self.lattice))
+        check = self._look(
+            predictive_check(self._judged(self._in_force(beta)), self.lattice), final
+        )
+        level = self.last_level
         if self.family == "auto":
             if self.in_force != "beta":
                 check = predictive_check(self._judged(beta), self.lattice)
@@ -148,7 +153,7 @@ class PriorChoice:
         return {
             "prior_family": self.in_force,
             "prior_check_p": None if check is None else check.p_value,
-            "prior_check_level": self.look_level,
+            "prior_check_level": self.last_level if self.looks else None,
             "prior_looks": self.looks,
             "prior_misfit": misfit is not None,
             "prior_misfit_at_answers": None if misfit is None else misfit.check.answers,
@@ -171,13 +176,19 @@ class PriorChoice:
             return True
         answered = int((np.asarray(counts) > 0).sum())
         due = max(self._next_look, 3 * answered)
-        return self.looks < self.interim_looks and self.lattice.answers >= due
+        return self._interim < self.interim_looks and self.lattice.answers >= due
 
-    def _look(self, check: PriorCheck) -> PriorCheck:
-        """Count a look whose check judged the prior in force, and raise the flag if it
-        failed (the first time)."""
-        if self.misfit is None and check.p_value < self.look_level:
-            self.misfit = Misfit(check, self.in_force, self.look_level)
+    def _look(self, check: PriorCheck, final: bool) -> PriorCheck:
+        """Count a look whose check judged the prior in force, at its level, and raise the
+        flag if it failed (the first time)."""
+        if final:
+            self._finals += 1
+            self.last_level = self.level / 2.0**self._finals
+        else:
+            self._interim += 1
+            self.last_level = self.level / (2.0 * self.interim_looks)
+        if self.misfit is None and check.p_value < self.last_level:
+            self.misfit = Misfit(check, self.in_force, self.last_level)
         self.looks += 1
         self._next_look = 2 * check.answers
         self.last_check = check

@@ -473,3 +473,17 @@ def test_decisions_under_the_two_beta_prior_keep_the_promise(run_pool: Executor)
     assert counts["bans"] > 500 and counts["accepts"] > 2000, counts
     assert_rate_at_most(counts["wrong_bans"], counts["bans"], 0.1)
     assert_rate_at_most(counts["wrong_accepts"], counts["accepts"], 0.1)
+
+
+def test_workers_who_join_after_the_final_look_lead_to_another_at_half_the_level() -> None:
+    means = _crowd(60, 8)
+    algorithm = CrowdPrior(means.size, threshold=0.6, seed=8)
+    first = simulate(algorithm, BernoulliRewards(means, seed=9))
+    looks = first.extra["prior_looks"]
+    assert algorithm.fit.over and first.extra["prior_check_level"] == pytest.approx(0.025)
+    algorithm.add_workers(30)
+    assert not algorithm.fit.over
+    more = np.concatenate([means, _crowd(30, 10)])
+    second = simulate(algorithm, BernoulliRewards(more, seed=11))
+    assert second.extra["prior_looks"] > looks
+    assert second.extra["prior_check_level"] == pytest.approx(0.0125)

@@ -34,15 +34,18 @@ def _rounds(choice: PriorChoice, accuracy: FloatArray, rounds: int, seed: int) -
 def test_looks_at_three_six_twelve_answers_per_worker_and_at_the_end() -> None:
     choice = PriorChoice("beta", horizon=40, level=0.05, contamination=0.0)
     assert choice.interim_looks == 4  # 3, 6, 12 and 24 answers per worker fit under 40
-    assert choice.look_level == pytest.approx(0.05 / 8)
     accuracy = np.random.default_rng(0).beta(6.0, 2.0, 100)
     looks = _rounds(choice, accuracy, 13, seed=1)
     assert looks == [0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3]
-    assert choice.looks == 4 and choice.finished  # the final look
-    assert choice.look_level == pytest.approx(0.025)
+    assert choice.summary()["prior_check_level"] == pytest.approx(0.025)  # the final look's
+    assert choice.looks == 4 and choice.over
     assert choice.misfit is None and choice.in_force == "beta"
-    choice.refit(np.zeros(100), np.full(100, 13.0), final=True)
-    assert choice.looks == 4  # the final look comes once
+    successes, counts = np.full(100, 10.0), np.full(100, 13.0)
+    choice.refit(successes, counts, final=True)
+    assert choice.looks == 4  # the final look comes once while the run stays over
+    choice.reopen()  # workers joined: the run goes on, to another final look at half the level
+    choice.refit(successes, counts, final=True)
+    assert choice.looks == 5 and choice.last_level == pytest.approx(0.0125)
 
 
 def test_no_look_when_the_check_is_off() -> None:
@@ -69,7 +72,7 @@ def test_two_spikes_fail_the_beta_and_auto_moves_to_two_betas(family: str) -> No
         assert choice.in_force == "beta" and summary["prior_mixture"] is None
         return
     assert choice.in_force == "two-beta" and choice.mixture is not None
-    assert choice.last_check is not None and choice.last_check.p_value >= choice.look_level
+    assert choice.last_check is not None and choice.last_check.p_value >= choice.last_level
     mixture = summary["prior_mixture"]
     assert isinstance(mixture, dict) and mixture["share"] == pytest.approx(0.25, abs=0.06)
     successes, counts = np.full(400, 9.0), np.full(400, 12.0)
