@@ -96,8 +96,11 @@ def test_follow_prints_decisions_as_they_come_and_ends_with_the_run(folder: Path
     assert follower.stdout is not None
     first = follower.stdout.readline()
     assert child.poll() is None, "the first decision should arrive while the run goes on"
-    rest, stderr = follower.communicate(timeout=300)
-    assert follower.returncode == 0, stderr
+    # Read on through the same buffered file: communicate() would read the pipe beneath it
+    # and miss the lines readline() has already buffered.
+    rest = follower.stdout.read()
+    assert follower.stderr is not None and follower.wait(timeout=300) == 0
+    stderr = follower.stderr.read()
     assert child.wait(timeout=300) in (0, 3)
     assert "ended (finished" in stderr
     followed = [json.loads(line) for line in [first, *rest.splitlines()]]
