@@ -74,6 +74,10 @@ class PullLedger:
     def _allocate_seqs(self, arms: IntArray) -> IntArray:
         if self._free:
             return self._allocate_seqs_slowly(arms)
+        if arms.size == 1:
+            seqs = self.next_seq[arms]
+            self.next_seq[arms[0]] += 1
+            return seqs
         counts = np.bincount(arms, minlength=self.next_seq.size)
         seqs = self.next_seq[arms]
         if arms.size > 1 and counts.max() > 1:

@@ -268,7 +268,7 @@ class Algorithm(abc.ABC):
         retried = arms.size
         # Retried pulls count as pending before the schedule runs, as they would after one
         # ask(1) each (a schedule may depend on pending counts, e.g. WRR's m_i + pending_i).
-        self.pending += np.bincount(arms, minlength=self.n_arms)
+        _count_into(self.pending, arms)
         if arms.size < limit and self._can_progress():
             scheduled = self._schedule(limit - arms.size)
             arms = scheduled if arms.size == 0 else np.concatenate([arms, scheduled])
@@ -278,7 +278,7 @@ class Algorithm(abc.ABC):
             # Nothing useful to pull: wait for answers, or stop if none can come.
             return self._stop(StopReason.WORKERS_EXHAUSTED) if n_pending == 0 else _WAIT
         first, seqs = self._ledger.append(arms)
-        self.pending += np.bincount(arms[retried:], minlength=self.n_arms)
+        _count_into(self.pending, arms[retried:])
         arms.flags.writeable = False
         seqs.flags.writeable = False
         return Ask(AskState.PULL, first, arms, seqs)
@@ -295,6 +295,8 @@ class Algorithm(abc.ABC):
         if ids.size != values.size:
             raise ValueError("pull_ids and rewards must have the same length")
         self._check_known(ids)
+        if ids.size == 1 and self.accepts_reward(float(values[0])):  # the one-answer path
+            return self._tell_one(ids, values)
         bad = ~np.isfinite(values) | (values < self.lower) | (values > self.upper)
         if bad.any():
             raise InvalidRewardError(
@@ -312,6 +314,19 @@ class Algorithm(abc.ABC):
             self._on_answers(new_ids, arms, values[accepted])
             self._dirty = True
         return outcomes
+
+    def _tell_one(self, ids: IntArray, values: NDArray[np.float64]) -> NDArray[np.int8]:
+        """``tell_many`` of one known id with a valid reward, in scalar steps."""
+        pull_id = int(ids[0])
+        state = self._ledger.state(pull_id)
+        if state != _ledger.PENDING:
+            return _OUTCOME_BY_STATE[state : state + 1].copy()
+        arms = self._ledger.arms_of(ids)
+        self._ledger.mark(ids, _ledger.ANSWERED)
+        self.pending[arms[0]] -= 1
+        self._on_answers(ids.copy(), arms, values.copy())
+        self._dirty = True
+        return _ACCEPTED_ONE.copy()
 
     @final
     def preview(self, pull_ids: ArrayLike) -> NDArray[np.int8]:
@@ -516,6 +531,8 @@ class Algorithm(abc.ABC):
         return np.array(taken, dtype=np.int64) if taken else _EMPTY.copy()
 
     def _check_known(self, ids: IntArray) -> None:
+        if ids.size == 1 and 0 <= ids[0] < self._ledger.size:
+            return
         unknown = (ids < 0) | (ids >= self._ledger.size)
         if unknown.any():
             raise UnknownPullError(
@@ -544,9 +561,18 @@ class Algorithm(abc.ABC):
         return None if reason is None else f"unavailable: {reason}"
 
 
+def _count_into(counts: IntArray, arms: IntArray) -> None:
+    """``counts += bincount(arms)``; one or no arm without the bincount."""
+    if arms.size > 1:
+        counts += np.bincount(arms, minlength=counts.size)
+    elif arms.size == 1:
+        counts[arms[0]] += 1
+
+
 _WAIT = Ask(AskState.WAIT)
 _STATUSES = tuple(PullStatus)  # indexed by ledger state; cheaper than calling the enum
 # Indexed by ledger state (PENDING, ANSWERED, RELEASED).
 _OUTCOME_BY_STATE = np.array(
     [TellOutcome.ACCEPTED, TellOutcome.DUPLICATE, TellOutcome.LATE], dtype=np.int8
 )
+_ACCEPTED_ONE = _OUTCOME_BY_STATE[:1]

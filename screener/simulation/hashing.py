@@ -39,10 +39,29 @@ def uniforms(seed: int, stream: int, arms: ArrayLike, seqs: ArrayLike) -> NDArra
     a = np.asarray(arms, dtype=np.int64).astype(np.uint64)
     s = np.asarray(seqs, dtype=np.int64).astype(np.uint64)
     base = _stream_key(seed, stream)
+    if a.shape == s.shape == (1,):  # one draw: the same arithmetic on Python ints
+        return np.array([_uniform(int(base[0]), int(a[0]), int(s[0]))])
     with np.errstate(over="ignore"):
         x = _splitmix(base + a * _ARM)
         x = _splitmix(x + s * _GOLDEN)
     return (x >> np.uint64(11)).astype(np.float64) * _TO_UNIT
+
+
+_MASK = 0xFFFFFFFFFFFFFFFF
+_INT_MIX_1, _INT_MIX_2, _INT_ARM, _INT_GOLDEN = map(int, (_MIX_1, _MIX_2, _ARM, _GOLDEN))
+
+
+def _splitmix_int(x: int) -> int:
+    """``_splitmix`` of one value, modulo 2^64 as numpy's uint64 wraps."""
+    x = ((x ^ (x >> 30)) * _INT_MIX_1) & _MASK
+    x = ((x ^ (x >> 27)) * _INT_MIX_2) & _MASK
+    return x ^ (x >> 31)
+
+
+def _uniform(base: int, arm: int, seq: int) -> float:
+    x = _splitmix_int((base + arm * _INT_ARM) & _MASK)
+    x = _splitmix_int((x + seq * _INT_GOLDEN) & _MASK)
+    return (x >> 11) * _TO_UNIT
 
 
 def worker_rng(seed: int, stream: int, worker: str) -> np.random.Generator:
