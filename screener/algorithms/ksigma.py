@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from screener.algorithms._certificates import Certificates
 from screener.algorithms._checks import (
     MAX_K,
     IntervalKind,
@@ -40,10 +41,12 @@ from screener.stats import (
     ksigma_threshold_bounds,
     ksigma_threshold_enclosure,
     mixture_bounds,
+    mixture_interval,
     normal_quantile,
     round_level,
     scaled_agresti_coull_radius,
 )
+from screener.stats.scalar import near_mixture_interval
 
 __all__ = ["Direction", "IntervalKind", "KSigmaAlgorithm"]
 
@@ -167,15 +170,27 @@ class KSigmaAlgorithm(Algorithm):
         n = self.n_arms
         self.means = np.full(n, np.nan)
         #: Every worker's interval (on the flipped scale when direction="low").
-        self.lows = np.full(n, self.lower)
-        self.highs = np.full(n, self.upper)
-        self.active = np.ones(n, dtype=bool)
-        self.theta = math.nan
+        self._lows = np.full(n, self.lower)
+        self._highs = np.full(n, self.upper)
+        #: Workers whose ``_lows`` and ``_highs`` hold ``near_mixture_interval``'s values, not
+        #: yet the exact ones (``lows`` and ``highs`` compute those when read).
+        self._inexact: list[int] = []
+        #: Activity and theta as of the last refresh; None: not computed yet (``active``).
+        self._active: NDArray[np.bool_] | None = np.ones(n, dtype=bool)
+        self._theta: float | None = math.nan
         #: theta's interval, computed when first read after a refresh (``_threshold_interval``).
         self._theta_interval: tuple[float, float] | None = (-math.inf, math.inf)
-        #: theta(x) for every x in the sampled workers' box lies in here (cheap; no level).
-        self._enclosure = (-math.inf, math.inf)
+        #: theta(x) for every x in the sampled workers' box lies in here (cheap; no level;
+        #: None: not computed yet, see ``_enclosure``).
+        self._band: tuple[float, float] | None = (-math.inf, math.inf)
         self._sampled = np.zeros(n, dtype=bool)
+        #: Workers with answers since the last refresh, and the O(1) activity certificates
+        #: (mixture intervals, once every worker has min_answers answers; else None).
+        self._answered_arms: list[IntArray] = []
+        self._certificates: Certificates | None = None
+        self._witness = -1  # a worker found surely active at the last check
+        self._available_cache: IntArray | None = None  # the available workers, in index order
+        self._available_n = n
         self._heuristic = heuristic_note(
             interval, paper_quantile=interval == "agresti-coull" and quantile == "paper"
         )
@@ -199,8 +214,109 @@ class KSigmaAlgorithm(Algorithm):
         if self.direction == "low":
             rewards = self.lower + self.upper - rewards
         self.stats.update_many(arms, rewards)
+        self._answered_arms.append(arms)
+
+    @property
+    def theta(self) -> float:
+        """``mean + k std`` of the sampled workers' means (NaN before two have answers)."""
+        if self._theta is None:
+            y = self.means[self._sampled]
+            centre = float(y.mean())
+            spread = math.sqrt(float(np.dot(y - centre, y - centre)) / y.size)
+            self._theta = centre + self.k * spread
+        return self._theta
+
+    @theta.setter
+    def theta(self, value: float) -> None:
+        self._theta = value
+
+    @property
+    def lows(self) -> FloatArray:
+        """Every worker's interval's lower end (on the flipped scale when direction="low")."""
+        self._settle_ends()
+        return self._lows
+
+    @lows.setter
+    def lows(self, value: FloatArray) -> None:
+        self._lows = value
+
+    @property
+    def highs(self) -> FloatArray:
+        """Every worker's interval's upper end."""
+        self._settle_ends()
+        return self._highs
+
+    @highs.setter
+    def highs(self, value: FloatArray) -> None:
+        self._highs = value
+
+    def _settle_ends(self) -> None:
+        if self._inexact:
+            arms = np.unique(np.array(self._inexact, dtype=np.int64))
+            self._inexact.clear()
+            self._lows[arms], self._highs[arms] = self._mixture_ends(arms)
+
+    @property
+    def active(self) -> NDArray[np.bool_]:
+        """Workers whose interval meets theta's (``_activity``), as of the last refresh."""
+        if self._active is None:
+            self._active = self._activity()
+        return self._active
+
+    @active.setter
+    def active(self, value: NDArray[np.bool_]) -> None:
+        self._active = value
 
     def _refresh(self) -> None:
+        certificates = self._certificates
+        if certificates is not None and certificates.n == self.n_arms:
+            self._refresh_moved(certificates)
+        else:
+            self._refresh_all()
+
+    def _refresh_moved(self, certificates: Certificates) -> None:
+        """Every worker has min_answers answers: bring the moved ones up to date, in
+        O(moved); theta, the enclosure and the activity are computed when read."""
+        if len(self._answered_arms) == 1 and self._answered_arms[0].size == 1:
+            self._move_one(int(self._answered_arms[0][0]), certificates)
+            moved = _NO_ARMS
+        else:
+            moved = np.unique(np.concatenate(self._answered_arms)) if self._answered_arms else _NO_ARMS
+        self._answered_arms.clear()
+        if moved.size:
+            counts = self.stats.count[moved]
+            means = self.stats.total[moved] / counts
+            lows, highs = self._mixture_ends(moved)
+            old = zip(self.means[moved].tolist(), self._lows[moved].tolist(),
+                      self._highs[moved].tolist(), strict=True)  # fmt: skip
+            new = zip(means.tolist(), lows.tolist(), highs.tolist(), strict=True)
+            for arm, before, after in zip(moved.tolist(), old, new, strict=True):
+                certificates.move(arm, before, after)
+            self.means[moved], self._lows[moved], self._highs[moved] = means, lows, highs
+            self._bounds_count[moved] = counts
+        if certificates.stale:
+            certificates.resum(self.means, self._lows, self._highs)
+        self._theta = self._active = self._band = self._theta_interval = None
+
+    def _move_one(self, arm: int, certificates: Certificates) -> None:
+        """``_refresh_moved`` of one worker, in scalar steps (the same float operations)."""
+        count, total = int(self.stats.count[arm]), float(self.stats.total[arm])
+        m = float(count)
+        scaled = min(max((total - self.lower * m) / self.width, 0.0), m)
+        level = self.interval_level(self.stats.n_samples)
+        ends = mixture_interval(scaled, m, level, computed_only=True)
+        if ends is None:  # not looked up yet: near enough for the certificates until read
+            ends = near_mixture_interval(scaled, m, level)
+            self._inexact.append(arm)
+        low, high = ends
+        new = (total / count, self.lower + self.width * low, self.lower + self.width * high)
+        old = (float(self.means[arm]), float(self._lows[arm]), float(self._highs[arm]))
+        certificates.move(arm, old, new)
+        self.means[arm], self._lows[arm], self._highs[arm] = new
+        self._bounds_count[arm] = count
+
+    def _refresh_all(self) -> None:
+        self._answered_arms.clear()
         stats = self.stats
         counts = stats.count
         sampled = counts > 0
@@ -209,21 +325,29 @@ class KSigmaAlgorithm(Algorithm):
         self.means = stats.means()
         self.lows, self.highs = self._worker_bounds(stats.n_samples)
         self._sampled = sampled
+        self._certificates = None
         if sampled.sum() < 2:
             self.theta, self._theta_interval = math.nan, (-math.inf, math.inf)
-            self._enclosure = (-math.inf, math.inf)
+            self._band = (-math.inf, math.inf)
             self.active = np.ones(self.n_arms, dtype=bool)
             return
-        y = self.means[sampled]
-        centre = float(y.mean())
-        self.theta = centre + self.k * math.sqrt(float(np.dot(y - centre, y - centre)) / y.size)
-        self._theta_interval = None
-        self._enclosure = (-math.inf, math.inf)
-        if self.interval == "mixture":
-            lows, highs = self.lows[sampled], self.highs[sampled]
-            self._enclosure = ksigma_threshold_enclosure(y, lows, highs, self.k)
-        self.active = self._activity()
-        self.active[held_back] = True  # unsampled workers, and any below min_answers
+        self._theta = self._band = self._theta_interval = None
+        active = self._activity()
+        active[held_back] = True  # unsampled workers, and any below min_answers
+        self.active = active
+        if self.interval == "mixture" and not held_back.any():
+            scale = max(self.width, abs(self.lower), abs(self.upper))
+            self._certificates = Certificates(self.means, self.lows, self.highs, self.k, scale)
+
+    def _enclosure(self) -> tuple[float, float]:
+        """``ksigma_threshold_enclosure`` of the sampled workers' box (mixture intervals)."""
+        if self._band is None:
+            self._band = (-math.inf, math.inf)
+            if self.interval == "mixture":
+                sampled = self._sampled
+                y, lows, highs = self.means[sampled], self.lows[sampled], self.highs[sampled]
+                self._band = ksigma_threshold_enclosure(y, lows, highs, self.k)
+        return self._band
 
     def _activity(self) -> NDArray[np.bool_]:
         """Workers whose interval meets theta's (on the side their mean lies).
@@ -236,7 +360,7 @@ class KSigmaAlgorithm(Algorithm):
         maximum, a few near its minimum. The answer is the same as with the box range.
         """
         above = self.means > self.theta
-        band_low, band_high = self._enclosure
+        band_low, band_high = self._enclosure()
         if math.isfinite(band_high - band_low):
             reach_high, reach_low = self._box_probes()
             meets = np.where(above, self.lows < reach_high, self.highs > reach_low)
@@ -274,7 +398,7 @@ class KSigmaAlgorithm(Algorithm):
         if self._theta_interval is None:
             low, high = self._threshold_bounds(self.stats.n_samples, self._sampled)
             # Both are bounds on the same event: keep the tighter end of each.
-            band_low, band_high = self._enclosure
+            band_low, band_high = self._enclosure()
             self._theta_interval = (max(low, band_low), min(high, band_high))
         return self._theta_interval
 
@@ -291,13 +415,16 @@ class KSigmaAlgorithm(Algorithm):
         changed = np.flatnonzero(counts != self._bounds_count)
         lows, highs = self.lows.copy(), self.highs.copy()
         if changed.size:
-            m = counts[changed].astype(np.float64)
-            sums = np.clip((self.stats.total[changed] - self.lower * m) / self.width, 0.0, m)
-            low, high = mixture_bounds(sums, m, self.interval_level(total_pulls))
-            lows[changed] = self.lower + self.width * low
-            highs[changed] = self.lower + self.width * high
+            lows[changed], highs[changed] = self._mixture_ends(changed)
             self._bounds_count[changed] = counts[changed]
         return lows, highs
+
+    def _mixture_ends(self, arms: IntArray) -> tuple[FloatArray, FloatArray]:
+        """The mixture intervals of ``arms`` (each has answers), in reward units."""
+        m = self.stats.count[arms].astype(np.float64)
+        sums = np.clip((self.stats.total[arms] - self.lower * m) / self.width, 0.0, m)
+        low, high = mixture_bounds(sums, m, self.interval_level(self.stats.n_samples))
+        return self.lower + self.width * low, self.lower + self.width * high
 
     def _arm_radii(self, level: float) -> FloatArray:
         counts = self.stats.count
@@ -322,12 +449,72 @@ class KSigmaAlgorithm(Algorithm):
             radius = delta_method_threshold_radius(self.means[sampled], radii, self.k)
         return self.theta - radius, self.theta + radius
 
+    def _on_unavailable(self, arm: int) -> None:
+        self._available_cache = None
+
+    def _available_arms(self) -> IntArray:
+        """The available workers in index order (kept until one leaves or the pool grows)."""
+        if self._available_cache is None or self._available_n != self.n_arms:
+            self._available_cache = np.flatnonzero(self.available).astype(np.int64)
+            self._available_n = self.n_arms
+        return self._available_cache
+
+    def _next_available(self, cursor: int) -> int:
+        """The first available worker at or after ``cursor``, cyclically (-1: none)."""
+        candidates = self._available_arms()
+        if candidates.size == 0:
+            return -1
+        return int(candidates[int(np.searchsorted(candidates, cursor)) % candidates.size])
+
     def _condition_met(self) -> bool:
-        return self._warmed_up and not bool(self.active.any())
+        return self._warmed_up and not self._someone_active(among_available=False)
 
     def _can_progress(self) -> bool:
         # Pulling can only help while some worker we may still ask is unsampled or active.
-        return bool((self.active & self.available).any())
+        return self._someone_active(among_available=True)
+
+    def _someone_active(self, *, among_available: bool) -> bool:
+        """Whether some worker (some available worker) is active: a worker surely active
+        (``Certificates``) answers it in O(1), else the exact activity does."""
+        certificates = self._certificates
+        if self._active is None and certificates is not None:
+            witness = self._witness
+            usable = witness >= 0 and (not among_available or self.available[witness])
+            if usable and self._is_active(witness):
+                return True
+            found = certificates.witnesses(self.means, self._lows, self._highs)
+            if among_available:
+                found = found[self.available[found]]
+            if found.size:
+                self._witness = int(found[0])
+                return True
+        active = self.active & self.available if among_available else self.active
+        return bool(active.any())
+
+    def _is_active(self, arm: int) -> bool | None:
+        """Whether ``arm`` is active: exact when the activity was computed, else from the
+        certificates (None when they cannot tell)."""
+        if self._active is not None:
+            return bool(self._active[arm])
+        if self._certificates is None:
+            return bool(self.active[arm])
+        return self._certificates.activity(
+            float(self.means[arm]), float(self._lows[arm]), float(self._highs[arm])
+        )
+
+    def _activity_of(self, arm: int) -> bool:
+        """Whether ``arm`` is active, exactly: the certificates, then the enclosure (a worker
+        clear of it is clear of theta's interval), then the whole activity."""
+        sure = self._is_active(arm)
+        if sure is not None:
+            return sure
+        band_low, band_high = self._enclosure()
+        mean = self.means[arm]
+        if mean > self.theta and self.lows[arm] >= band_high:
+            return False
+        if mean <= self.theta and self.highs[arm] <= band_low:
+            return False
+        return bool(self.active[arm])
 
     # ------------------------------------------------------------------------- result
     def _describe(self) -> Result:
@@ -392,6 +579,7 @@ class KSigmaAlgorithm(Algorithm):
         return self.lower + self.upper - value if self.direction == "low" else value
 
 
+_NO_ARMS = np.empty(0, dtype=np.int64)
 _DECISION_ORDER = {Decision.OUTLIER: 0, Decision.UNDECIDED: 1, Decision.NORMAL: 2}
 
 

@@ -42,11 +42,7 @@ class PairTable:
     def __call__(self, sums: FloatArray, counts: FloatArray) -> tuple[FloatArray, ...]:
         """The values at (sums, counts): flat float arrays of equal size."""
         if counts.size == 1:  # one answer's worth: scalar steps
-            t, s = float(counts[0]), float(sums[0])
-            if s.is_integer() and t.is_integer() and 0.0 <= s <= t <= self._limit:
-                column = self._column(int(t), int(s))
-                return tuple(self._values[:, column : column + 1].copy())
-            return self._function(sums, counts)
+            return tuple(np.array([value]) for value in self.one(float(sums[0]), float(counts[0])))
         whole = (sums >= 0.0) & (sums <= counts) & (sums % 1.0 == 0.0) & (counts % 1.0 == 0.0)
         inside = whole & (counts <= self._limit)
         if not inside.all():
@@ -66,10 +62,21 @@ class PairTable:
         columns = _packed_start(counts.astype(np.int64)) + sums.astype(np.int64)
         return tuple(self._values[:, columns])
 
-    def _column(self, t: int, s: int) -> int:
-        if t >= self._rows:
-            self._fill(t)
-        return t * (t + 1) // 2 + s
+    def known(self, s: float, t: float) -> tuple[float, ...] | None:
+        """The values at one (sum, count) if their row is computed, else None."""
+        if t < self._rows and s.is_integer() and t.is_integer() and 0.0 <= s <= t:
+            column = int(t) * (int(t) + 1) // 2 + int(s)
+            return tuple(self._values[:, column].tolist())
+        return None
+
+    def one(self, s: float, t: float) -> tuple[float, ...]:
+        """The values at one (sum, count)."""
+        if s.is_integer() and t.is_integer() and 0.0 <= s <= t <= self._limit:
+            if t >= self._rows:
+                self._fill(int(t))
+            column = int(t) * (int(t) + 1) // 2 + int(s)
+            return tuple(self._values[:, column].tolist())
+        return tuple(float(v[0]) for v in self._function(np.array([s]), np.array([t])))
 
     def _fill(self, top: int) -> None:
         """Compute rows ``_rows`` .. at least ``top`` (a block at a time)."""
