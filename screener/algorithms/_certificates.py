@@ -12,7 +12,14 @@ to within a margin:
   theta whose upper end is above it at one) is active, whatever the exact computation gives
   for theta's interval;
 * a worker above theta whose lower end is at or past ``theta + reach`` (one below whose upper
-  end is at or before ``theta - reach``) is not.
+  end is at or before ``theta - reach``) is not;
+* theta's lower end is the box minimum of theta (``ksigma_threshold_bounds``: its lower
+  bound is the minimum, measured within 1e-16 relative), and changing one worker's interval
+  by a Hausdorff distance h moves that minimum by at most ``h (1 + k sqrt(n - 1)) / n``
+  (mean and std move by h / n and h sqrt(n - 1) / n). So from the lower end computed
+  exactly once (``anchor``) and the sum of those moves since (the drift), a worker below
+  theta whose upper end is more than the drift above (at least the drift below) that end is
+  active (is not).
 
 Those values and the reach are kept from running sums over the workers, moved in O(1) per
 worker whose answers moved and recomputed in full every ``_RESUM`` moves, so their rounding
@@ -64,7 +71,14 @@ class Certificates:
         self._rising: list[bool] = []
         self._sums: list[list[float]] = []  # per kept row: [sum, sum of squares]
         self._cached: tuple[float, float, float, float] | None = None
+        #: theta's lower end when last computed exactly, and how far it may have moved since.
+        self._floor, self._drift = math.nan, 0.0
+        self._lipschitz = (1.0 + k * math.sqrt(self.n - 1)) / self.n
         self.resum(means, lows, highs)
+
+    def anchor(self, lower_end: float) -> None:
+        """theta's lower end as just computed exactly (``KSigmaAlgorithm``)."""
+        self._floor, self._drift = lower_end, 0.0
 
     def resum(self, means: FloatArray, lows: FloatArray, highs: FloatArray) -> None:
         centred = means - means.mean()
@@ -87,6 +101,7 @@ class Certificates:
     ) -> None:
         """Worker ``arm``'s (mean, low, high) went from ``old`` to ``new``."""
         rising = self._rising[arm]
+        self._drift += self._lipschitz * max(abs(new[1] - old[1]), abs(new[2] - old[2]))
         for sign, (y, low, high) in ((-1.0, old), (1.0, new)):
             up, down = (high, low) if rising else (low, high)
             for sums, value in zip(self._sums, (y, up, down, max(y - low, high - y)), strict=True):
@@ -135,9 +150,12 @@ class Certificates:
                 return True
             return False if low >= theta + reach + margin else None
         if mean < theta - margin:  # surely below
-            if high > bottom + margin:
+            floor = self._floor  # NaN before the first anchor: no comparison holds
+            if high > bottom + margin or high > floor + self._drift + margin:
                 return True
-            return False if high <= theta - reach - margin else None
+            if high <= theta - reach - margin or high <= floor - self._drift - margin:
+                return False
+            return None
         return True if low < theta - margin and high > theta + margin else None
 
     def witnesses(self, means: FloatArray, lows: FloatArray, highs: FloatArray) -> IntArray:
@@ -150,6 +168,7 @@ class Certificates:
         above = means > theta + margin
         below = means < theta - margin
         straddle = (lows < theta - margin) & (highs > theta + margin)
-        sure = np.where(above, lows < top - margin, np.where(below, highs > bottom + margin,
+        lifted = max(bottom, self._floor + self._drift) if self._floor == self._floor else bottom
+        sure = np.where(above, lows < top - margin, np.where(below, highs > lifted + margin,
                                                              straddle))  # fmt: skip
         return np.flatnonzero(sure).astype(np.int64)

@@ -40,6 +40,7 @@ from screener.stats import (
     ksigma_lk,
     ksigma_threshold_bounds,
     ksigma_threshold_enclosure,
+    ksigma_threshold_end,
     mixture_bounds,
     mixture_interval,
     normal_quantile,
@@ -277,12 +278,12 @@ class KSigmaAlgorithm(Algorithm):
     def _refresh_moved(self, certificates: Certificates) -> None:
         """Every worker has min_answers answers: bring the moved ones up to date, in
         O(moved); theta, the enclosure and the activity are computed when read."""
-        if len(self._answered_arms) == 1 and self._answered_arms[0].size == 1:
-            self._move_one(int(self._answered_arms[0][0]), certificates)
-            moved = _NO_ARMS
-        else:
-            moved = np.unique(np.concatenate(self._answered_arms)) if self._answered_arms else _NO_ARMS
-        self._answered_arms.clear()
+        answered, moved = self._answered_arms, _NO_ARMS
+        if len(answered) == 1 and answered[0].size == 1:
+            self._move_one(int(answered[0][0]), certificates)
+        elif answered:
+            moved = np.unique(np.concatenate(answered))
+        answered.clear()
         if moved.size:
             counts = self.stats.count[moved]
             means = self.stats.total[moved] / counts
@@ -400,6 +401,8 @@ class KSigmaAlgorithm(Algorithm):
             # Both are bounds on the same event: keep the tighter end of each.
             band_low, band_high = self._enclosure()
             self._theta_interval = (max(low, band_low), min(high, band_high))
+            if self._certificates is not None:
+                self._certificates.anchor(self._theta_interval[0])
         return self._theta_interval
 
     def _worker_bounds(self, total_pulls: int) -> tuple[FloatArray, FloatArray]:
@@ -504,17 +507,40 @@ class KSigmaAlgorithm(Algorithm):
 
     def _activity_of(self, arm: int) -> bool:
         """Whether ``arm`` is active, exactly: the certificates, then the enclosure (a worker
-        clear of it is clear of theta's interval), then the whole activity."""
+        clear of it is clear of theta's interval), then the one end of theta's interval
+        that its side of theta needs (``_activity`` decides each worker by that end)."""
         sure = self._is_active(arm)
         if sure is not None:
             return sure
         band_low, band_high = self._enclosure()
-        mean = self.means[arm]
-        if mean > self.theta and self.lows[arm] >= band_high:
+        above = bool(self.means[arm] > self.theta)
+        low, high = float(self.lows[arm]), float(self.highs[arm])
+        if (low >= band_high) if above else (high <= band_low):
             return False
-        if mean <= self.theta and self.highs[arm] <= band_low:
-            return False
-        return bool(self.active[arm])
+        if self._theta_interval is None and self.interval == "mixture":
+            end = self._threshold_end(upper=above, reach=low if above else high)
+            if end is not None:
+                return end
+        theta_low, theta_high = self._threshold_interval()
+        return low < theta_high if above else high > theta_low
+
+    def _threshold_end(self, *, upper: bool, reach: float) -> bool | None:
+        """Whether ``reach`` lies inside theta's interval's upper end (``reach < high``; lower
+        end: ``reach > low``), from that end alone: its outward rounding
+        ``1e-12 (1 + max(|lower|, |upper|))`` needs the other end, which lies within
+        ``scale (3 + 3 k)`` of zero, so the rounding is bracketed (None: too close to tell)."""
+        sampled = self._sampled
+        raw = ksigma_threshold_end(self.lows[sampled], self.highs[sampled], self.k, upper=upper)
+        if not upper and self._certificates is not None:
+            self._certificates.anchor(max(raw - 1e-12 * (1.0 + abs(raw)), self._enclosure()[0]))
+        other = max(self.width, abs(self.lower), abs(self.upper)) * (3.0 + 3.0 * self.k)
+        least, most = 1e-12 * (1.0 + abs(raw)), 1e-12 * (1.0 + max(abs(raw), other))
+        band_low, band_high = self._enclosure()
+        if upper:
+            near, far = min(raw + least, band_high), min(raw + most, band_high)
+            return True if reach < near else False if reach >= far else None
+        near, far = max(raw - least, band_low), max(raw - most, band_low)
+        return True if reach > near else False if reach <= far else None
 
     # ------------------------------------------------------------------------- result
     def _describe(self) -> Result:

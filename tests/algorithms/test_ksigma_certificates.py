@@ -95,7 +95,8 @@ def test_certificates_make_the_same_pulls(
 
 def test_certificates_settle_most_checks_and_a_wrong_margin_shows() -> None:
     """RR one pull at a time computes its exact activity at few asks; certificates off by
-    0.02 change the pulls (so the comparison above can fail)."""
+    0.02, or theta's lower end anchored 0.01 too high, change the pulls (so the comparison
+    above can fail)."""
     exact_activities = 0
     original = RoundRobin._activity
 
@@ -110,20 +111,24 @@ def test_certificates_settle_most_checks_and_a_wrong_margin_shows() -> None:
         _run(RoundRobin(20, k=1.5, budget=2_500), means, 0, 1, False)
     assert exact_activities < 250  # of 2,500 asks
 
-    reference = _run(_exact(RoundRobin)(20, k=1.5, budget=2_500), means, 0, 1, False)
-    init = Certificates.__init__
+    init, anchor = Certificates.__init__, Certificates.anchor
 
     def off(self: Certificates, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
         self.margin = -0.02
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Certificates, "__init__", off)
-        differs = [
-            _run(cls(20, k=1.5, budget=2_500, seed=seed), _means(20, seed), seed, 1, False)
-            != _run(exact(20, k=1.5, budget=2_500, seed=seed), _means(20, seed), seed, 1, False)
-            for cls, exact in ((RoundRobin, _exact(RoundRobin)),
-                               (WeightedRoundRobin, _exact(WeightedRoundRobin)))
-            for seed in range(3)
-        ]  # fmt: skip
-    assert any(differs) and reference
+    def low_anchor(self: Certificates, lower_end: float) -> None:
+        anchor(self, lower_end + 0.01)
+
+    for name, wrong in (("__init__", off), ("anchor", low_anchor)):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Certificates, name, wrong)
+            differs = [
+                _run(cls(20, k=1.5, budget=2_500, seed=seed), _means(20, seed), seed, 1, False)
+                != _run(exact(20, k=1.5, budget=2_500, seed=seed), _means(20, seed), seed, 1,
+                        False)
+                for cls, exact in ((RoundRobin, _exact(RoundRobin)),
+                                   (WeightedRoundRobin, _exact(WeightedRoundRobin)))
+                for seed in range(3)
+            ]  # fmt: skip
+        assert any(differs), name
