@@ -47,7 +47,8 @@ from screener.stats import (
     round_level,
     scaled_agresti_coull_radius,
 )
-from screener.stats.scalar import near_mixture_interval
+from screener.stats.confseq import tabulated_mixture_bounds
+from screener.stats.scalar import NEAR, near_mixture_interval
 
 __all__ = ["Direction", "IntervalKind", "KSigmaAlgorithm"]
 
@@ -175,7 +176,7 @@ class KSigmaAlgorithm(Algorithm):
         self._highs = np.full(n, self.upper)
         #: Workers whose ``_lows`` and ``_highs`` hold ``near_mixture_interval``'s values, not
         #: yet the exact ones (``lows`` and ``highs`` compute those when read).
-        self._inexact: list[int] = []
+        self._inexact: set[int] = set()
         #: Activity and theta as of the last refresh; None: not computed yet (``active``).
         self._active: NDArray[np.bool_] | None = np.ones(n, dtype=bool)
         self._theta: float | None = math.nan
@@ -190,6 +191,8 @@ class KSigmaAlgorithm(Algorithm):
         self._answered_arms: list[IntArray] = []
         self._certificates: Certificates | None = None
         self._witness = -1  # a worker found surely active at the last check
+        self._ends: dict[bool, float] = {}  # ends of theta's interval alone (_threshold_end)
+        self._near_band: tuple[float, float] | None = None  # see _clear_of_near_band
         self._available_cache: IntArray | None = None  # the available workers, in index order
         self._available_n = n
         self._heuristic = heuristic_note(
@@ -253,7 +256,7 @@ class KSigmaAlgorithm(Algorithm):
 
     def _settle_ends(self) -> None:
         if self._inexact:
-            arms = np.unique(np.array(self._inexact, dtype=np.int64))
+            arms = np.array(sorted(self._inexact), dtype=np.int64)
             self._inexact.clear()
             self._lows[arms], self._highs[arms] = self._mixture_ends(arms)
 
@@ -278,26 +281,44 @@ class KSigmaAlgorithm(Algorithm):
     def _refresh_moved(self, certificates: Certificates) -> None:
         """Every worker has min_answers answers: bring the moved ones up to date, in
         O(moved); theta, the enclosure and the activity are computed when read."""
-        answered, moved = self._answered_arms, _NO_ARMS
+        answered = self._answered_arms
         if len(answered) == 1 and answered[0].size == 1:
             self._move_one(int(answered[0][0]), certificates)
         elif answered:
-            moved = np.unique(np.concatenate(answered))
+            self._move_many(np.unique(np.concatenate(answered)), certificates)
         answered.clear()
-        if moved.size:
-            counts = self.stats.count[moved]
-            means = self.stats.total[moved] / counts
-            lows, highs = self._mixture_ends(moved)
-            old = zip(self.means[moved].tolist(), self._lows[moved].tolist(),
-                      self._highs[moved].tolist(), strict=True)  # fmt: skip
-            new = zip(means.tolist(), lows.tolist(), highs.tolist(), strict=True)
-            for arm, before, after in zip(moved.tolist(), old, new, strict=True):
-                certificates.move(arm, before, after)
-            self.means[moved], self._lows[moved], self._highs[moved] = means, lows, highs
-            self._bounds_count[moved] = counts
         if certificates.stale:
             certificates.resum(self.means, self._lows, self._highs)
         self._theta = self._active = self._band = self._theta_interval = None
+        self._near_band = None
+        self._ends.clear()
+
+    def _move_many(self, moved: IntArray, certificates: Certificates) -> None:
+        """``_move_one`` of several workers: the intervals the table holds, the rest in one
+        vectorised call or, for a few, ``near_mixture_interval`` until read."""
+        counts = self.stats.count[moved]
+        means = self.stats.total[moved] / counts
+        m = counts.astype(np.float64)
+        sums = np.clip((self.stats.total[moved] - self.lower * m) / self.width, 0.0, m)
+        level = self.interval_level(self.stats.n_samples)
+        low, high, found = tabulated_mixture_bounds(sums, m, level)
+        rest = np.flatnonzero(~found)
+        # The scalar values pay when the exact ones may never be read: in small pools, whose
+        # schedules check workers one by one (_activities_of); else for a few workers only.
+        if rest.size > (_NEAR_AT_MOST if self.n_arms <= _NEAR_AT_MOST else 8):
+            low[rest], high[rest] = mixture_bounds(sums[rest], m[rest], level)
+        else:
+            for i in rest.tolist():
+                low[i], high[i] = near_mixture_interval(float(sums[i]), float(m[i]), level)
+                self._inexact.add(int(moved[i]))
+        lows, highs = self.lower + self.width * low, self.lower + self.width * high
+        old = zip(self.means[moved].tolist(), self._lows[moved].tolist(),
+                  self._highs[moved].tolist(), strict=True)  # fmt: skip
+        new = zip(means.tolist(), lows.tolist(), highs.tolist(), strict=True)
+        for arm, before, after in zip(moved.tolist(), old, new, strict=True):
+            certificates.move(arm, before, after)
+        self.means[moved], self._lows[moved], self._highs[moved] = means, lows, highs
+        self._bounds_count[moved] = counts
 
     def _move_one(self, arm: int, certificates: Certificates) -> None:
         """``_refresh_moved`` of one worker, in scalar steps (the same float operations)."""
@@ -308,7 +329,7 @@ class KSigmaAlgorithm(Algorithm):
         ends = mixture_interval(scaled, m, level, computed_only=True)
         if ends is None:  # not looked up yet: near enough for the certificates until read
             ends = near_mixture_interval(scaled, m, level)
-            self._inexact.append(arm)
+            self._inexact.add(arm)
         low, high = ends
         new = (total / count, self.lower + self.width * low, self.lower + self.width * high)
         old = (float(self.means[arm]), float(self._lows[arm]), float(self._highs[arm]))
@@ -505,6 +526,13 @@ class KSigmaAlgorithm(Algorithm):
             float(self.means[arm]), float(self._lows[arm]), float(self._highs[arm])
         )
 
+    def _activities_of(self, arms: IntArray) -> NDArray[np.bool_]:
+        """``active[arms]``: one by one (``_activity_of``) for a few workers while the whole
+        activity is not computed, else from it."""
+        if self._active is not None or arms.size > _NEAR_AT_MOST:
+            return np.asarray(self.active[arms])
+        return np.array([self._activity_of(arm) for arm in arms.tolist()], dtype=bool)
+
     def _activity_of(self, arm: int) -> bool:
         """Whether ``arm`` is active, exactly: the certificates, then the enclosure (a worker
         clear of it is clear of theta's interval), then the one end of theta's interval
@@ -512,8 +540,10 @@ class KSigmaAlgorithm(Algorithm):
         sure = self._is_active(arm)
         if sure is not None:
             return sure
-        band_low, band_high = self._enclosure()
         above = bool(self.means[arm] > self.theta)
+        if self._clear_of_near_band(arm, above):
+            return False
+        band_low, band_high = self._enclosure()
         low, high = float(self.lows[arm]), float(self.highs[arm])
         if (low >= band_high) if above else (high <= band_low):
             return False
@@ -524,13 +554,35 @@ class KSigmaAlgorithm(Algorithm):
         theta_low, theta_high = self._threshold_interval()
         return low < theta_high if above else high > theta_low
 
+    def _clear_of_near_band(self, arm: int, above: bool) -> bool:
+        """Whether ``arm`` is clear of the enclosure computed on the ends as kept (some may
+        be ``near_mixture_interval``'s, within ``NEAR`` of the width), by more than those
+        ends can move it: each piece moves by at most ``d (1 + k) (1 + mean(r) / s)`` when
+        every end moves by d (r the reaches, s the means' spread; see
+        ``ksigma_threshold_enclosure``), so the exact enclosure is that close."""
+        if self._near_band is None:
+            y, lows, highs = self.means, self._lows, self._highs
+            reach = float(np.maximum(y - lows, highs - y).mean())
+            spread = float(y.std())
+            if not spread > 0.0:
+                self._near_band = (math.inf, -math.inf)  # nothing is settled this way
+            else:
+                low, high = ksigma_threshold_enclosure(y, lows, highs, self.k)
+                slack = 10.0 * NEAR * self.width * (1.0 + self.k) * (1.0 + reach / spread)
+                self._near_band = (low - slack, high + slack)
+        band_low, band_high = self._near_band
+        return bool(self._lows[arm] >= band_high) if above else bool(self._highs[arm] <= band_low)
+
     def _threshold_end(self, *, upper: bool, reach: float) -> bool | None:
         """Whether ``reach`` lies inside theta's interval's upper end (``reach < high``; lower
         end: ``reach > low``), from that end alone: its outward rounding
         ``1e-12 (1 + max(|lower|, |upper|))`` needs the other end, which lies within
         ``scale (3 + 3 k)`` of zero, so the rounding is bracketed (None: too close to tell)."""
         sampled = self._sampled
-        raw = ksigma_threshold_end(self.lows[sampled], self.highs[sampled], self.k, upper=upper)
+        raw = self._ends.get(upper)
+        if raw is None:
+            raw = ksigma_threshold_end(self.lows[sampled], self.highs[sampled], self.k, upper=upper)
+            self._ends[upper] = raw
         if not upper and self._certificates is not None:
             self._certificates.anchor(max(raw - 1e-12 * (1.0 + abs(raw)), self._enclosure()[0]))
         other = max(self.width, abs(self.lower), abs(self.upper)) * (3.0 + 3.0 * self.k)
@@ -606,6 +658,8 @@ class KSigmaAlgorithm(Algorithm):
 
 
 _NO_ARMS = np.empty(0, dtype=np.int64)
+#: Workers a refresh or a schedule handles one by one (scalar steps) rather than in arrays.
+_NEAR_AT_MOST = 32
 _DECISION_ORDER = {Decision.OUTLIER: 0, Decision.UNDECIDED: 1, Decision.NORMAL: 2}
 
 

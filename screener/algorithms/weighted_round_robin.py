@@ -124,7 +124,7 @@ class WeightedRoundRobin(KSigmaAlgorithm):
         first_pull = effective[visits] == 0
         counters = self.counters[visits] + np.where(first_pull, 0.0, self.rho)
         extra = np.where(
-            self.active[visits] & ~first_pull,
+            self._activities_of(visits) & ~first_pull,
             np.maximum(0.0, np.ceil(counters - effective[visits] - 1.0)),
             0.0,
         ).astype(np.int64)

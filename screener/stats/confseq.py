@@ -71,6 +71,7 @@ __all__ = [
     "mixture_log_inverse",
     "mixture_log_inverse_max",
     "mixture_radius",
+    "tabulated_mixture_bounds",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -241,6 +242,16 @@ def mixture_interval(
         return None if found is None else (found[0], found[1])
     low, high = table.one(float(sum_), float(count))
     return low, high
+
+
+def tabulated_mixture_bounds(
+    sums: FloatArray, counts: FloatArray, alpha: float, prior: tuple[float, float] = JEFFREYS
+) -> tuple[FloatArray, FloatArray, NDArray[np.bool_]]:
+    """``mixture_bounds`` where the level's table holds them (flat arrays), and where that
+    is: the rest is left for the caller (unset)."""
+    _check_alpha(alpha)
+    (low, high), found = _bounds_table(alpha, prior).lookup(sums, counts)
+    return low, high, found
 
 
 def _mixture_interval(

@@ -3,10 +3,11 @@
 The Beta-mixture sequence's interval at (sum S, count t) is the same for every worker and
 every run at the same level, and with 0/1 answers S is an integer in [0, t]: so the pairs a
 run meets repeat, across workers and across the runs of a plan. ``PairTable`` keeps the
-values of such a function for t up to ``limit``, packed row by row (row t holds S = 0..t);
-a missing row is computed whole, together with the rows after it up to a block, in one
-vectorised call, so a run pays one call per block of counts rather than one per answer.
-Pairs outside the table (graded sums, larger counts) are computed directly.
+values of such a function for t up to ``limit`` in blocks of ``BLOCK`` counts (rows t, each
+with S = 0..t), a block computed whole in one vectorised call once it has been asked for
+often enough to pay for itself (a sixteenth of its pairs): a plan's runs fill the blocks
+they share at once, a single long run rarely fills any. Pairs outside the table (graded
+sums, larger counts, blocks not filled yet) are computed directly.
 
 The function must be elementwise (an entry never depends on the others in the same call):
 a value read from the table is then exactly the value a direct call would give.
@@ -15,18 +16,22 @@ a value read from the table is then exactly the value a direct call would give.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CountTable", "PairTable"]
+__all__ = ["BLOCK", "PAIR_LIMIT", "CountTable", "PairTable"]
 
 FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
 PairFunction = Callable[[FloatArray, FloatArray], tuple[FloatArray, ...]]
 #: Largest count kept (rows 0..limit hold about limit^2 / 2 pairs: 8 MB of two values).
-PAIR_LIMIT = 1024
-#: Rows computed together when one is missing.
-_BLOCK = 32
+PAIR_LIMIT = 1023
+#: Counts per block.
+BLOCK = 32
+#: A block is filled once asked for this share of its pairs.
+_DEMAND_SHARE = 16
 
 
 class PairTable:
@@ -36,57 +41,88 @@ class PairTable:
         self._function = function
         self._width = width
         self._limit = limit
-        self._rows = 0  # rows 0 .. _rows - 1 are computed
-        self._values = np.empty((width, 0))
+        self._blocks: dict[int, FloatArray] = {}  # block -> (width, pairs) values
+        self._demand: dict[int, int] = {}
+
+    def known(self, s: float, t: float) -> tuple[float, ...] | None:
+        """The values at one (sum, count) if its block is filled (filling it when it has been
+        asked for often enough), else None."""
+        if not (s.is_integer() and t.is_integer() and 0.0 <= s <= t <= self._limit):
+            return None
+        block = int(t) // BLOCK
+        values = self._blocks.get(block)
+        if values is None:
+            demand = self._demand.get(block, 0) + 1
+            self._demand[block] = demand
+            if demand * _DEMAND_SHARE < _pairs(block):
+                return None
+            values = self._fill(block)
+        return tuple(values[:, _offset(int(t), int(s), block)].tolist())
+
+    def one(self, s: float, t: float) -> tuple[float, ...]:
+        """The values at one (sum, count)."""
+        found = self.known(s, t)
+        if found is not None:
+            return found
+        return tuple(float(v[0]) for v in self._function(np.array([s]), np.array([t])))
 
     def __call__(self, sums: FloatArray, counts: FloatArray) -> tuple[FloatArray, ...]:
         """The values at (sums, counts): flat float arrays of equal size."""
         if counts.size == 1:  # one answer's worth: scalar steps
             return tuple(np.array([value]) for value in self.one(float(sums[0]), float(counts[0])))
+        out, found = self.lookup(sums, counts)
+        missing = ~found
+        if missing.any():
+            out[:, missing] = np.stack(self._function(sums[missing], counts[missing]))
+        return tuple(out)
+
+    def lookup(self, sums: FloatArray, counts: FloatArray) -> tuple[FloatArray, BoolArray]:
+        """The values found in filled blocks (shape (width, size); others unset) and where
+        they were found; blocks asked for often enough are filled first."""
+        out = np.empty((self._width, counts.size))
+        found = np.zeros(counts.size, dtype=bool)
         whole = (sums >= 0.0) & (sums <= counts) & (sums % 1.0 == 0.0) & (counts % 1.0 == 0.0)
-        inside = whole & (counts <= self._limit)
-        if not inside.all():
-            out = [np.empty(counts.size) for _ in range(self._width)]
-            parts = [(~inside, self._function(sums[~inside], counts[~inside]))]
-            if inside.any():
-                parts.append((inside, self(sums[inside], counts[inside])))
-            for where, values in parts:
-                for target, part in zip(out, values, strict=True):
-                    target[where] = part
-            return tuple(out)
-        if counts.size == 0:
-            return tuple(np.empty(0) for _ in range(self._width))
-        top = int(counts.max())
-        if top >= self._rows:
-            self._fill(top)
-        columns = _packed_start(counts.astype(np.int64)) + sums.astype(np.int64)
-        return tuple(self._values[:, columns])
+        inside = np.flatnonzero(whole & (counts <= self._limit))
+        if inside.size == 0:
+            return out, found
+        t = counts[inside].astype(np.int64)
+        blocks = t // BLOCK
+        wanted, asked = np.unique(blocks, return_counts=True)
+        for block, times in zip(wanted.tolist(), asked.tolist(), strict=True):
+            values = self._blocks.get(block)
+            if values is None:
+                demand = self._demand.get(block, 0) + times
+                self._demand[block] = demand
+                if demand * _DEMAND_SHARE < _pairs(block):
+                    continue
+                values = self._fill(block)
+            here = inside[blocks == block] if wanted.size > 1 else inside
+            columns = _offset(counts[here].astype(np.int64), sums[here].astype(np.int64), block)
+            out[:, here] = values[:, columns]
+            found[here] = True
+        return out, found
 
-    def known(self, s: float, t: float) -> tuple[float, ...] | None:
-        """The values at one (sum, count) if their row is computed, else None."""
-        if t < self._rows and s.is_integer() and t.is_integer() and 0.0 <= s <= t:
-            column = int(t) * (int(t) + 1) // 2 + int(s)
-            return tuple(self._values[:, column].tolist())
-        return None
-
-    def one(self, s: float, t: float) -> tuple[float, ...]:
-        """The values at one (sum, count)."""
-        if s.is_integer() and t.is_integer() and 0.0 <= s <= t <= self._limit:
-            if t >= self._rows:
-                self._fill(int(t))
-            column = int(t) * (int(t) + 1) // 2 + int(s)
-            return tuple(self._values[:, column].tolist())
-        return tuple(float(v[0]) for v in self._function(np.array([s]), np.array([t])))
-
-    def _fill(self, top: int) -> None:
-        """Compute rows ``_rows`` .. at least ``top`` (a block at a time)."""
-        rows = np.arange(self._rows, min(max(top, self._rows + _BLOCK - 1), self._limit) + 1)
+    def _fill(self, block: int) -> FloatArray:
+        rows = np.arange(block * BLOCK, min((block + 1) * BLOCK, self._limit + 1))
         lengths = rows + 1
         t = np.repeat(rows, lengths)
         s = np.arange(t.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        new = np.stack(self._function(s.astype(np.float64), t.astype(np.float64)))
-        self._values = np.concatenate([self._values, new], axis=1)
-        self._rows = int(rows[-1]) + 1
+        values = np.stack(self._function(s.astype(np.float64), t.astype(np.float64)))
+        self._blocks[block] = values
+        self._demand.pop(block, None)
+        return values
+
+
+def _pairs(block: int) -> int:
+    """Pairs in a block: rows b B .. (b + 1) B - 1 hold t + 1 each."""
+    first = block * BLOCK
+    return BLOCK * first + BLOCK * (BLOCK + 1) // 2
+
+
+def _offset(t: Any, s: Any, block: int) -> Any:
+    """Column of (S, t) in its block (integers, or arrays of them)."""
+    first = block * BLOCK
+    return t * (t + 1) // 2 - first * (first + 1) // 2 + s
 
 
 class CountTable:
@@ -115,8 +151,3 @@ class CountTable:
                 self._function(np.arange(size, dtype=np.float64)), dtype=np.float64
             )
         return self._values[flat.astype(np.int64)].reshape(counts.shape)
-
-
-def _packed_start(t: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Index of (S = 0, count t) in the packed rows."""
-    return np.asarray(t * (t + 1) // 2, dtype=np.int64)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from screener.stats import confseq
-from screener.stats.tables import CountTable, PairTable
+from screener.stats.tables import BLOCK, CountTable, PairTable
 
 
 def _pairs(seed: int, size: int, top: int) -> tuple[np.ndarray, np.ndarray]:
@@ -34,7 +34,7 @@ def test_mixture_lookups_equal_direct_calls(alpha: float) -> None:
         assert (one[0][0], one[1][0]) == (low[index], high[index])
 
 
-def test_a_table_fills_rows_in_blocks_and_keeps_shapes() -> None:
+def test_a_table_fills_a_block_once_it_is_asked_for_enough() -> None:
     calls: list[int] = []
 
     def count_sum(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -42,13 +42,19 @@ def test_a_table_fills_rows_in_blocks_and_keeps_shapes() -> None:
         return sums + 1000.0 * counts, -sums
 
     table = PairTable(count_sum, 2, limit=100)
-    values, negated = table(np.array([2.0]), np.array([3.0]))
-    assert values.tolist() == [3002.0] and negated.tolist() == [-2.0]
-    assert calls == [sum(t + 1 for t in range(32))]  # rows 0..31 in one call
-    table(np.array([0.0, 5.0, 7.5, 3.0]), np.array([0.0, 40.0, 9.0, 200.0]))
-    assert calls[1:] == [2, sum(t + 1 for t in range(32, 64))]  # direct pairs, then a block
-    sums, counts = _pairs(2, 300, 100)
+    block_0 = sum(t + 1 for t in range(BLOCK))  # pairs of counts 0..31
+    for _ in range(block_0 // 16 - 1):  # asked for too seldom yet: computed one by one
+        assert table.known(2.0, 3.0) is None
+    assert calls == []
+    assert table.known(2.0, 3.0) == (3002.0, -2.0)  # now the block is filled, in one call
+    assert calls == [block_0]
+    values, negated = table(np.array([2.0, 5.0, 7.5, 3.0]), np.array([3.0, 40.0, 9.0, 200.0]))
+    assert values.tolist() == [3002.0, 40005.0, 9007.5, 200003.0]
+    assert negated.tolist() == [-2.0, -5.0, -7.5, -3.0]
+    assert calls[1:] == [3]  # 40 (block 1 not asked for enough), 7.5 (graded), 200 (past)
+    sums, counts = _pairs(2, 3_000, 100)
     np.testing.assert_array_equal(table(sums, counts)[0], sums + 1000.0 * counts)
+    assert len(calls) < 8  # blocks 1 to 3 filled along the way
 
 
 def test_a_count_table_grows_and_computes_the_rest_directly() -> None:
