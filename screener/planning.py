@@ -13,7 +13,7 @@ promise on a crowd like this one, not a promise itself.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +77,7 @@ def plan_cost(
     draw: bool = False,
     n_workers: int | None = None,
     processes: int | None = 1,
+    progress: Callable[[int], object] | None = None,
 ) -> CostPlan:
     """Run ``algorithm`` with ``params`` on simulated workers ``runs`` times (seeds ``seed``,
     ``seed + 1``, ...). With ``draw`` each run's ``n_workers`` workers (default: as many as
@@ -84,6 +85,8 @@ def plan_cost(
     they are ``accuracies`` themselves. The runs share ``processes`` processes (default: one,
     this one; None: every CPU, unless the first run shows that all of them take under a
     second here, as ``screener plan`` does); the plan is the same on any number.
+    ``progress`` is called with the number of runs just finished, as they finish (a progress
+    bar's ``update``).
 
     Examples
     --------
@@ -113,7 +116,7 @@ def plan_cost(
         if draw
         else BernoulliRun(algorithm, dict(params), tuple(pool.tolist()))
     )
-    results = _run_all(build, list(range(seed, seed + runs)), processes)
+    results = _run_all(build, list(range(seed, seed + runs)), processes, progress)
     questions = np.zeros((runs, size), dtype=np.int64)
     undecided = np.zeros(runs, dtype=np.int64)
     reasons: list[str] = []
@@ -143,15 +146,18 @@ class _DrawnCrowd:
 
 
 def _run_all(
-    build: BernoulliRun | _DrawnCrowd, seeds: list[int], processes: int | None
+    build: BernoulliRun | _DrawnCrowd,
+    seeds: list[int],
+    processes: int | None,
+    progress: Callable[[int], object] | None,
 ) -> list[Result]:
     if processes is not None:
-        return simulate_many(build, seeds, processes=processes)
+        return simulate_many(build, seeds, processes=processes, progress=progress)
     started = time.perf_counter()
-    first = simulate_many(build, seeds[:1], processes=1)
+    first = simulate_many(build, seeds[:1], processes=1, progress=progress)
     rest_here_seconds = (time.perf_counter() - started) * (len(seeds) - 1)
     here = rest_here_seconds < POOL_START_SECONDS
-    rest = simulate_many(build, seeds[1:], processes=1 if here else None)
+    rest = simulate_many(build, seeds[1:], processes=1 if here else None, progress=progress)
     return first + rest
 
 

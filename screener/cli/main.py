@@ -22,6 +22,7 @@ from typing import Any, NoReturn, TextIO
 
 import click
 from click.core import ParameterSource
+from tqdm.auto import tqdm
 
 from screener._version import DISTRIBUTION
 from screener.algorithms import (
@@ -539,8 +540,11 @@ def plan(
         pool = _choose_pool(pool_file, n_workers, n_outliers, seed, "simulated", {})
         accuracies, draw = list(pool.require_accuracies()), False
     size = n_workers if draw and n_workers else len(accuracies)
-    cost = plan_cost(algorithm, params, accuracies, runs=runs, seed=seed, draw=draw,
-                     n_workers=size, processes=processes)  # fmt: skip
+    quiet = _verbosity() < 0 or not sys.stderr.isatty()
+    with tqdm(total=runs, desc="plan", unit="run", leave=False, disable=quiet,
+              file=sys.stderr) as bar:  # fmt: skip
+        cost = plan_cost(algorithm, params, accuracies, runs=runs, seed=seed, draw=draw,
+                         n_workers=size, processes=processes, progress=bar.update)  # fmt: skip
     summary = {"algorithm": algorithm, "params": params, "workers": size, "seed": seed}
     summary |= cost.summary()
     click.echo(json.dumps(summary, indent=2) if as_json else render_plan(summary))
