@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from screener.algorithms import Algorithm, Decision, Result, create_algorithm
 from screener.errors import ConfigError
 from screener.simulation import BernoulliRun, RewardModel, simulate_many
+from screener.simulation.ksigma_runs import ksigma_runs
 
 __all__ = ["CostPlan", "plan_cost", "render_plan"]
 
@@ -116,7 +117,13 @@ def plan_cost(
         if draw
         else BernoulliRun(algorithm, dict(params), tuple(pool.tolist()))
     )
-    results = _run_all(build, list(range(seed, seed + runs)), processes, progress)
+    seeds = list(range(seed, seed + runs))
+    crowds = np.array([build.means_of(s) for s in seeds])
+    together = ksigma_runs(algorithm, dict(params), crowds, seeds, progress)
+    if together is not None:  # RR and WRR: all the runs as one computation, the same result
+        return CostPlan(algorithm, dict(params), together.questions, together.undecided,
+                        together.stop_reasons)  # fmt: skip
+    results = _run_all(build, seeds, processes, progress)
     questions = np.zeros((runs, size), dtype=np.int64)
     undecided = np.zeros(runs, dtype=np.int64)
     reasons: list[str] = []
@@ -139,10 +146,12 @@ class _DrawnCrowd:
     size: int
     first_seed: int
 
-    def __call__(self, seed: int) -> tuple[Algorithm, RewardModel]:
+    def means_of(self, seed: int) -> tuple[float, ...]:
         rng = np.random.default_rng([self.first_seed, seed - self.first_seed])
-        means = rng.choice(np.asarray(self.pool), size=self.size)
-        return BernoulliRun(self.algorithm, self.params, tuple(means.tolist()))(seed)
+        return tuple(rng.choice(np.asarray(self.pool), size=self.size).tolist())
+
+    def __call__(self, seed: int) -> tuple[Algorithm, RewardModel]:
+        return BernoulliRun(self.algorithm, self.params, self.means_of(seed))(seed)
 
 
 def _run_all(

@@ -170,6 +170,10 @@ class BernoulliRun:
     params: Mapping[str, Any]
     means: tuple[float, ...]
 
+    def means_of(self, seed: int) -> tuple[float, ...]:
+        """The workers' accuracies in the run with ``seed`` (the same in every run)."""
+        return self.means
+
     def __call__(self, seed: int) -> tuple[Algorithm, RewardModel]:
         algorithm = create_algorithm(self.algorithm, len(self.means), {**self.params, "seed": seed})
         return algorithm, BernoulliRewards(self.means, seed=seed)
