@@ -150,3 +150,22 @@ def test_plan_draws_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     piped = _screener("plan", str(pool), "-a", "toloka-rule", "-p", "threshold=0.6",
                       "--runs", "30", cwd=tmp_path)  # fmt: skip
     assert piped.returncode == 0 and piped.stderr == ""  # no bar into a file or a pipe
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "params"),
+    [
+        ("confident-thresholding", {"threshold": 0.6, "eps": 0.1}),
+        ("confident-thresholding", {"threshold": 0.6, "budget": 300, "min_answers": 3}),
+        ("crowd-prior", {"threshold": 0.6}),
+        ("wrr", {"budget": 400}),
+    ],
+)
+def test_a_run_counts_its_undecided_workers_as_its_result_shows_them(
+    algorithm: str, params: dict[str, object]
+) -> None:
+    for seed in range(3):
+        built = create_algorithm(algorithm, 8, {**params, "seed": seed})
+        result = simulate(built, BernoulliRewards(ACCURACIES, seed=seed))
+        shown = sum(w.decision is Decision.UNDECIDED for w in result.workers)
+        assert built.n_undecided() == shown

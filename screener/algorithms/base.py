@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from screener.algorithms import _ledger
 from screener.algorithms._checks import check_count
 from screener.algorithms._signature import parameters
-from screener.algorithms.result import Result, StopReason, Threshold, WorkerResult
+from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
 from screener.errors import (
     ConfigError,
     InvalidRewardError,
@@ -397,6 +397,11 @@ class Algorithm(abc.ABC):
         """An immutable snapshot of the current conclusions (legal at any time)."""
         self._ensure_fresh()
         return self._describe()
+
+    def n_undecided(self) -> int:
+        """How many workers ``result()`` would show undecided (an algorithm whose decisions
+        are at hand counts them without building the result)."""
+        return sum(w.decision is Decision.UNDECIDED for w in self.result().workers)
 
     @property
     def finished(self) -> bool:

@@ -4,10 +4,12 @@ The Beta-mixture sequence's interval at (sum S, count t) is the same for every w
 every run at the same level, and with 0/1 answers S is an integer in [0, t]: so the pairs a
 run meets repeat, across workers and across the runs of a plan. ``PairTable`` keeps the
 values of such a function for t up to ``limit`` in blocks of ``BLOCK`` counts (rows t, each
-with S = 0..t), a block computed whole in one vectorised call once it has been asked for
-often enough to pay for itself (a sixteenth of its pairs): a plan's runs fill the blocks
-they share at once, a single long run rarely fills any. Pairs outside the table (graded
-sums, larger counts, blocks not filled yet) are computed directly.
+with S = 0..t), a block computed whole in one vectorised call once the misses it saw would
+have paid for it: a vectorised call for a few pairs costs about as much as computing
+``_CALL_COST`` pairs in a block (numpy's per-call overhead), a scalar stand-in (the caller's
+own, e.g. ``near_mixture_interval``) about ``_SCALAR_COST``. A plan's runs fill the blocks
+they share at once; a single long run fills few. Pairs outside the table (graded sums,
+larger counts, blocks not filled yet) are computed directly.
 
 The function must be elementwise (an entry never depends on the others in the same call):
 a value read from the table is then exactly the value a direct call would give.
@@ -30,8 +32,9 @@ PairFunction = Callable[[FloatArray, FloatArray], tuple[FloatArray, ...]]
 PAIR_LIMIT = 1023
 #: Counts per block.
 BLOCK = 32
-#: A block is filled once asked for this share of its pairs.
-_DEMAND_SHARE = 16
+#: What a miss costs, in pairs computed in a block: a vectorised call, a scalar stand-in.
+_CALL_COST = 300
+_SCALAR_COST = 15
 
 
 class PairTable:
@@ -44,24 +47,22 @@ class PairTable:
         self._blocks: dict[int, FloatArray] = {}  # block -> (width, pairs) values
         self._demand: dict[int, int] = {}
 
-    def known(self, s: float, t: float) -> tuple[float, ...] | None:
-        """The values at one (sum, count) if its block is filled (filling it when it has been
-        asked for often enough), else None."""
+    def known(self, s: float, t: float, cost: int = _SCALAR_COST) -> tuple[float, ...] | None:
+        """The values at one (sum, count) if its block is filled (filling it once its misses
+        add up; a miss here costs the caller ``cost``), else None."""
         if not (s.is_integer() and t.is_integer() and 0.0 <= s <= t <= self._limit):
             return None
         block = int(t) // BLOCK
         values = self._blocks.get(block)
         if values is None:
-            demand = self._demand.get(block, 0) + 1
-            self._demand[block] = demand
-            if demand * _DEMAND_SHARE < _pairs(block):
+            values = self._miss(block, cost)
+            if values is None:
                 return None
-            values = self._fill(block)
         return tuple(values[:, _offset(int(t), int(s), block)].tolist())
 
     def one(self, s: float, t: float) -> tuple[float, ...]:
         """The values at one (sum, count)."""
-        found = self.known(s, t)
+        found = self.known(s, t, _CALL_COST)
         if found is not None:
             return found
         return tuple(float(v[0]) for v in self._function(np.array([s]), np.array([t])))
@@ -87,20 +88,25 @@ class PairTable:
             return out, found
         t = counts[inside].astype(np.int64)
         blocks = t // BLOCK
-        wanted, asked = np.unique(blocks, return_counts=True)
-        for block, times in zip(wanted.tolist(), asked.tolist(), strict=True):
+        wanted = np.unique(blocks)
+        for block in wanted.tolist():
             values = self._blocks.get(block)
             if values is None:
-                demand = self._demand.get(block, 0) + times
-                self._demand[block] = demand
-                if demand * _DEMAND_SHARE < _pairs(block):
+                values = self._miss(block, _CALL_COST)
+                if values is None:
                     continue
-                values = self._fill(block)
             here = inside[blocks == block] if wanted.size > 1 else inside
             columns = _offset(counts[here].astype(np.int64), sums[here].astype(np.int64), block)
             out[:, here] = values[:, columns]
             found[here] = True
         return out, found
+
+    def _miss(self, block: int, cost: int) -> FloatArray | None:
+        """Count a miss in ``block``; fill it (and return its values) once misses add up to
+        its pairs."""
+        demand = self._demand.get(block, 0) + cost
+        self._demand[block] = demand
+        return self._fill(block) if demand >= _pairs(block) else None
 
     def _fill(self, block: int) -> FloatArray:
         rows = np.arange(block * BLOCK, min((block + 1) * BLOCK, self._limit + 1))
