@@ -214,7 +214,7 @@ class CrowdPrior(ThresholdingAlgorithm):
         self.max_answers = int(max_answers)
         self.bar = (self.threshold - self.lower) / self.width
         self.state = np.zeros(self.n_arms, dtype=np.int8)
-        self.prob_below: FloatArray = np.full(self.n_arms, math.nan)
+        self._prob_below: FloatArray | None = np.full(self.n_arms, math.nan)
         self.decided_at: FloatArray = np.full(self.n_arms, math.nan)
         self.prior = GridPrior.uniform()
         uniform = self.prior
@@ -368,9 +368,20 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     def _refresh(self) -> None:
         super()._refresh()
-        self.prob_below = self.prior.prob_below(
-            self._scaled_successes(), self.stats.count, self.bar
-        )
+        self._prob_below = None  # for the result only: computed when read
+
+    @property
+    def prob_below(self) -> FloatArray:
+        """Each worker's posterior probability of lying below the bar, at the last refresh."""
+        if self._prob_below is None:
+            self._prob_below = self.prior.prob_below(
+                self._scaled_successes(), self.stats.count, self.bar
+            )
+        return self._prob_below
+
+    def n_undecided(self) -> int:
+        # _decide and _decide_unanswered: undecided exactly while the state says so.
+        return int(np.count_nonzero(self.state == _UNDECIDED))
 
     def _condition_met(self) -> bool:
         return bool((self.state != _UNDECIDED).all())
