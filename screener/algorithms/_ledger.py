@@ -72,7 +72,8 @@ class PullLedger:
         return arm
 
     def _allocate_seqs(self, arms: IntArray) -> IntArray:
-        if self._free:
+        # Freed seqs of workers not asked now (e.g. workers gone for good) change nothing.
+        if self._free and np.isin(arms, np.fromiter(self._free, np.int64, len(self._free))).any():
             return self._allocate_seqs_slowly(arms)
         if arms.size == 1:
             seqs = self.next_seq[arms]
