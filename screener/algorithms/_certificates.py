@@ -71,14 +71,21 @@ class Certificates:
         self._rising: list[bool] = []
         self._sums: list[list[float]] = []  # per kept row: [sum, sum of squares]
         self._cached: tuple[float, float, float, float] | None = None
-        #: theta's lower end when last computed exactly, and how far it may have moved since.
-        self._floor, self._drift = math.nan, 0.0
+        #: theta's lower end when last computed exactly, a value it was at most (theta at a
+        #: point of the box), and the drift so far when each was taken (see ``move``).
+        self._floor, self._ceiling, self._drift = math.nan, math.nan, 0.0
+        self._floor_at = self._ceiling_at = 0.0
         self._lipschitz = (1.0 + k * math.sqrt(self.n - 1)) / self.n
         self.resum(means, lows, highs)
 
     def anchor(self, lower_end: float) -> None:
         """theta's lower end as just computed exactly (``KSigmaAlgorithm``)."""
-        self._floor, self._drift = lower_end, 0.0
+        self._floor, self._floor_at = lower_end, self._drift
+        self.cap(lower_end)
+
+    def cap(self, value: float) -> None:
+        """theta at a point of the box now: theta's lower end is at most this."""
+        self._ceiling, self._ceiling_at = value, self._drift
 
     def resum(self, means: FloatArray, lows: FloatArray, highs: FloatArray) -> None:
         centred = means - means.mean()
@@ -150,10 +157,12 @@ class Certificates:
                 return True
             return False if low >= theta + reach + margin else None
         if mean < theta - margin:  # surely below
-            floor = self._floor  # NaN before the first anchor: no comparison holds
-            if high > bottom + margin or high > floor + self._drift + margin:
+            # NaN before the first anchor or cap: no comparison holds.
+            ceiling = self._ceiling + (self._drift - self._ceiling_at)
+            floor = self._floor - (self._drift - self._floor_at)
+            if high > bottom + margin or high > ceiling + margin:
                 return True
-            if high <= theta - reach - margin or high <= floor - self._drift - margin:
+            if high <= theta - reach - margin or high <= floor - margin:
                 return False
             return None
         return True if low < theta - margin and high > theta + margin else None
@@ -168,7 +177,8 @@ class Certificates:
         above = means > theta + margin
         below = means < theta - margin
         straddle = (lows < theta - margin) & (highs > theta + margin)
-        lifted = max(bottom, self._floor + self._drift) if self._floor == self._floor else bottom
+        ceiling = self._ceiling + (self._drift - self._ceiling_at)
+        lifted = min(bottom, ceiling) if ceiling == ceiling else bottom
         sure = np.where(above, lows < top - margin, np.where(below, highs > lifted + margin,
                                                              straddle))  # fmt: skip
         return np.flatnonzero(sure).astype(np.int64)

@@ -191,6 +191,8 @@ class KSigmaAlgorithm(Algorithm):
         self._answered_arms: list[IntArray] = []
         self._certificates: Certificates | None = None
         self._witness = -1  # a worker found surely active at the last check
+        #: Workers below min_answers at the last full refresh (active by rule); None: none.
+        self._held_back: NDArray[np.bool_] | None = None
         self._ends: dict[bool, float] = {}  # ends of theta's interval alone (_threshold_end)
         self._near_band: tuple[float, float] | None = None  # see _clear_of_near_band
         self._available_cache: IntArray | None = None  # the available workers, in index order
@@ -262,9 +264,13 @@ class KSigmaAlgorithm(Algorithm):
 
     @property
     def active(self) -> NDArray[np.bool_]:
-        """Workers whose interval meets theta's (``_activity``), as of the last refresh."""
+        """Workers whose interval meets theta's (``_activity``), as of the last refresh, and
+        those held back (no answers yet, or fewer than min_answers)."""
         if self._active is None:
-            self._active = self._activity()
+            active = self._activity()
+            if self._held_back is not None:
+                active[self._held_back] = True
+            self._active = active
         return self._active
 
     @active.setter
@@ -290,7 +296,7 @@ class KSigmaAlgorithm(Algorithm):
         if certificates.stale:
             certificates.resum(self.means, self._lows, self._highs)
         self._theta = self._active = self._band = self._theta_interval = None
-        self._near_band = None
+        self._near_band = self._held_back = None
         self._ends.clear()
 
     def _move_many(self, moved: IntArray, certificates: Certificates) -> None:
@@ -353,11 +359,11 @@ class KSigmaAlgorithm(Algorithm):
             self._band = (-math.inf, math.inf)
             self.active = np.ones(self.n_arms, dtype=bool)
             return
-        self._theta = self._band = self._theta_interval = None
-        active = self._activity()
-        active[held_back] = True  # unsampled workers, and any below min_answers
-        self.active = active
-        if self.interval == "mixture" and not held_back.any():
+        self._theta = self._band = self._theta_interval = self._active = None
+        self._held_back = held_back
+        if self.interval != "mixture":  # its level moves with every answer: decide now
+            self.active = self.active
+        elif not held_back.any():
             scale = max(self.width, abs(self.lower), abs(self.upper))
             self._certificates = Certificates(self.means, self.lows, self.highs, self.k, scale)
 
@@ -385,6 +391,8 @@ class KSigmaAlgorithm(Algorithm):
         band_low, band_high = self._enclosure()
         if math.isfinite(band_high - band_low):
             reach_high, reach_low = self._box_probes()
+            if self._certificates is not None:
+                self._certificates.cap(reach_low)
             meets = np.where(above, self.lows < reach_high, self.highs > reach_low)
             clear = np.where(above, self.lows >= band_high, self.highs <= band_low)
             if bool((meets | clear)[self._sampled].all()):
@@ -500,6 +508,11 @@ class KSigmaAlgorithm(Algorithm):
     def _someone_active(self, *, among_available: bool) -> bool:
         """Whether some worker (some available worker) is active: a worker surely active
         (``Certificates``) answers it in O(1), else the exact activity does."""
+        held_back = self._held_back
+        if self._active is None and held_back is not None:  # held back: active, by rule
+            reachable = held_back & self.available if among_available else held_back
+            if reachable.any():
+                return True
         certificates = self._certificates
         if self._active is None and certificates is not None:
             witness = self._witness
