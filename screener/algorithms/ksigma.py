@@ -42,12 +42,11 @@ from screener.stats import (
     ksigma_threshold_enclosure,
     ksigma_threshold_end,
     mixture_bounds,
-    mixture_interval,
     normal_quantile,
     round_level,
     scaled_agresti_coull_radius,
 )
-from screener.stats.confseq import tabulated_mixture_bounds
+from screener.stats.confseq import tabulated_mixture_bounds, tabulated_mixture_interval
 from screener.stats.scalar import NEAR, near_mixture_interval
 
 __all__ = ["Direction", "IntervalKind", "KSigmaAlgorithm"]
@@ -332,7 +331,7 @@ class KSigmaAlgorithm(Algorithm):
         m = float(count)
         scaled = min(max((total - self.lower * m) / self.width, 0.0), m)
         level = self.interval_level(self.stats.n_samples)
-        ends = mixture_interval(scaled, m, level, computed_only=True)
+        ends = tabulated_mixture_interval(scaled, m, level)
         if ends is None:  # not looked up yet: near enough for the certificates until read
             ends = near_mixture_interval(scaled, m, level)
             self._inexact.add(arm)

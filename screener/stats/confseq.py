@@ -48,7 +48,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any, Literal, overload
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -67,11 +67,11 @@ __all__ = [
     "log_gamma",
     "max_clearing_count",
     "mixture_bounds",
-    "mixture_interval",
     "mixture_log_inverse",
     "mixture_log_inverse_max",
     "mixture_radius",
     "tabulated_mixture_bounds",
+    "tabulated_mixture_interval",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -207,41 +207,14 @@ def mixture_bounds(
     return low.reshape(t.shape), high.reshape(t.shape)
 
 
-@overload
-def mixture_interval(
-    sum_: float,
-    count: float,
-    alpha: float,
-    prior: tuple[float, float] = ...,
-    *,
-    computed_only: Literal[False] = ...,
-) -> tuple[float, float]: ...
-@overload
-def mixture_interval(
-    sum_: float,
-    count: float,
-    alpha: float,
-    prior: tuple[float, float] = ...,
-    *,
-    computed_only: bool,
-) -> tuple[float, float] | None: ...
-def mixture_interval(
-    sum_: float,
-    count: float,
-    alpha: float,
-    prior: tuple[float, float] = JEFFREYS,
-    *,
-    computed_only: bool = False,
+def tabulated_mixture_interval(
+    sum_: float, count: float, alpha: float, prior: tuple[float, float] = JEFFREYS
 ) -> tuple[float, float] | None:
-    """``mixture_bounds`` of one worker (one sum of rewards in [0, 1], one count), as floats;
-    with ``computed_only``, None unless the value is already in the level's table."""
+    """``mixture_bounds`` of one worker (a sum of rewards in [0, 1], a count) as floats, if
+    the level's table holds it (``tabulated_mixture_bounds`` for one worker), else None."""
     _check_alpha(alpha)
-    table = _bounds_table(alpha, prior)
-    if computed_only:
-        found = table.known(float(sum_), float(count))
-        return None if found is None else (found[0], found[1])
-    low, high = table.one(float(sum_), float(count))
-    return low, high
+    found = _bounds_table(alpha, prior).known(float(sum_), float(count))
+    return None if found is None else (found[0], found[1])
 
 
 def tabulated_mixture_bounds(
