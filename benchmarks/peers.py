@@ -50,7 +50,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks import compiled
 from benchmarks.harness import clock, describe_machine, machine_info, markdown_table, since
 from benchmarks.instances import ksigma_instance
 from screener import BernoulliRewards, simulate
@@ -259,6 +258,8 @@ def _line(row: Row) -> str:
 
 def compiled_rows(scale: float, repeat: int) -> list[list[object]]:
     """RR and LSA asking n at a time beside the compiled loop, n = 200, the same pulls."""
+    from benchmarks import compiled  # numba: the bench extra, only for these rows
+
     compiled.warm_up()
     n = 200
     cases: list[tuple[str, dict[str, Any], FloatArray, Callable[[FloatArray, int], Any]]] = [
