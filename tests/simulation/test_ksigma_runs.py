@@ -70,3 +70,17 @@ def test_a_plan_of_wrr_reads_the_runs_made_one_by_one(draw: bool) -> None:
         algorithm = create_algorithm("wrr", 15, {**params, "seed": seed})
         simulate(algorithm, BernoulliRewards(means, seed=seed))
         assert cost.questions[run].tolist() == algorithm.stats.count.tolist()
+
+
+def test_runs_together_report_each_run_once_as_it_stops() -> None:
+    seeds = list(range(8))
+    means = np.array([_crowd(12, seed) for seed in seeds])
+    stopped: list[int] = []
+    together = ksigma_runs("wrr", {"k": 1.5, "delta": 0.3, "budget": 100_000}, means, seeds,
+                           stopped.append)  # fmt: skip
+    assert together is not None and len(set(together.questions.sum(axis=1).tolist())) > 1
+    assert sum(stopped) == len(seeds) and min(stopped) >= 1
+    assert len(stopped) > 1  # reported as runs stop, not once at the end
+    planned: list[int] = []
+    plan_cost("rr", {"budget": 240}, means[0].tolist(), runs=5, progress=planned.append)
+    assert sum(planned) == 5
