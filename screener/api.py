@@ -3,47 +3,59 @@
 ``run`` blocks until the run stops and works both where no event loop runs (a script) and
 inside one (Jupyter, where the cell's loop is already running: the run then gets its own loop
 in a worker thread, so nothing needs patching); ``arun`` is the same as a coroutine. Both
-validate everything before the first question, journal every answer, and return the result
-with the workers' names and the run id attached (``Result.to_dataframe``, ``Result.to_dict``).
+set the run up as `screener run` does (screener.runs.setup: the same run file, defaults and
+checks), journal every answer, and return the result with the workers' names and the run id
+attached (``Result.to_dataframe``, ``Result.to_dict``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import os
 import tempfile
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from screener.algorithms import Result
 from screener.orchestrator import Progress, RunOptions
+from screener.orchestrator.progress import auto_progress
 from screener.pool import WorkerPool
-from screener.runs.session import RunPlan, default_pool, start_run
+from screener.runs.session import start_run
+from screener.runs.setup import AlgorithmSettings, OracleSettings, RunSettings, set_up_run
 
 __all__ = ["arun", "run"]
 
 
 def run(
-    pool: WorkerPool | None = None,
+    pool: WorkerPool | str | os.PathLike[str] | None = None,
     *,
-    algorithm: str = "wrr",
+    config: str | os.PathLike[str] | None = None,
+    algorithm: str | None = None,
     params: Mapping[str, Any] | None = None,
-    oracle: str = "simulated",
+    top: int | None = None,
+    oracle: str | None = None,
     oracle_options: Mapping[str, Any] | None = None,
     db: str | os.PathLike[str] | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     options: RunOptions | None = None,
-    progress: Progress | None = None,
+    progress: Progress | Literal["auto"] | None = "auto",
 ) -> Result:
     """Screen ``pool`` with ``algorithm`` against ``oracle`` and return the named result.
 
-    ``pool``: the workers (default: the oracle's own: a dataset's, or the 30-worker demo for
-    the simulated oracle; an oracle without workers of its own needs one). ``params``: the
-    algorithm's parameters (``screener algorithms NAME`` lists them).
-    ``db``: the SQLite file (or database URL) the run is journaled in, so that
-    ``screener report RUN_ID --db FILE`` shows it again and ``screener run --resume`` continues
-    it; default: a temporary file, removed afterwards (``result.run_id`` then names nothing).
+    Each argument means what the `screener run` flag of its name means; None is not given.
+    A run file (``config``, TOML as ``--config``) fills in what is not given, screener's
+    defaults the rest (wrr, seed 0, the simulated oracle, ``direction`` low where taken).
+    ``pool``: the workers or a CSV file of them (default: the oracle's own, a dataset's or
+    the 30-worker demo). ``params``: the algorithm's (``screener algorithms NAME``); ``top``:
+    how many workers a top-K algorithm selects (its k). ``options``: all of them win over
+    the run file's [run]. ``db``: the SQLite file or database URL the run is journaled in
+    (``screener report RUN_ID --db FILE`` shows it); default: the run file's, else a
+    temporary file, removed afterwards (``result.run_id`` then names nothing).
+    ``progress``: "auto" shows a tqdm bar of the answers in a notebook or on a terminal
+    (``screener.orchestrator.progress.auto_progress``); None shows nothing.
 
     Examples
     --------
@@ -55,12 +67,11 @@ def run(
     >>> [result.name(w.arm) for w in result.workers if w.decision == "below"]
     ['w06', 'w08', 'w10', 'w11']
 
-    Toloka's rule bans the two spammers (w10, w11: about 50% right) and two good workers
-    (w06, w08: 84% and 82%) that had a bad run of ten answers.
+    Toloka's rule bans both spammers (w10, w11) and two good workers after bad luck (w06, w08).
     """
     coroutine = arun(
-        pool, algorithm=algorithm, params=params, oracle=oracle, oracle_options=oracle_options,
-        db=db, seed=seed, options=options, progress=progress,
+        pool, config=config, algorithm=algorithm, params=params, top=top, oracle=oracle,
+        oracle_options=oracle_options, db=db, seed=seed, options=options, progress=progress,
     )  # fmt: skip
     try:
         asyncio.get_running_loop()
@@ -73,16 +84,18 @@ def run(
 
 
 async def arun(
-    pool: WorkerPool | None = None,
+    pool: WorkerPool | str | os.PathLike[str] | None = None,
     *,
-    algorithm: str = "wrr",
+    config: str | os.PathLike[str] | None = None,
+    algorithm: str | None = None,
     params: Mapping[str, Any] | None = None,
-    oracle: str = "simulated",
+    top: int | None = None,
+    oracle: str | None = None,
     oracle_options: Mapping[str, Any] | None = None,
     db: str | os.PathLike[str] | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     options: RunOptions | None = None,
-    progress: Progress | None = None,
+    progress: Progress | Literal["auto"] | None = "auto",
 ) -> Result:
     """``run`` as a coroutine, for code that already runs an event loop.
 
@@ -98,14 +111,26 @@ async def arun(
     >>> asyncio.run(main()).condition_met
     True
     """
-    chosen = pool if pool is not None else default_pool(oracle, oracle_options or {})
-    plan = RunPlan(
-        pool=chosen, algorithm=algorithm, params=dict(params or {}), oracle=oracle,
-        oracle_options=dict(oracle_options or {}), seed=seed, options=options or RunOptions(),
-    )  # fmt: skip
-    if db is not None:
-        run_id, result = await start_run(plan, os.fspath(db), progress=progress)
-        return result.named(chosen.workers, run_id)
+    if progress == "auto":
+        progress = auto_progress()
+    settings = RunSettings(
+        run_file=_path(config),
+        pool=pool if isinstance(pool, WorkerPool) else _path(pool),
+        algorithm=AlgorithmSettings(name=algorithm, params=dict(params or {}), top=top, seed=seed),
+        oracle=OracleSettings(name=oracle, options=dict(oracle_options or {})),
+        options={} if options is None else dataclasses.asdict(options),
+        db=None if db is None else os.fspath(db),
+    )
+    setup = set_up_run(settings)
+    names = setup.plan.pool.workers
+    if setup.db is not None:
+        run_id, result = await start_run(setup.plan, setup.db, progress=progress)
+        return result.named(names, run_id)
     with tempfile.TemporaryDirectory(prefix="screener-") as folder:
-        run_id, result = await start_run(plan, os.path.join(folder, "run.db"), progress=progress)
-    return result.named(chosen.workers, run_id)
+        path = os.path.join(folder, "run.db")
+        run_id, result = await start_run(setup.plan, path, progress=progress)
+    return result.named(names, run_id)
+
+
+def _path(path: str | os.PathLike[str] | None) -> Path | None:
+    return None if path is None else Path(path)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
 import shutil
 import sys
 import textwrap
@@ -16,6 +15,8 @@ from typing import Any, Literal
 
 from screener.algorithms import Decision, Result, WorkerResult
 from screener.algorithms._checks import check_choice, check_count
+from screener.algorithms.result import WORKER_FIELDS, away
+from screener.journal import Journal
 from screener.pool import WorkerPool
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "render_csv",
     "render_json",
     "render_table",
+    "run_state",
     "shown_workers",
     "terminal_width",
 ]
@@ -38,11 +40,8 @@ Only = Literal["decided", "undecided"]
 #: The choices of ``--only``.
 ONLY: tuple[Only, ...] = ("decided", "undecided")
 
-#: Columns of the CSV report, one row per worker.
-_CSV_COLUMNS = (
-    "rank", "worker", "decision", "leaning", "estimate", "lower", "upper", "pulls", "pending",
-    "score", "reason",
-)  # fmt: skip
+#: Columns of the CSV report, one row per worker (``WORKER_FIELDS`` says what each means).
+_CSV_COLUMNS = tuple(name for name in WORKER_FIELDS if name != "arm")
 
 
 def shown_workers(
@@ -79,10 +78,13 @@ def render_json(
     *,
     only: Only | None = None,
     limit: int | None = None,
+    state: str | None = None,
 ) -> dict[str, Any]:
     """The result as plain data, workers named, ranked (``only`` and ``limit`` as in
-    ``shown_workers``)."""
+    ``shown_workers``), with the status line the table shows (``state`` as in
+    ``describe_status``)."""
     data = result.to_dict()
+    data["status"] = describe_status(result, state)
     shown = {w.arm for w in shown_workers(result, only=only, limit=limit)}
     data["workers"] = [line for line in data["workers"] if line["arm"] in shown]
     for line in data["workers"]:
@@ -100,11 +102,11 @@ def render_csv(
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(_CSV_COLUMNS)
     for w in shown_workers(result, only=only, limit=limit):
-        numbers = (w.estimate, w.lower, w.upper)
+        numbers = (w.estimate, w.lower, w.upper, w.share)
         writer.writerow(
             [w.rank, pool.workers[w.arm], w.decision.value, w.leaning.value,
              *(_csv_float(x) for x in numbers), w.pulls, w.pending,
-             "" if w.score is None else _csv_float(w.score), w.reason]
+             _csv_float(w.score), w.reason]
         )  # fmt: skip
     return out.getvalue()
 
@@ -117,9 +119,11 @@ def render_table(
     width: int | None = None,
     only: Only | None = None,
     limit: int | None = None,
+    state: str | None = None,
 ) -> str:
-    """A ranked report: headline, stopping status, workers per decision, threshold, then one
-    row per worker (``only`` and ``limit`` as in ``shown_workers``).
+    """A ranked report: headline, stopping status (``state`` as in ``describe_status``),
+    workers per decision, threshold, then one row per worker (``only`` and ``limit`` as in
+    ``shown_workers``).
 
     A reason that several listed workers share is printed once, as a numbered note under the
     table. ``width`` (terminal columns; None: no limit) wraps the lines above the table,
@@ -128,7 +132,7 @@ def render_table(
     """
     head = [
         _headline(result, pool, run_id),
-        f"status: {describe_status(result)}",
+        f"status: {describe_status(result, state)}",
         _counts_line(result),
     ]
     if result.threshold is not None:
@@ -146,6 +150,8 @@ def render_table(
     bound = result.extra.get("max_questions_per_worker")
     if bound is not None:
         head.append(f"at most {bound:,} gold questions per worker, by construction")
+    if "estimate" in result.extra:
+        head.append(f"estimate: {result.extra['estimate']}")
     head.extend(_highlights(result, pool))
     shown = shown_workers(result, only=only, limit=limit)
     if len(shown) < len(result.workers):
@@ -176,46 +182,31 @@ def render_comparison(
     return "\n".join(lines)
 
 
-def describe_status(result: Result) -> str:
-    """Whether the run stopped, and if so whether its promise holds, in one sentence."""
-    if result.fixed_budget_spent:
-        return f"budget spent (fixed-budget algorithm): {result.guarantee}"
-    if result.stop_reason is None:
-        return "still running (no stopping condition yet): decisions are provisional"
-    if result.condition_met:
-        promise = result.guarantee or "heuristic stopping rule, no statistical guarantee"
-        levels = [
-            f"{name} = {result.params[name]}"
-            for name in _LEVELS
-            if name in result.params and re.search(rf"\b{name}\b", promise)
-        ]
-        if result.guarantee and levels:
-            promise += f" ({', '.join(levels)})"
-        return f"stopping condition met: {promise}"
-    return (
-        f"CONDITION NOT MET ({result.stop_reason.value}): undecided workers show "
-        "the current best guess under 'leaning'; it carries no guarantee"
-    )
+def describe_status(result: Result, state: str | None = None) -> str:
+    """Whether the run stopped, and if so whether its promise holds, in one sentence
+    (``Result.status``; ``state``: a stored run's lifecycle, see ``run_state``)."""
+    return result.status(state)
+
+
+def run_state(db: str, run_id: str) -> str:
+    """A stored run's lifecycle state, as ``screener runs`` shows it: "finished",
+    "running", "interrupted", "crashed" or "failed: why"."""
+    with Journal(db, create=False) as journal:
+        summary = next(run for run in journal.runs() if run.id == run_id)
+    return summary.status if summary.state == "failed" else summary.state
 
 
 def decision_counts(result: Result) -> dict[str, int]:
     """Workers per decision (each decision the result gives, and undecided always), then, when
     any, how many ran out of gold questions ("exhausted") or left otherwise ("unavailable").
 
-    The last two are read off the reasons, which the algorithms start with "unavailable: ..."
-    where leaving is what the worker's line rests on: a worker decided before it left counts
-    under its decision only.
+    The last two are read off the reasons, which say "unavailable: ..." where leaving is what
+    the worker's line rests on: a worker decided before it left counts under its decision only.
     """
-    decisions = Counter(w.decision for w in result.workers)
-    counts = {d.value: decisions[d] for d in Decision if decisions[d] or d is Decision.UNDECIDED}
-    away = Counter(_away(w.reason) for w in result.workers)
-    counts.update((kind, away[kind]) for kind in ("exhausted", "unavailable") if away[kind])
+    counts = result.counts()
+    gone = Counter(away(w.reason) for w in result.workers)
+    counts.update((kind, gone[kind]) for kind in ("exhausted", "unavailable") if gone[kind])
     return counts
-
-
-#: Parameters that set a promise's error level, named beside it in the status line when the
-#: promise's text uses them.
-_LEVELS = ("delta", "q", "eps")
 
 
 def _listed(shown: int, total: int, only: Only | None, limit: int | None) -> str:
@@ -233,13 +224,6 @@ def _counts_line(result: Result) -> str:
 
 
 _AWAY = ("exhausted", "unavailable")
-
-
-def _away(reason: str) -> str | None:
-    """'exhausted', 'unavailable' or None, read off a worker's reason."""
-    if not reason.startswith("unavailable: "):
-        return None
-    return "exhausted" if reason.startswith("unavailable: exhausted") else "unavailable"
 
 
 def _cell(line: WorkerResult) -> str:
@@ -267,8 +251,15 @@ def _highlights(result: Result, pool: WorkerPool) -> list[str]:
     for decision in shown:
         names = [pool.workers[arm] for arm in sorted(result.arms_with(decision))]
         label = {Decision.OUTLIER: "outliers"}.get(decision, decision.value)
-        lines.append(f"{label}: {', '.join(names) if names else 'none'}")
+        listed = ", ".join(names[:_NAMES]) if names else "none"
+        if len(names) > _NAMES:  # a large crowd: the rows below (or --only decided) list all
+            listed += f" and {len(names) - _NAMES:,} more"
+        lines.append(f"{label}: {listed}")
     return lines
+
+
+#: Most names a headline decision lists above the table.
+_NAMES = 20
 
 
 #: Narrowest worker column a terminal width may squeeze names to, and the room a reason
@@ -352,10 +343,15 @@ def _columns(shown: Sequence[WorkerResult], pool: WorkerPool) -> dict[str, _Colu
         ),
         "estimate": _Column("estimate", [_num(w.estimate) for w in shown], right=True),
         "interval": _Column("interval", [f"[{_num(w.lower)}, {_num(w.upper)}]" for w in shown]),
+        "share": _Column(
+            "share", [_num(math.nan if w.share is None else w.share) for w in shown], right=True
+        ),
         "pulls": _Column("pulls", [f"{w.pulls:,}" for w in shown], right=True),
     }
     if not any(undecided):
         del columns["leaning"]
+    if all(w.share is None for w in shown):
+        del columns["share"]
     return columns
 
 
@@ -387,8 +383,8 @@ def _wrap(line: str, width: int | None) -> list[str]:
     )
 
 
-def _csv_float(value: float) -> str:
-    return repr(float(value)) if math.isfinite(value) else ""
+def _csv_float(value: float | None) -> str:
+    return repr(float(value)) if value is not None and math.isfinite(value) else ""
 
 
 def _num(value: float) -> str:

@@ -22,13 +22,15 @@ LAYERS = (
     "_version",
     "bank",
     "pool",
+    "gate",  # gold or task for each arriving worker: a pure decision object
     "planning",  # what a screening may cost, from simulated runs
     "journal",  # storage
     "oracles",  # answer sources, the http protocol with its client
     "service",  # the reference service serving that protocol
     "orchestrator",
-    "runs",  # stored runs: start, resume, replay, rescore, export
-    "config",
+    "config",  # run files (TOML)
+    "runs",  # stored runs: set up, start, resume, replay, rescore, export
+    "gate_service",  # the gate served over HTTP, every call journaled in a run
     "report",
     "report_html",
     "api",

@@ -1,19 +1,33 @@
-"""The reports: the ranked table (counts, notes, fitted to a width), JSON and CSV."""
+"""The reports: the ranked table (counts, notes, fitted to a width), JSON and CSV; statuses
+that say what ended a run; a result's repr and notebook view."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
+import html
 import io
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from screener import BernoulliRewards, RoundRobin, WeightedRoundRobin, simulate
-from screener.algorithms import Decision, Result, StopReason, WorkerResult
+from screener.algorithms import CrowdPrior, Decision, Result, StopReason, WorkerResult
+from screener.algorithms.result import WORKER_FIELDS
 from screener.algorithms.thresholding import LSA
 from screener.pool import WorkerPool, synthetic_pool
-from screener.report import decision_counts, render_csv, render_json, render_table
+from screener.report import (
+    decision_counts,
+    describe_status,
+    render_csv,
+    render_json,
+    render_table,
+    run_state,
+)
+from screener.runs.session import RunPlan, load_results, start_run
 from screener.simulation.recorded import RecordedRewards
 
 POOL = synthetic_pool(8, 1, seed=5)
@@ -145,7 +159,7 @@ def test_csv_has_one_row_per_worker_under_a_header() -> None:
     result = simulate(algorithm, BernoulliRewards(_means(), 2))
     text = render_csv(result, POOL)
     assert text.splitlines()[0] == (
-        "rank,worker,decision,leaning,estimate,lower,upper,pulls,pending,score,reason"
+        "rank,worker,decision,leaning,estimate,lower,upper,share,pulls,pending,score,reason"
     )
     rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) == len(POOL)
@@ -166,3 +180,76 @@ def test_an_estimated_threshold_is_shown_with_its_interval() -> None:
     t = result.threshold
     assert f"threshold: {t.estimate:.3f}  interval [{t.lower:.3f}, {t.upper:.3f}]" in text
     assert "(given)" not in text
+
+
+def test_a_run_stopped_by_the_per_worker_cap_says_so_not_workers_exhausted() -> None:
+    means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
+    result = simulate(CrowdPrior(6, threshold=0.5, max_answers=60), BernoulliRewards(means, 1))
+    assert result.stop_reason is StopReason.WORKERS_EXHAUSTED  # the case under test
+    stuck = [w for w in result.workers if w.decision is Decision.UNDECIDED]
+    assert stuck and all(w.pulls == 60 for w in stuck)
+    status = render_table(result, _pool(list("abcdef"))).splitlines()[1]
+    assert status.startswith(
+        f"status: CONDITION NOT MET (per-worker question cap reached: {len(stuck)} at the cap "
+        "of 60 questions)"
+    )
+    assert "exhausted" not in status
+
+
+def test_workers_out_of_questions_or_gone_are_told_apart_from_the_cap() -> None:
+    assert MIXED.ending == (
+        "workers exhausted: 1 out of gold questions, 1 left, 2 with nothing left to ask"
+    )
+    out = _result(MIXED.workers[6:7], StopReason.WORKERS_EXHAUSTED)
+    assert out.ending == "workers out of gold questions: 1 out of gold questions"
+
+
+def test_a_leavers_reason_says_unavailable_once() -> None:
+    algorithm = CrowdPrior(3, threshold=0.6)
+    algorithm.set_unavailable(0, "unavailable: worker left")  # as the reference service says
+    algorithm.set_unavailable(1, "no answer to 5 questions in a row")
+    reasons = {w.arm: w.reason for w in algorithm.result().workers}
+    assert reasons[0] == "unavailable: worker left"
+    assert reasons[1] == "unavailable: no answer to 5 questions in a row"
+
+
+async def test_an_interrupted_runs_report_says_interrupted_not_still_running(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "runs.db")
+    plan = RunPlan(synthetic_pool(20, 2, seed=1), "wrr", {}, "simulated",
+                   {"latency": "constant:0.01"}, seed=1)  # fmt: skip
+    task = asyncio.create_task(start_run(plan, db))
+    await asyncio.sleep(0.5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    record, result, _ = load_results(db)
+    assert result.stop_reason is None and result.total_pulls > 0  # stopped mid-run
+    state = run_state(db, record.id)
+    assert state == "interrupted"
+    text = render_table(result, plan.pool, record.id, state=state)
+    assert "status: interrupted (screener run --resume continues it) before its stopping " \
+        "condition" in text and "still running" not in text  # fmt: skip
+    assert render_json(result, plan.pool, state=state)["status"] == describe_status(result, state)
+    assert "not finished" in describe_status(result)  # a live result, no stored state
+
+
+def test_a_results_repr_is_short_and_its_notebook_view_shows_the_first_rows() -> None:
+    pool = synthetic_pool(1000, 10, seed=1)
+    algorithm = CrowdPrior(len(pool), threshold=0.6, max_answers=5)
+    result = simulate(algorithm, BernoulliRewards(pool.require_accuracies(), 1)).named(pool.workers)
+    text = repr(result)
+    assert text.startswith("<Result crowd-prior: 1,000 workers (") and len(text) < 200
+    page = result._repr_html_()
+    assert page.count("<tr>") == 1 + 10 and "990 more" in page
+    assert html.escape(result.ranking[0].reason) in page and html.escape(result.status()) in page
+
+
+def test_every_data_frame_column_is_documented() -> None:
+    result = simulate(LSA(len(POOL), threshold=0.8, budget=200), BernoulliRewards(_means(), 3))
+    frame = result.named(POOL.workers).to_dataframe()
+    assert [frame.index.name, *frame.columns] == list(WORKER_FIELDS)
+    doc = Result.to_dataframe.__doc__ or ""
+    for column in WORKER_FIELDS:
+        assert f"- {column}" in doc, column

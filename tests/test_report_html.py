@@ -25,7 +25,7 @@ from screener import __version__
 from screener.algorithms import create_algorithm
 from screener.journal import EventKind, Journal
 from screener.pool import WorkerPool
-from screener.report_html import run_history
+from screener.report_html import PAGE_SIZE, run_history
 from screener.runs import replay
 from screener.runs.session import load_result
 
@@ -41,6 +41,12 @@ CHROMIUM_FLAGS = (
 #: The initiator the net log gives Chromium's own requests (update checks and the like); a
 #: page's requests carry the page's origin ("null" for a file).
 BROWSER_ITSELF = "not an origin"
+
+
+def plotly_js() -> str:
+    import plotly.offline  # type: ignore[import-untyped]
+
+    return str(plotly.offline.get_plotlyjs())
 
 
 def screener(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -71,6 +77,7 @@ class Page:
     plots: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     plot_text: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     text: list[str] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)  # each table row's cells' text
     links: list[str] = field(default_factory=list)  # every src and href in the DOM
     requests: list[str] = field(default_factory=list)  # what the page asked of the network
 
@@ -82,6 +89,7 @@ class _DomReader(HTMLParser):
         self.section: str | None = None
         self.svg_depth = 0
         self.skip = 0  # inside <script> or <style>
+        self.in_cell = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
@@ -90,6 +98,10 @@ class _DomReader(HTMLParser):
             self.section = values.get("id")
         elif tag in ("script", "style"):
             self.skip += 1
+        elif tag == "tr":
+            self.page.rows.append([])
+        elif tag == "td":
+            self.in_cell = True
         elif tag == "svg":
             self.svg_depth += 1
             if "main-svg" in (values.get("class") or "").split() and self.section:
@@ -100,6 +112,8 @@ class _DomReader(HTMLParser):
             self.section = None
         elif tag in ("script", "style"):
             self.skip -= 1
+        elif tag == "td":
+            self.in_cell = False
         elif tag == "svg":
             self.svg_depth -= 1
 
@@ -107,6 +121,8 @@ class _DomReader(HTMLParser):
         if self.skip or not data.strip():
             return
         self.page.text.append(data.strip())
+        if self.in_cell:
+            self.page.rows[-1].append(data.strip())
         if self.svg_depth and self.section:
             self.page.plot_text[self.section].add(data.strip())
 
@@ -178,7 +194,8 @@ def test_run_and_report_write_the_same_self_contained_page(runs: Runs) -> None:
     written = (runs.folder / "run.html").read_text(encoding="utf-8")
     assert written == (runs.folder / "report.html").read_text(encoding="utf-8")
     assert written.startswith("<!DOCTYPE html>") and 1_000_000 < len(written) < 20_000_000
-    assert "Plotly.newPlot" in written
+    assert "Plotly.newPlot" in written and written.count(plotly_js()) == 1
+    assert str(runs.folder) not in written and "pool.csv" in written  # the file name only
 
 
 def test_a_finished_ksigma_run_draws_every_plot_in_a_browser(
@@ -188,15 +205,16 @@ def test_a_finished_ksigma_run_draws_every_plot_in_a_browser(
     record, result = load_result(str(runs.db), runs.ksigma_id)
     assert result.condition_met
     # Plotly draws each figure into svg.main-svg elements: one figure per plotted section.
-    assert set(page.plots) == {"decided", "answers-over-time", "threshold-over-time"}
+    assert set(page.plots) == {"workers", "answers-over-time", "threshold-over-time"}
     assert all(count >= 1 for count in page.plots.values())
     names = WorkerPool.from_dict(dict(record.pool)).workers
-    assert {names[w.arm] for w in result.workers} <= page.plot_text["decided"]
+    assert {names[w.arm] for w in result.workers} <= page.plot_text["workers"]
     text = " ".join(page.text)
     for words in ("The promise held", "wrr", result.guarantee or "?", "delta = 0.1",
-                  "1 outlier, 10 normal, 0 undecided", "Every worker is decided.",
-                  f"page made by screener {__version__}", "UTC", "simulated"):  # fmt: skip
+                  "1 outlier, 10 normal, 0 undecided", "true accuracy (simulated)",
+                  f"page made by screener {__version__}", "UTC", "workers 1-11 of 11"):  # fmt: skip
         assert words in text, words
+    assert "The crowd at a glance" not in text  # one page of workers needs no summary
     assert page.requests == []
     assert not [link for link in page.links if link.startswith(("http:", "https:", "//"))]
 
@@ -207,7 +225,7 @@ def test_a_budget_cut_gold_run_shows_its_ranking_and_says_the_promise_does_not_h
     page = render(runs.folder / "gold.html", tmp_path, browser)
     _, result = load_result(str(runs.db), runs.gold_id)
     assert not result.condition_met
-    assert {"undecided", "answers-over-time", "gold-ranking"} <= set(page.plots)
+    assert {"workers", "answers-over-time", "gold-ranking"} <= set(page.plots)
     assert "threshold-over-time" not in page.plots  # GOLD estimates no threshold
     text = " ".join(page.text)
     assert "The promise does NOT hold" in text and "budget spent" in text
@@ -260,3 +278,60 @@ def test_without_plotly_html_is_one_line_naming_the_extra(tmp_path: Path) -> Non
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "install crowd-screener[html]" in done.stderr
     assert not (tmp_path / "screener.db").exists()  # refused before the run started
+
+
+def _dataset(name: str) -> Path:
+    folder = os.environ.get("SCREENER_DATA")
+    if not folder:
+        pytest.skip("SCREENER_DATA is not set (the real datasets' folder, e.g. ../shared/data)")
+    return Path(folder) / "gold_answers" / name
+
+
+def test_a_real_dataset_run_names_every_worker_and_labels_the_truth_by_its_source(
+    browser: str, tmp_path: Path
+) -> None:
+    """Zheng_d_Duck's workers have numeric ids: each is a category of the plot's axis, not a
+    number on it, and the truth shown is the dataset's own share, said so."""
+    path = _dataset("Zheng_d_Duck.csv")
+    db, page_file = tmp_path / "runs.db", tmp_path / "duck.html"
+    screener("run", "--oracle", "dataset", "-O", f"path={path}", "-O", "replacement=false",
+             "-a", "crowd-prior", "-p", "threshold=0.6", "--db", str(db), "-q",
+             "--html", str(page_file))  # fmt: skip
+    written = page_file.read_text(encoding="utf-8")
+    assert str(path.parent) not in written and path.name in written
+    page = render(page_file, tmp_path, browser)
+    _, result = load_result(str(db), None)
+    names = worker_pool_names(db)
+    assert all(name.isdigit() for name in names) and len(names) <= PAGE_SIZE
+    assert set(names) <= page.plot_text["workers"]  # every name is a tick label
+    text = " ".join(page.text)
+    assert "share correct over all its answers in the dataset" in text
+    assert "(simulated)" not in text and "still running" not in text
+    assert sorted(row[1] for row in page.rows if row) == sorted(names)  # a table row each
+    assert result.total_pulls > 0 and page.requests == []
+
+
+def worker_pool_names(db: Path) -> tuple[str, ...]:
+    record, _ = load_result(str(db), None)
+    return WorkerPool.from_dict(dict(record.pool)).workers
+
+
+def test_a_thousand_workers_get_a_summary_a_paged_plot_and_a_compact_page(
+    browser: str, tmp_path: Path
+) -> None:
+    pool = tmp_path / "pool.csv"
+    rows = "".join(f"w{i:04d},{0.5 if i % 10 == 0 else 0.85}\n" for i in range(1000))
+    pool.write_text(f"worker,accuracy\n{rows}", encoding="utf-8")
+    page_file = tmp_path / "big.html"
+    screener("run", str(pool), "-a", "crowd-prior", "-p", "threshold=0.6", "-q",
+             "--db", str(tmp_path / "runs.db"), "--html", str(page_file))  # fmt: skip
+    written = page_file.read_text(encoding="utf-8")
+    data = len(written.encode()) - len(plotly_js().encode())
+    print(f"1,000 workers: page {len(written.encode()):,} bytes, {data:,} without plotly.js")
+    assert data < 1_000_000
+    page = render(page_file, tmp_path, browser)
+    assert page.plots["summary"] >= 1 and page.plots["workers"] >= 1
+    text = " ".join(page.text)
+    assert f"workers 1-{PAGE_SIZE} of 1000" in text and "Decided workers" in text
+    shown = {name for name in page.plot_text["workers"] if name.startswith("w")}
+    assert len(shown) == PAGE_SIZE  # one page of workers drawn, not a thousand rows

@@ -61,6 +61,10 @@ class PullLedger:
         self.size = end
         return first, seqs
 
+    def grow(self, count: int) -> None:
+        """Make room for ``count`` more arms (workers who joined), none asked yet."""
+        self.next_seq = np.concatenate([self.next_seq, np.zeros(count, dtype=np.int64)])
+
     def mark(self, pull_ids: IntArray, state: int) -> None:
         self._state[pull_ids] = state
 

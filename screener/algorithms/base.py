@@ -200,6 +200,14 @@ class Algorithm(abc.ABC):
     guarantee: ClassVar[str | None] = None
     #: Smallest pool the algorithm is defined for.
     min_workers: ClassVar[int] = 1
+    #: Why the algorithm needs its roster fixed when it starts; None when workers may join,
+    #: leave and come back mid-run (``add_workers``, ``set_unavailable``, ``set_available``).
+    fixed_roster: ClassVar[str | None] = (
+        "its decisions are defined relative to the whole crowd it started with"
+    )
+    #: True when a decided worker keeps its decision for the rest of the run (it can be acted
+    #: on at once); False when decisions are provisional until the run stops.
+    decisions_final: ClassVar[bool] = False
     #: No worker is decided before it has this many answers. Fixed-confidence algorithms take
     #: it as a parameter (``_set_min_answers``); 1 is the papers' behaviour.
     min_answers: int = 1
@@ -381,6 +389,114 @@ class Algorithm(abc.ABC):
         return True
 
     @final
+    def add_workers(self, count: int = 1) -> IntArray:
+        """Workers who joined mid-run: ``count`` new arms, numbered after the existing ones
+        (returned), asked and decided like the others from now on. A run that had stopped
+        because every worker was decided, or none could be asked, is open again; a spent
+        budget stays spent. An algorithm that needs a fixed roster refuses, saying why, and
+        changes nothing.
+
+        Examples
+        --------
+        >>> from screener.algorithms import CrowdPrior
+        >>> algorithm = CrowdPrior(2, threshold=0.6)
+        >>> algorithm.add_workers(2).tolist(), algorithm.n_arms
+        ([2, 3], 4)
+        """
+        if self.fixed_roster is not None:
+            raise ConfigError(
+                f"{self.name} needs a fixed roster: {self.fixed_roster}",
+                "screen an open pool against a bar: crowd-prior, confident-thresholding, "
+                "fdr-thresholding, toloka-rule, quiz or lsa",
+            )
+        check_count("count", count, 1, "add at least one worker")
+        self._check_joining(count)
+        first = self.n_arms
+        arms = np.arange(first, first + count, dtype=np.int64)
+        self.n_arms += count
+        self.stats.grow(count)
+        self.pending = np.concatenate([self.pending, np.zeros(count, dtype=np.int64)])
+        self.available = np.concatenate([self.available, np.ones(count, dtype=bool)])
+        self._ledger.grow(count)
+        self._on_joined(arms)
+        self._dirty = True
+        self._reopen()
+        return arms
+
+    @final
+    def set_available(self, arm: int) -> None:
+        """A worker who left (``set_unavailable``) came back: it may be asked again. Only for
+        algorithms whose workers may come and go (``fixed_roster`` is None).
+
+        Examples
+        --------
+        >>> from screener.algorithms import CrowdPrior
+        >>> algorithm = CrowdPrior(3, threshold=0.6)
+        >>> algorithm.set_unavailable(1, "worker left")
+        >>> algorithm.set_available(1)
+        >>> bool(algorithm.available[1]), algorithm.unavailable_reason
+        (True, {})
+        """
+        if not 0 <= arm < self.n_arms:
+            raise ConfigError(f"no worker with index {arm} (pool has {self.n_arms})")
+        if self.fixed_roster is not None:
+            raise ConfigError(
+                f"{self.name} needs a fixed roster: {self.fixed_roster}",
+                "a worker who left stays gone for it; screen open pools with crowd-prior",
+            )
+        if self.available[arm]:
+            return
+        self.available[arm] = True
+        del self.unavailable_reason[arm]
+        self._dirty = True
+        self._on_returned(arm)
+        self._reopen()
+
+    @final
+    def ask_for(self, arm: int, *, audit: bool = False) -> Ask:
+        """One pull of worker ``arm``, if the algorithm would use its answer now: the question
+        a stream asks when that worker arrives ("a gold question for this one?"). WAIT when it
+        would not (the worker is decided, at its bound, waiting for an answer in flight, or
+        gone), DONE when the run has stopped. Replays like ``ask``: the same calls in the same
+        order give the same pulls. ``audit``: a question to a worker already decided, whose
+        answer the method may use to reconsider it (only where ``_audits`` says so).
+
+        Examples
+        --------
+        >>> from screener.algorithms import CrowdPrior
+        >>> algorithm = CrowdPrior(3, threshold=0.6)
+        >>> ask = algorithm.ask_for(2)
+        >>> ask.state.value, ask.arms.tolist(), ask.seqs.tolist()
+        ('pull', [2], [0])
+        """
+        if not 0 <= arm < self.n_arms:
+            raise ConfigError(f"no worker with index {arm} (pool has {self.n_arms})")
+        if self._stop_reason is not None:
+            return Ask(AskState.DONE)
+        self._before_ask()
+        ask = self._next_ask_for(arm, audit)
+        self._on_asked_for(ask)
+        return ask
+
+    def _next_ask_for(self, arm: int, audit: bool) -> Ask:
+        self._ensure_fresh()
+        if self._condition_met() and not audit:
+            return self._stop(StopReason.CONDITION_MET)
+        if self.budget is not None and self.budget - self.stats.n_samples - self.n_pending <= 0:
+            return self._stop(StopReason.BUDGET_SPENT) if self.n_pending == 0 else _WAIT
+        retried = arm in self._retry
+        if retried:
+            self._retry.remove(arm)
+        elif not (self.available[arm] and (self._audits(arm) if audit else self._wants(arm))):
+            return _WAIT
+        arms = np.array([arm], dtype=np.int64)
+        first, seqs = self._ledger.append(arms)
+        self.pending[arm] += 1
+        arms.flags.writeable = False
+        seqs.flags.writeable = False
+        return Ask(AskState.PULL, first, arms, seqs)
+
+    @final
     def set_unavailable(self, arm: int, reason: str) -> None:
         """The worker left or ran out of gold questions: never ask for it again."""
         if not 0 <= arm < self.n_arms:
@@ -473,6 +589,30 @@ class Algorithm(abc.ABC):
     def _on_unavailable(self, arm: int) -> None:  # noqa: B027
         """After ``arm`` became unavailable."""
 
+    def _on_returned(self, arm: int) -> None:  # noqa: B027
+        """After ``arm``, which had left, came back (open rosters only)."""
+
+    def _on_asked_for(self, ask: Ask) -> None:
+        """After every ``ask_for``, whatever it returned (as ``_on_asked`` after ``ask``)."""
+        self._on_asked(ask)
+
+    def _on_joined(self, arms: IntArray) -> None:  # noqa: B027
+        """After ``arms`` joined (open rosters only): grow the per-worker state to
+        ``n_arms``; the base class has grown the statistics, ledger and availability."""
+
+    def _check_joining(self, count: int) -> None:  # noqa: B027
+        """Refuse ``count`` more workers where the promise was spread over a set number."""
+
+    def _wants(self, arm: int) -> bool:
+        """Whether one more question to available worker ``arm`` now could serve the
+        decisions (``ask_for``). Open-roster algorithms say when; by default, never."""
+        return False
+
+    def _audits(self, arm: int) -> bool:
+        """Whether an audit question to decided worker ``arm`` (``ask_for(arm, audit=True)``)
+        would be used: by default, never (decisions are final)."""
+        return False
+
     @abc.abstractmethod
     def _refresh(self) -> None:
         """Recompute estimates and the stopping condition from the answers so far."""
@@ -524,6 +664,12 @@ class Algorithm(abc.ABC):
             self._refresh()
             self._dirty = False
 
+    def _reopen(self) -> None:
+        """A worker joined or came back: a run stopped for want of undecided or askable
+        workers may go on (a spent budget stays spent)."""
+        if self._stop_reason in (StopReason.CONDITION_MET, StopReason.WORKERS_EXHAUSTED):
+            self._stop_reason = None
+
     def _stop(self, reason: StopReason) -> Ask:
         self._stop_reason = reason
         self._retry.clear()
@@ -563,7 +709,10 @@ class Algorithm(abc.ABC):
 
     def _availability_reason(self, arm: int) -> str | None:
         reason = self.unavailable_reason.get(arm)
-        return None if reason is None else f"unavailable: {reason}"
+        if reason is None:
+            return None
+        # Said once: an answer source's own reason may already start with the word.
+        return f"unavailable: {reason.removeprefix('unavailable').lstrip(': ') or 'left'}"
 
 
 def _count_into(counts: IntArray, arms: IntArray) -> None:

@@ -52,10 +52,10 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_choice, check_count
+from screener.algorithms._checks import check_choice, check_count, check_flag
 from screener.algorithms.base import IntArray
 from screener.algorithms.result import Decision, Result
-from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm
+from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm, _grown
 from screener.errors import ConfigError
 from screener.stats.prior import (
     GridPrior,
@@ -78,6 +78,7 @@ ROBUST_LEVEL = 0.95
 _UNDECIDED = 0
 _BANNED = 1
 _ACCEPTED = 2
+_VERDICTS = np.array([0, -1, 1], dtype=np.int8)  # verdicts() by state
 
 
 class CrowdPrior(ThresholdingAlgorithm):
@@ -93,7 +94,11 @@ class CrowdPrior(ThresholdingAlgorithm):
     prior), ``robust`` (level of the hyperparameter region every posterior-mode decision must
     hold over; default 0.95 with the Beta prior, 0 otherwise; cost mode takes none),
     ``pilot`` (how many workers, chosen at random by ``seed``, are screened before the others
-    may be decided on the fitted prior alone; default none: everyone gets ``min_answers``).
+    may be decided on the fitted prior alone; default none: everyone gets ``min_answers``),
+    ``reconsider`` (answers to audit questions, ``ask_for(arm, audit=True)``, of an accepted
+    worker are judged too, and ban it when all its answers call for a ban under the same
+    rule, each ban keeping the promise; those of an undecided worker at ``max_answers`` may
+    decide it: audits go past that bound; default off: decisions are final).
 
     Schedule: one question in flight per worker (the decision follows each answer), fewest
     answers first, ties to the lowest index; decided workers and workers at ``max_answers``
@@ -125,6 +130,7 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     name = "crowd-prior"
     fixed_budget = False
+    decisions_final = True
     needs_answers = False
     pull_each_first = False
     guarantee: ClassVar[str | None] = (
@@ -159,6 +165,7 @@ class CrowdPrior(ThresholdingAlgorithm):
         contamination: float = 0.0,
         robust: float | None = None,
         pilot: int | None = None,
+        reconsider: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(n_workers, threshold=threshold, **kwargs)
@@ -204,6 +211,7 @@ class CrowdPrior(ThresholdingAlgorithm):
                     "give min_answers=3 (the default), or drop pilot",
                 )
         self.pilot = pilot
+        self.reconsider = check_flag("reconsider", reconsider)
         self.q = float(q)
         self.costs = (
             None
@@ -214,7 +222,7 @@ class CrowdPrior(ThresholdingAlgorithm):
         self.max_answers = int(max_answers)
         self.bar = (self.threshold - self.lower) / self.width
         self.state = np.zeros(self.n_arms, dtype=np.int8)
-        self._prob_below: FloatArray | None = np.full(self.n_arms, math.nan)
+        self._prob_below: FloatArray | None = None  # computed when read (``prob_below``)
         self.decided_at: FloatArray = np.full(self.n_arms, math.nan)
         self.prior = GridPrior.uniform()
         uniform = self.prior
@@ -242,6 +250,10 @@ class CrowdPrior(ThresholdingAlgorithm):
         return self.prior_family if name == "prior" else super()._param_value(name)
 
     # ------------------------------------------------------------------ decisions
+    def scaled_successes(self) -> FloatArray:
+        """Each worker's successes on [0, 1] (fractional for graded answers)."""
+        return self._scaled_successes()
+
     def _scaled_successes(self) -> FloatArray:
         counts = self.stats.count
         return np.asarray((self.stats.total - self.lower * counts) / self.width)
@@ -262,8 +274,7 @@ class CrowdPrior(ThresholdingAlgorithm):
             if self.piloting:
                 length = min(length, max(1, int(self._pilot_open().sum()) - 1))
             stop = min(arms.size, start + length)
-            runs = ArmRuns(arms[start:stop])
-            successes, counts = self._counts_after(runs, rewards[start:stop])
+            successes, counts = self._counts_after(arms[start:stop], rewards[start:stop])
             self.stats.update_many(arms[start:stop], rewards[start:stop])
             self._since_refit += stop - start
             if stop - start == refit_in:  # the stretch's last answer completes the period
@@ -289,11 +300,38 @@ class CrowdPrior(ThresholdingAlgorithm):
         self.piloting = False
         self._period = self.n_arms
         self._refit()
-        if not prior_identified(self.stats.count) or not self._prior_alone_decides():
+        self._judge_unasked(np.flatnonzero(~self.in_pilot & (self.state == _UNDECIDED)))
+
+    def _judge_unasked(self, arms: IntArray) -> None:
+        """Decide workers without answers on the crowd prior alone, where it settles them."""
+        if arms.size == 0 or not prior_identified(self.stats.count):
             return
-        outside = np.flatnonzero(~self.in_pilot & (self.state == _UNDECIDED))
-        zeros = np.zeros(outside.size)
-        self._judge(outside, zeros, zeros.astype(np.int64))
+        if not self._prior_alone_decides():
+            return
+        zeros = np.zeros(arms.size)
+        self._judge(arms, zeros, zeros.astype(np.int64))
+
+    # ------------------------------------------------------------------- open pools
+    def _on_joined(self, arms: IntArray) -> None:
+        """A newcomer is one of the pilot's workers while the pilot has room (or when there
+        is no pilot: everyone then gets ``min_answers``); after that it is judged on the
+        prior fitted so far before its first question, and from its own answers with no
+        minimum. While a pilot of the starting roster runs, newcomers wait with the other
+        workers outside it."""
+        super()._on_joined(arms)
+        count = arms.size
+        self.state = _grown(self.state, count, _UNDECIDED)
+        self.decided_at = _grown(self.decided_at, count, math.nan)
+        room = count if self.pilot is None else max(0, self.pilot - int(self.in_pilot.sum()))
+        joins_pilot = np.arange(count) < room
+        if self.piloting:  # a pilot of the starting roster is running: it is full
+            joins_pilot[:] = False
+        self.in_pilot = np.concatenate([self.in_pilot, joins_pilot])
+        minimum = np.where(joins_pilot, self.min_answers, 0).astype(np.int64)
+        self.min_counts = np.concatenate([self.min_counts, minimum])
+        if not self.piloting:
+            self._period = self.n_arms
+            self._judge_unasked(arms[~joins_pilot])
 
     def _prior_alone_decides(self) -> bool:
         """Cost mode: whether every Beta prior of the 95% likelihood-ratio region (as
@@ -315,9 +353,14 @@ class CrowdPrior(ThresholdingAlgorithm):
             self._end_pilot()
 
     def _counts_after(
-        self, runs: ArmRuns, rewards: FloatArray
+        self, arms: IntArray, rewards: FloatArray
     ) -> tuple[FloatArray, NDArray[np.int64]]:
         """Each answer's worker's (scaled successes, count) just after it, in answer order."""
+        if arms.size == 1:  # one answer (a stream's): no grouping to do
+            count = self.stats.count[arms] + 1
+            total = self.stats.total[arms] + rewards
+            return (total - self.lower * count) / self.width, count
+        runs = ArmRuns(arms)
         arms = runs.arms_of_rows
         counts = self.stats.count[arms] + runs.rank + 1
         totals = self.stats.total[arms] + runs.cumsum(rewards[runs.order])
@@ -341,15 +384,20 @@ class CrowdPrior(ThresholdingAlgorithm):
         if self.costs is not None:
             self.table = stopping_table(
                 self.prior, self.bar, self.costs, horizon=self.max_answers,
-                min_answers=int(self.min_counts.min()),
+                min_answers=int(self.min_counts.min(initial=self.min_answers)),
             )  # fmt: skip
 
     def _judge(self, arms: IntArray, successes: FloatArray, counts: NDArray[np.int64]) -> None:
-        """Decide each undecided worker at the first of its answers here that allows it."""
-        open_ = (self.state[arms] == _UNDECIDED) & (counts >= self.min_counts[arms])
+        """Decide each undecided worker at the first of its answers here that allows it (and,
+        with ``reconsider``, ban an accepted one whose answers, audits included, now call
+        for a ban under the same rule)."""
+        state = self.state[arms]
+        accepted = state == _ACCEPTED if self.reconsider else np.zeros(arms.size, dtype=bool)
+        open_ = ((state == _UNDECIDED) | accepted) & (counts >= self.min_counts[arms])
         if not open_.any():
             return
         arms, successes, counts = arms[open_], successes[open_], counts[open_]
+        accepted = accepted[open_]
         p_bad = self.prior.prob_below(successes, counts, self.bar)
         if self.table is None and self.robust:
             lowest, highest = self.region.prob_below_range(successes, counts, self.bar)
@@ -360,6 +408,7 @@ class CrowdPrior(ThresholdingAlgorithm):
         else:
             action = self.table.lookup(successes, counts)[0]
             ban, accept = action == StoppingTable.BAN, action == StoppingTable.ACCEPT
+        accept &= ~accepted  # an accepted worker reconsidered can only be banned
         decided = np.flatnonzero(ban | accept)
         _, first = np.unique(arms[decided], return_index=True)
         rows = decided[first]
@@ -368,15 +417,15 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     def _refresh(self) -> None:
         super()._refresh()
-        self._prob_below = None  # for the result only: computed when read
+        self._prob_below = None
 
     @property
     def prob_below(self) -> FloatArray:
-        """Each worker's posterior probability of lying below the bar, at the last refresh."""
+        """Each worker's probability of being under the bar under the fitted prior (read
+        by the result only, so computed when read, not after every answer)."""
         if self._prob_below is None:
-            self._prob_below = self.prior.prob_below(
-                self._scaled_successes(), self.stats.count, self.bar
-            )
+            successes, counts = self._scaled_successes(), self.stats.count
+            self._prob_below = self.prior.prob_below(successes, counts, self.bar)
         return self._prob_below
 
     def n_undecided(self) -> int:
@@ -385,6 +434,20 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     def _condition_met(self) -> bool:
         return bool((self.state != _UNDECIDED).all())
+
+    def _audits(self, arm: int) -> bool:
+        """With ``reconsider``, an accepted worker's audit answers may still ban it, and an
+        undecided one at ``max_answers`` may still be decided by them."""
+        state = int(self.state[arm])
+        at_cap = state == _UNDECIDED and self.stats.count[arm] >= self.max_answers
+        return self.reconsider and (state == _ACCEPTED or at_cap)
+
+    def _decided_now(self) -> NDArray[np.bool_]:
+        return np.asarray(self.state != _UNDECIDED)
+
+    def verdicts(self) -> NDArray[np.int8]:
+        """+1 accepted, -1 banned, 0 undecided (decisions are final, answers or none)."""
+        return _VERDICTS[self.state]
 
     def _undecided_under_bound(self) -> NDArray[np.bool_]:
         return np.asarray((self.state == _UNDECIDED) & (self.stats.count < self.max_answers))
@@ -412,10 +475,19 @@ class CrowdPrior(ThresholdingAlgorithm):
     def _above(self) -> NDArray[np.bool_]:
         return np.asarray(self.prob_below < 0.5, dtype=np.bool_)
 
+    def _posterior(self) -> FloatArray:
+        """Each worker's posterior weights on the prior's grid (the prior itself without
+        answers)."""
+        return self.prior.posterior(self._scaled_successes(), self.stats.count)
+
+    def _estimate(self) -> tuple[FloatArray, FloatArray | None]:
+        """The posterior mean, with the worker's own share correct beside it."""
+        mean = self._posterior() @ self.prior.grid
+        return self.lower + self.width * mean, self.means
+
     def _interval(self) -> tuple[FloatArray, FloatArray]:
         """A central posterior interval of probability 1 - 2q (posterior mode's q)."""
-        posterior = self.prior.posterior(self._scaled_successes(), self.stats.count)
-        cumulative = np.cumsum(posterior, axis=1)
+        cumulative = np.cumsum(self._posterior(), axis=1)
         grid = self.prior.grid
         low = grid[np.minimum((cumulative < self.q).sum(axis=1), grid.size - 1)]
         high = grid[np.minimum((cumulative < 1.0 - self.q).sum(axis=1), grid.size - 1)]
@@ -423,21 +495,62 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     def _decide(self, arm: int, leaning: Decision) -> tuple[Decision, str]:
         state = int(self.state[arm])
-        p_bad = float(self.decided_at[arm]) if state != _UNDECIDED else float(self.prob_below[arm])
-        evidence = f"P(below {self.threshold:g}) = {p_bad:.3f} under the crowd prior"
-        if state != _UNDECIDED and self.stats.count[arm] == 0:
-            evidence += ", on the prior alone (no question asked)"
-        if state == _BANNED:
-            return Decision.BELOW, f"banned: {evidence}"
-        if state == _ACCEPTED:
-            return Decision.ABOVE, f"accepted: {evidence}"
-        why = evidence
+        if state != _UNDECIDED:
+            banned = state == _BANNED
+            evidence = self._decided_evidence(float(self.decided_at[arm]), banned)
+            if self.stats.count[arm] == 0:
+                evidence += ", on the prior alone (no question asked)"
+            verdict = (Decision.BELOW, "banned") if banned else (Decision.ABOVE, "accepted")
+            return verdict[0], f"{verdict[1]}: {evidence}"
+        why = [self._open_evidence(arm)]
+        if self.stats.count[arm] < self.min_counts[arm]:
+            why.append(f"fewer than min_answers = {self.min_answers} answers")
         if self.stats.count[arm] >= self.max_answers:
-            why += f"; at the bound of {self.max_answers} questions"
+            why.append(f"at the cap of {self.max_answers} questions")
         unavailable = self._availability_reason(arm)
         if unavailable is not None:
-            why += f"; {unavailable}"
-        return Decision.UNDECIDED, why
+            why.append(unavailable)
+        return Decision.UNDECIDED, "; ".join(why)
+
+    def _below(self) -> str:
+        return f"P(below {self.threshold:g})"
+
+    def _decided_evidence(self, p_bad: float, banned: bool) -> str:
+        """The condition that decided: the probability it held at (the worst case over the
+        region when robust) against the level it had to clear."""
+        if self.costs is not None:
+            return (
+                f"the Bayes-optimal stopping rule under the costs decided "
+                f"({self._below()} = {p_bad:.3f} under the fitted crowd prior)"
+            )
+        need = f">= {1.0 - self.q:g}" if banned else f"<= {self.q:g}"
+        if self.robust:
+            bound = "at least" if banned else "at most"
+            return (
+                f"{self._below()} {bound} {p_bad:.3f} under every crowd prior the answers "
+                f"allow (needs {need})"
+            )
+        return f"{self._below()} = {p_bad:.3f} under the fitted crowd prior (needs {need})"
+
+    def _open_evidence(self, arm: int) -> str:
+        """Why an undecided worker is not decided yet, in the terms its decision would take."""
+        p_bad = float(self.prob_below[arm])
+        if self.costs is not None:
+            return (
+                f"the stopping rule asks for more answers ({self._below()} = {p_bad:.3f} "
+                "under the fitted crowd prior)"
+            )
+        levels = f"a ban needs >= {1.0 - self.q:g}, an acceptance <= {self.q:g}"
+        if not self.robust:
+            return f"{self._below()} = {p_bad:.3f} under the fitted crowd prior: {levels}"
+        successes = self._scaled_successes()[arm : arm + 1]
+        lowest, highest = self.region.prob_below_range(
+            successes, self.stats.count[arm : arm + 1], self.bar
+        )
+        return (
+            f"{self._below()} from {lowest[0]:.3f} to {highest[0]:.3f} over the crowd "
+            f"priors the answers allow: {levels} under all of them"
+        )
 
     def _decide_unanswered(self, arm: int) -> tuple[Decision, str]:
         if self.state[arm] == _UNDECIDED:
@@ -452,6 +565,11 @@ class CrowdPrior(ThresholdingAlgorithm):
         result = super()._describe()
         extra = {
             **result.extra,
+            "estimate": (
+                "posterior mean under the fitted crowd prior, with its central "
+                f"{1.0 - 2.0 * self.q:.0%} posterior interval; share: the worker's own "
+                "share of answers right"
+            ),
             "prior_mean": self.lower + self.width * self.prior.mean(),
             "prior_share_below": float(self.prior.weights[self.prior.grid < self.bar].sum()),
             "expected_wrong_bans": float(np.nansum(1.0 - self.decided_at[self.state == _BANNED])),

@@ -20,7 +20,13 @@ from numpy.typing import NDArray
 
 from screener.algorithms.base import Ask, IntArray
 from screener.algorithms.result import Decision, Result
-from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm
+from screener.algorithms.thresholding import (
+    FloatArray,
+    ThresholdingAlgorithm,
+    _check_max_workers,
+    _grown,
+    _refuse_past_roster,
+)
 from screener.algorithms.topk import water_fill
 from screener.errors import ConfigError
 from screener.stats import BettingEProcess, e_bh
@@ -127,9 +133,11 @@ class FDRThresholding(ThresholdingAlgorithm):
         q: float = 0.1,
         eps: float = 0.0,
         min_answers: int = 1,
+        max_workers: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(n_workers, **kwargs)
+        self.max_workers = _check_max_workers(max_workers, self.n_arms)
         if not 0.0 < q < 1.0:
             raise ConfigError(f"q must lie in (0, 1), got {q}", "try q=0.1")
         if not (math.isfinite(eps) and eps >= 0.0):
@@ -158,6 +166,36 @@ class FDRThresholding(ThresholdingAlgorithm):
         self.accepted = self.settled_above.copy()
         self.log_e_below: FloatArray = np.zeros(self.n_arms)
         self.log_e_above: FloatArray = np.zeros(self.n_arms)
+
+    # ------------------------------------------------------------------- open pools
+    @property
+    def _roster(self) -> int:
+        """The n of e-BH: ``max_workers`` in an open pool (workers yet to join count with
+        e-value 0, so the lists stay valid whoever joins), else the pool."""
+        return self.n_arms if self.max_workers is None else self.max_workers
+
+    def _check_joining(self, count: int) -> None:
+        _refuse_past_roster(self.name, self.max_workers, self.n_arms + count)
+
+    def _on_joined(self, arms: IntArray) -> None:
+        super()._on_joined(arms)
+        count = arms.size
+        self.evidence.grow(count)
+        for name in ("settled_below", "settled_above", "banned", "accepted"):
+            setattr(self, name, _grown(getattr(self, name), count, False))
+        self.log_e_below = _grown(self.log_e_below, count, 0.0)
+        self.log_e_above = _grown(self.log_e_above, count, 0.0)
+
+    def _on_asked_for(self, ask: Ask) -> None:
+        """A stream's question for one worker settles the lists like any ask that does not
+        wait: it is journaled, so a replay settles at the same moment."""
+        self.settled_below |= self.banned
+        self.settled_above |= self.accepted
+
+    def verdicts(self) -> NDArray[np.int8]:
+        """+1 settled accepted, -1 settled banned, 0 otherwise (only settled lists are final)."""
+        self._ensure_fresh()
+        return np.select([self.settled_below, self.settled_above], [-1, 1], 0).astype(np.int8)
 
     @property
     def decided(self) -> BoolArray:
@@ -199,14 +237,19 @@ class FDRThresholding(ThresholdingAlgorithm):
         may_accept = eligible & ~self.settled_below
         e_below, e_above = _exp(self.log_e_below), _exp(self.log_e_above)
         while True:
-            banned = e_bh(np.where(may_ban, e_below, 0.0), self.q)
-            accepted = e_bh(np.where(may_accept, e_above, 0.0), self.q)
+            banned = self._e_bh(np.where(may_ban, e_below, 0.0))
+            accepted = self._e_bh(np.where(may_accept, e_above, 0.0))
             both = banned & accepted
             if not both.any():
                 return banned, accepted
             goes_above = both & (self.log_e_above >= self.log_e_below)
             may_ban &= ~goes_above
             may_accept &= ~(both & ~goes_above)
+
+    def _e_bh(self, e_values: FloatArray) -> BoolArray:
+        """e-BH at level q over the roster (absent workers: e-value 0)."""
+        absent = np.zeros(self._roster - self.n_arms)
+        return e_bh(np.concatenate([e_values, absent]), self.q)[: self.n_arms]
 
     def _condition_met(self) -> bool:
         return bool(self.decided.all())
@@ -228,7 +271,7 @@ class FDRThresholding(ThresholdingAlgorithm):
     def _cut(self, members: BoolArray) -> float:
         """``n / (q k)`` for a list of k members: the e-value every member reaches."""
         k = int(members.sum())
-        return self.n_arms / (self.q * k) if k else math.inf
+        return self._roster / (self.q * k) if k else math.inf
 
     def _decide(self, arm: int, leaning: Decision) -> tuple[Decision, str]:
         for members, decision, verb, log_e in (

@@ -290,6 +290,10 @@ class GOLD(Algorithm):
 
     name = "gold"
     min_workers: ClassVar[int] = 3
+    fixed_roster: ClassVar[str | None] = (
+        "an (eps, rho)-outlier is an outlier against the whole crowd's accuracies, so a "
+        "worker who joins changes who the outliers are"
+    )
     guarantee: ClassVar[str | None] = (
         "if an (eps, rho)-outlier group exists, with probability at least 1 - delta every "
         "member ranks before every normal worker"

@@ -135,6 +135,10 @@ class KSigmaAlgorithm(Algorithm):
     """
 
     min_workers: ClassVar[int] = 2
+    fixed_roster: ClassVar[str | None] = (
+        "its threshold theta = mean + k sigma is taken over the whole crowd, so a worker who "
+        "joins moves theta and every earlier decision with it"
+    )
     guarantee: ClassVar[str | None] = (
         "the outlier set is exactly right with probability at least 1 - delta"
     )

@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from screener.algorithms._checks import check_count
 from screener.algorithms.base import IntArray
 from screener.algorithms.result import Decision
-from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm
+from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm, _grown
 from screener.errors import ConfigError
 
 __all__ = ["PlatformRule", "Quiz", "TolokaRule"]
@@ -81,6 +81,7 @@ class PlatformRule(ThresholdingAlgorithm):
     """
 
     fixed_budget: ClassVar[bool] = False
+    decisions_final: ClassVar[bool] = True
     pull_each_first: ClassVar[bool] = False
     needs_answers: ClassVar[bool] = False
 
@@ -93,6 +94,18 @@ class PlatformRule(ThresholdingAlgorithm):
         #: Workers with answers since their horizon was last worked out: only a window with
         #: room reads horizons, so they are computed then, not on every answer.
         self._horizons_stale = np.ones(self.n_arms, dtype=np.bool_)
+
+    def verdicts(self) -> NDArray[np.int8]:
+        """+1 accepted, -1 banned, 0 undecided: the rule's decisions, final when taken."""
+        return self.verdict.copy()
+
+    def _on_joined(self, arms: IntArray) -> None:
+        super()._on_joined(arms)
+        count = arms.size
+        self.verdict = _grown(self.verdict, count, _UNDECIDED)
+        self._answers_seen += [0] * count
+        self._horizons = _grown(self._horizons, count, 0)
+        self._horizons_stale = _grown(self._horizons_stale, count, True)
 
     @property
     @abc.abstractmethod
@@ -151,20 +164,23 @@ class PlatformRule(ThresholdingAlgorithm):
 
     # ------------------------------------------------------------------------- result
     def _above(self) -> NDArray[np.bool_]:
-        """Leaning: the rule's decision; an undecided worker leans ABOVE (never banned)."""
-        return np.asarray(self.verdict != _BELOW)
+        """Leaning: the rule's decision; an undecided worker leans the way its share correct
+        so far lies against the bar."""
+        return np.asarray(np.where(self.decided, self.verdict == _ABOVE, super()._above()))
 
     def _decide(self, arm: int, leaning: Decision) -> tuple[Decision, str]:
         if self.verdict[arm] != _UNDECIDED:
             return leaning, self.verdict_reason[arm]
         seen = self._answers_seen[arm]
+        total = float(self.stats.total[arm]) - self.lower * seen
         reason = f"undecided after {seen} answer{'s' if seen != 1 else ''}"
+        reason += f", {total / self.width:g} right"
         unavailable = self._availability_reason(arm)
         if unavailable is not None:
             reason += f" ({unavailable})"
         elif self.finished:
             reason += f" ({self.stop_reason})"
-        return Decision.UNDECIDED, reason + "; leaning above: the platform keeps it (no ban)"
+        return Decision.UNDECIDED, reason + "; the platform keeps a worker until the rule fires"
 
 
 class TolokaRule(PlatformRule):
@@ -251,6 +267,10 @@ class TolokaRule(PlatformRule):
     @property
     def max_answers(self) -> int:
         return self.accept_after
+
+    def _on_joined(self, arms: IntArray) -> None:
+        super()._on_joined(arms)
+        self._recent += [deque(maxlen=self.window) for _ in range(arms.size)]
 
     def _bans(self, count: int, recent: deque[float]) -> bool:
         """The rule's ban: enough answers, and the share correct in the window under the bar."""
@@ -357,6 +377,10 @@ class Quiz(PlatformRule):
     @property
     def max_answers(self) -> int:
         return self.quiz_size + self.hidden
+
+    def _on_joined(self, arms: IntArray) -> None:
+        super()._on_joined(arms)
+        self._totals += [0.0] * arms.size
 
     def _fires(self, count: int, total: float) -> bool:
         """The quiz is graded at Q answers (failed under the bar, else passed when there are

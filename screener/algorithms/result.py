@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import html
 import json
 import math
+import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -15,7 +18,7 @@ from screener.errors import ConfigError
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Decision", "Result", "StopReason", "Threshold", "WorkerResult"]
+__all__ = ["WORKER_FIELDS", "Decision", "Result", "StopReason", "Threshold", "WorkerResult"]
 
 
 class Decision(enum.StrEnum):
@@ -81,11 +84,14 @@ class Threshold:
 
 @dataclass(frozen=True, slots=True)
 class WorkerResult:
-    """One worker's line in a result.
+    """One worker's line in a result (``WORKER_FIELDS`` says what each field means).
 
     ``decision`` is only OUTLIER/NORMAL/... when the algorithm's own evidence supports it;
     ``leaning`` is the current best answer even when it does not (for reports under a spent
-    budget). ``score`` is the algorithm's ranking key where it has one (GOLD's round).
+    budget). ``estimate`` and ``[lower, upper]`` are numbers of one kind: the interval is
+    the estimate's, and holds it. ``share`` is the worker's own share correct when the
+    estimate is another kind of number (crowd-prior's posterior mean), else None.
+    ``score`` is the algorithm's ranking key where it has one (GOLD's round).
 
     Examples
     --------
@@ -108,6 +114,7 @@ class WorkerResult:
     reason: str
     rank: int
     score: float | None = None
+    share: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -115,6 +122,7 @@ class WorkerResult:
             "estimate": _json_float(self.estimate),
             "lower": _json_float(self.lower),
             "upper": _json_float(self.upper),
+            "share": None if self.share is None else _json_float(self.share),
             "pulls": self.pulls,
             "pending": self.pending,
             "decision": self.decision.value,
@@ -192,6 +200,50 @@ class Result:
         budget cut a fixed-confidence run, the workers ran out of questions) or is running."""
         return self.condition_met or self.fixed_budget_spent
 
+    @property
+    def ending(self) -> str | None:
+        """What ended the run, in words (None while it runs): the stop reason, with "workers
+        exhausted" told apart by what stopped the undecided workers being asked: the
+        per-worker question cap, running out of gold questions, or leaving."""
+        if self.stop_reason is not StopReason.WORKERS_EXHAUSTED:
+            return None if self.stop_reason is None else self.stop_reason.value
+        cap = self.extra.get("max_questions_per_worker")
+        stuck = Counter(_stuck(w, cap) for w in self.workers if w.decision is Decision.UNDECIDED)
+        labels = {
+            "cap": (f"at the cap of {cap} questions", "per-worker question cap reached"),
+            "exhausted": ("out of gold questions", "workers out of gold questions"),
+            "unavailable": ("left", "workers left"),
+            "other": ("with nothing left to ask", "workers exhausted"),
+        }
+        parts = [f"{stuck[kind]:,} {labels[kind][0]}" for kind in labels if stuck[kind]]
+        title = labels[next(iter(stuck))][1] if len(stuck) == 1 else "workers exhausted"
+        return f"{title}: {', '.join(parts)}" if parts else title
+
+    def status(self, state: str | None = None) -> str:
+        """Whether the run stopped, and if so whether its promise holds, in one sentence.
+
+        ``state``: a stored run's lifecycle when it has not finished ("running",
+        "interrupted", "crashed" or "failed: why", as ``screener runs`` shows); None for a
+        result read from a live algorithm."""
+        if self.fixed_budget_spent:
+            return f"budget spent (fixed-budget algorithm): {self.guarantee}"
+        if self.stop_reason is None:
+            return f"{_unfinished(state)} before its stopping condition: decisions are provisional"
+        if self.condition_met:
+            promise = self.guarantee or "heuristic stopping rule, no statistical guarantee"
+            levels = [
+                f"{name} = {self.params[name]}"
+                for name in _LEVELS
+                if name in self.params and re.search(rf"\b{name}\b", promise)
+            ]
+            if self.guarantee and levels:
+                promise += f" ({', '.join(levels)})"
+            return f"stopping condition met: {promise}"
+        return (
+            f"CONDITION NOT MET ({self.ending}): undecided workers show "
+            "the current best guess under 'leaning'; it carries no guarantee"
+        )
+
     def arms_with(self, decision: Decision) -> tuple[int, ...]:
         return tuple(w.arm for w in self.workers if w.decision is decision)
 
@@ -256,10 +308,44 @@ class Result:
         except (ValueError, TypeError, KeyError, AttributeError):
             return None
 
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{n:,} {name}" for name, n in self.counts().items())
+        run = f", run {self.run_id}" if self.run_id else ""
+        ending = self.ending or "not finished"
+        return (
+            f"<Result {self.algorithm}: {len(self.workers):,} workers ({counts}); "
+            f"{ending}; {self.total_pulls:,} answers{run}>"
+        )
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the status and counts, then the first ``HTML_ROWS`` workers."""
+        return result_html(self)
+
+    def counts(self) -> dict[str, int]:
+        """Workers per decision: each decision the result gives, and undecided always."""
+        decisions = Counter(w.decision for w in self.workers)
+        return {d.value: decisions[d] for d in Decision if decisions[d] or d is Decision.UNDECIDED}
+
     def to_dataframe(self) -> pandas.DataFrame:
-        """One row per worker, ranked (pandas, the optional ``crowd-screener[pandas]`` extra):
-        worker name (when named), arm, decision, leaning, estimate, interval, questions
-        answered and pending, rank, score and the reason."""
+        """One row per worker, ranked, indexed by rank (pandas, the optional
+        ``crowd-screener[pandas]`` extra). The columns (``WORKER_FIELDS``):
+
+        - rank (the index): the position in the algorithm's ranking, from 1
+        - worker: the worker's name (None when the result is not named)
+        - arm: the worker's position in the pool, from 0 (the bandit's arm)
+        - decision: what the algorithm concluded, or "undecided"
+        - leaning: the side the answers lean to so far (no guarantee)
+        - estimate: the worker's accuracy (mean reward) as the algorithm estimates it
+        - lower: the low end of the estimate's interval (the same kind of number)
+        - upper: its high end (lower <= estimate <= upper)
+        - share: the share of its answers that were right, where the estimate is another
+          number (crowd-prior's posterior mean); else None
+        - pulls: gold questions answered
+        - pending: gold questions asked, not answered yet
+        - score: the algorithm's ranking key, where it has one: the estimate's distance from
+          the threshold or bar (k-sigma, thresholding), the terminal round (GOLD)
+        - reason: the condition that decided, or what is missing
+        """
         try:
             import pandas
         except ImportError:
@@ -272,14 +358,97 @@ class Result:
         return frame.set_index("rank")
 
 
-_FRAME_COLUMNS = (
-    "worker", "arm", "decision", "leaning", "estimate", "lower", "upper", "pulls", "pending",
-    "rank", "score", "reason",
-)  # fmt: skip
-
+#: What each column of a worker's line means, in the order tables show them (the data frame
+#: and the CSV report).
+WORKER_FIELDS: Mapping[str, str] = {
+    "rank": "position in the algorithm's ranking, from 1 (the data frame's index)",
+    "worker": "the worker's name",
+    "arm": "the worker's position in the pool, from 0 (the bandit's arm)",
+    "decision": "what the algorithm concluded, or undecided",
+    "leaning": "the side the answers lean to so far, for a worker not decided (no guarantee)",
+    "estimate": "the worker's accuracy (mean reward) as the algorithm estimates it",
+    "lower": "lower end of the estimate's interval (the same kind of number)",
+    "upper": "upper end of the estimate's interval",
+    "share": "the share of its answers that were right, where the estimate is another number",
+    "pulls": "gold questions answered",
+    "pending": "gold questions asked and not answered yet",
+    "score": (
+        "the algorithm's ranking key, where it has one: the estimate's distance from the "
+        "threshold or bar (k-sigma, thresholding), the terminal round (GOLD)"
+    ),
+    "reason": "the condition that decided, or what is missing",
+}
+_FRAME_COLUMNS = tuple(WORKER_FIELDS)
+#: Workers a notebook shows under the summary.
+HTML_ROWS = 10
+#: Parameters that set a promise's error level, named beside it in the status line when the
+#: promise's text uses them.
+_LEVELS = ("delta", "q", "eps")
 
 #: Bump when ``Result.to_json``'s layout changes: older stored results are then rebuilt.
-_JSON_FORMAT = 1
+#: 2: workers carry ``share``, and crowd-prior's estimate is its posterior mean.
+_JSON_FORMAT = 2
+
+
+def away(reason: str) -> str | None:
+    """'exhausted' (out of gold questions), 'unavailable' (left otherwise) or None, read off
+    a worker's reason: the algorithms say "unavailable: ..." where leaving is part of it."""
+    if "unavailable: " not in reason:
+        return None
+    return "exhausted" if "unavailable: exhausted" in reason else "unavailable"
+
+
+def _stuck(line: WorkerResult, cap: object) -> str:
+    """Why an undecided worker was not asked again: 'cap', 'exhausted', 'unavailable', 'other'."""
+    if isinstance(cap, int) and line.pulls >= cap:
+        return "cap"
+    return away(line.reason) or "other"
+
+
+def _unfinished(state: str | None) -> str:
+    """How a stored run that did not finish stopped, from its lifecycle state."""
+    if state is None:
+        return "not finished"
+    if state.startswith("failed"):
+        return f"failed ({state.removeprefix('failed').lstrip(': ') or 'an error'})"
+    return {
+        "running": "still running",
+        "interrupted": "interrupted (screener run --resume continues it)",
+        "crashed": "crashed (screener run --resume continues it)",
+    }.get(state, state)
+
+
+def result_html(result: Result) -> str:
+    """The summary and the first ``HTML_ROWS`` workers as a small HTML fragment."""
+    counts = ", ".join(f"{n:,} {name}" for name, n in result.counts().items())
+    head = (
+        f"<b>{html.escape(result.algorithm)}</b>: {len(result.workers):,} workers ({counts}), "
+        f"{result.total_pulls:,} answers"
+        + (f", run <code>{html.escape(result.run_id)}</code>" if result.run_id else "")
+    )
+    columns = ("rank", "worker", "decision", "estimate", "interval", "pulls", "reason")
+    rows = []
+    for w in result.ranking[:HTML_ROWS]:
+        decision = w.decision.value
+        if w.decision is Decision.UNDECIDED and w.leaning is not Decision.UNDECIDED:
+            decision += f" (leaning {w.leaning.value})"
+        cells = (
+            w.rank, result.name(w.arm) or w.arm, decision, _fixed(w.estimate),
+            f"[{_fixed(w.lower)}, {_fixed(w.upper)}]", w.pulls, w.reason,
+        )  # fmt: skip
+        rows.append("".join(f"<td>{html.escape(str(c))}</td>" for c in cells))
+    more = len(result.workers) - HTML_ROWS
+    tail = f"<p>… {more:,} more (<code>to_dataframe()</code> has them all)</p>" if more > 0 else ""
+    return (
+        f"<div><p>{head}<br>{html.escape(result.status())}</p><table>"
+        f"<tr>{''.join(f'<th>{c}</th>' for c in columns)}</tr>"
+        + "".join(f"<tr>{row}</tr>" for row in rows)
+        + f"</table>{tail}</div>"
+    )
+
+
+def _fixed(value: float) -> str:
+    return f"{value:.3f}" if math.isfinite(value) else "-"
 
 
 def _worker_from_record(record: dict[str, Any]) -> WorkerResult:

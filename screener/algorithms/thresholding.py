@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_budget_given, check_choice, check_delta
+from screener.algorithms._checks import check_budget_given, check_choice, check_count, check_delta
 from screener.algorithms.base import Algorithm, IntArray
 from screener.algorithms.result import Decision, Result, Threshold, WorkerResult
 from screener.errors import ConfigError
@@ -82,7 +82,10 @@ class ThresholdingAlgorithm(Algorithm):
     Threshold(estimate=0.6, lower=0.6, upper=0.6)
     """
 
-    min_workers: ClassVar[int] = 1
+    #: An open pool may start empty and take its workers as they join.
+    min_workers: ClassVar[int] = 0
+    #: Each worker is judged against the bar on its own answers, so workers may join.
+    fixed_roster: ClassVar[str | None] = None
     #: True when the run length is the budget (then a budget is required).
     fixed_budget: ClassVar[bool] = True
     pull_each_first: ClassVar[bool] = True
@@ -117,6 +120,41 @@ class ThresholdingAlgorithm(Algorithm):
     def _refresh(self) -> None:
         self.means = self.stats.means()
         self.gaps = np.abs(self.means - self.threshold)
+
+    # ------------------------------------------------------------------- open pools
+    def verdicts(self) -> NDArray[np.int8]:
+        """Per worker, what the result would say of it now: +1 decided ABOVE the bar, -1
+        decided BELOW, 0 undecided; without building the result. A fixed-budget method
+        decides everyone at the end of its budget, no one before."""
+        self._ensure_fresh()
+        decided = self._decided_now()
+        above = np.where(self._above(), 1, -1).astype(np.int8)
+        return np.where(decided & (self.stats.count > 0), above, 0).astype(np.int8)
+
+    def explain(self, arm: int) -> str:
+        """Why worker ``arm`` stands where ``verdicts`` puts it: the reason its result line
+        would give, without building the result."""
+        self._ensure_fresh()
+        if self.stats.count[arm] == 0:
+            return self._decide_unanswered(arm)[1]
+        leaning = Decision.ABOVE if self._above()[arm] else Decision.BELOW
+        return self._decide(arm, leaning)[1]
+
+    def _decided_now(self) -> NDArray[np.bool_]:
+        """Which workers' decisions are taken (the fixed-budget classification: at the end)."""
+        done = self.stop_reason is not None
+        return np.full(self.n_arms, done, dtype=bool)
+
+    def _wants(self, arm: int) -> bool:
+        """The index policy's own test: the worker's priority is finite at its effective
+        count (a decided worker, one at its bound or waiting for answers is held back)."""
+        one = np.array([arm], dtype=np.int64)
+        effective = (self.stats.count[one] + self.pending[one]).astype(np.float64)
+        return bool(self._priority(one, effective)[0] < math.inf)
+
+    def _on_joined(self, arms: IntArray) -> None:
+        self.means = _grown(self.means, arms.size, math.nan)
+        self.gaps = _grown(self.gaps, arms.size, math.nan)
 
     def _condition_met(self) -> bool:
         return False  # fixed budget: the base stops with BUDGET_SPENT
@@ -235,6 +273,11 @@ class ThresholdingAlgorithm(Algorithm):
         """The classification rule: ABOVE iff the estimate is at least the bar."""
         return np.asarray(self.means >= self.threshold)
 
+    def _estimate(self) -> tuple[FloatArray, FloatArray | None]:
+        """Per-arm estimate shown in the result (NaN: none), and each arm's share correct
+        when the estimate is another kind of number (None: the estimate is that share)."""
+        return self.means, None
+
     def _interval(self) -> tuple[FloatArray, FloatArray]:
         """Per-arm interval shown in the result (informational Hoeffding, pointwise)."""
         radius = hoeffding_radius(self.stats.count, INFO_LEVEL, self.width)
@@ -262,28 +305,34 @@ class ThresholdingAlgorithm(Algorithm):
 
     def _describe(self) -> Result:
         above = self._above()
+        estimates, shares = self._estimate()
         lows, highs = self._interval()
         counts = self.stats.count
+        # Without an estimate (no answers), the interval is the whole reward range.
+        known = np.isfinite(estimates)
+        lows = np.where(known, np.maximum(lows, self.lower), self.lower)
+        highs = np.where(known, np.minimum(highs, self.upper), self.upper)
         lines: list[WorkerResult] = []
         for arm in range(self.n_arms):
             pending = int(self.pending[arm])
+            estimate = float(estimates[arm]) if known[arm] else math.nan
+            low, high = float(lows[arm]), float(highs[arm])
+            share = None if shares is None else float(shares[arm]) if counts[arm] else math.nan
             if counts[arm] == 0:
                 decision, reason = self._decide_unanswered(arm)
                 lines.append(
                     WorkerResult(
-                        arm, math.nan, self.lower, self.upper, 0, pending,
-                        decision, decision, reason, 0,
+                        arm, estimate, low, high, 0, pending, decision, decision, reason, 0,
+                        share=share,
                     )
                 )  # fmt: skip
                 continue
             leaning = Decision.ABOVE if above[arm] else Decision.BELOW
             decision, reason = self._decide(arm, leaning)
-            mean = float(self.means[arm])
             lines.append(
                 WorkerResult(
-                    arm, mean, max(float(lows[arm]), self.lower),
-                    min(float(highs[arm]), self.upper), int(counts[arm]), pending,
-                    decision, leaning, reason, 0, mean - self.threshold,
+                    arm, estimate, low, high, int(counts[arm]), pending, decision, leaning,
+                    reason, 0, estimate - self.threshold, share,
                 )
             )  # fmt: skip
         ranked = sorted(lines, key=_rank_key)
@@ -294,6 +343,37 @@ class ThresholdingAlgorithm(Algorithm):
             threshold=Threshold(theta, theta, theta),
             extra={"threshold": theta, "fixed_budget": self.fixed_budget},
         )
+
+
+def _check_max_workers(max_workers: int | None, n_workers: int) -> int | None:
+    """An open pool's roster for spreading an error level: at least the starting pool."""
+    if max_workers is None:
+        return None
+    return check_count(
+        "max_workers", max_workers, max(n_workers, 1),
+        "give the most workers the pool may ever hold (delta or q is spread over them)",
+    )  # fmt: skip
+
+
+def _refuse_past_roster(name: str, max_workers: int | None, wanted: int) -> None:
+    """Workers join only while the roster an error level was spread over has room."""
+    if max_workers is None:
+        raise ConfigError(
+            f"{name} spreads its error level over the workers it started with, so no "
+            "worker can join",
+            "give max_workers (-p max_workers=N): the most workers the pool may ever hold",
+        )
+    if wanted > max_workers:
+        raise ConfigError(
+            f"{name} spreads its error level over max_workers = {max_workers} workers: "
+            f"{wanted} would break its promise",
+            "start a new run with a larger max_workers",
+        )
+
+
+def _grown(array: NDArray[Any], count: int, fill: Any) -> NDArray[Any]:
+    """A per-worker array with ``count`` new workers' entries (``fill``) after it."""
+    return np.concatenate([array, np.full(count, fill, dtype=array.dtype)])
 
 
 def _rank_key(line: WorkerResult) -> tuple[float, int]:
@@ -480,10 +560,17 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         eps: float = 0.0,
         min_answers: int = 1,
         schedule: ConfidentSchedule = "settle",
+        max_workers: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(n_workers, **kwargs)
         check_delta(delta, suggestion=0.05)
+        self.max_workers = _check_max_workers(max_workers, self.n_arms)
+        if self._roster == 0:
+            raise ConfigError(
+                f"{self.name} starting with no workers needs max_workers",
+                "give the most workers the pool may ever hold, e.g. max_workers=1000",
+            )
         check_choice("interval", interval, CONFIDENT_INTERVALS)
         check_choice("schedule", schedule, ("settle", "evidence"))
         if not (isinstance(eps, int | float) and math.isfinite(eps) and 0 <= eps < self.width):
@@ -498,8 +585,8 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         self.eps = float(eps)
         self.min_answers = int(min_answers)
         self.schedule: ConfidentSchedule = schedule
-        #: Each worker's share of delta (the shares sum to delta).
-        self.worker_level = self.delta / self.n_arms
+        #: Each worker's share of delta (the shares sum to delta over the roster).
+        self.worker_level = self.delta / self._roster
         self._low_bar = max((self.threshold - self.eps - self.lower) / self.width, 0.0)
         self._high_bar = min((self.threshold + self.eps - self.lower) / self.width, 1.0)
         self._betting: BettingCS | None = None
@@ -522,6 +609,29 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         self._clear_hopeful = np.full(self.n_arms, math.inf)
         self._seen = np.full(self.n_arms, -1, dtype=np.int64)
         self._max_questions = self._bound_on_questions()
+
+    @property
+    def _roster(self) -> int:
+        """The workers delta is spread over: ``max_workers`` in an open pool, else the pool."""
+        return self.n_arms if self.max_workers is None else self.max_workers
+
+    def _check_joining(self, count: int) -> None:
+        _refuse_past_roster(self.name, self.max_workers, self.n_arms + count)
+
+    def _on_joined(self, arms: IntArray) -> None:
+        super()._on_joined(arms)
+        count = arms.size
+        if self._betting is not None and self._betting_at_bars is not None:
+            self._betting.grow(count)
+            self._betting_at_bars.grow(count)
+        self.decided_above = _grown(self.decided_above, count, False)
+        self.decided_below = _grown(self.decided_below, count, False)
+        self._clear_plugin = _grown(self._clear_plugin, count, math.inf)
+        self._clear_hopeful = _grown(self._clear_hopeful, count, math.inf)
+        self._seen = _grown(self._seen, count, -1)
+
+    def _decided_now(self) -> NDArray[np.bool_]:
+        return self.decided
 
     def worker_levels(self) -> dict[str, float]:
         """How each worker's share ``delta / n`` is split between the sequences its
@@ -546,12 +656,12 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         """KL-form budget of the decisions: ``{q : t D(S/t, q) <= b}`` (rewards in [0, 1];
         for "betting" the mixture backstop's)."""
         if self.interval in ("kl", "hoeffding"):
-            return anytime_log_inverse(counts, self.delta, self.n_arms)
+            return anytime_log_inverse(counts, self.delta, self._roster)
         return mixture_log_inverse(sums, counts, self._mixture_level)
 
     def _log_inverse_max(self, counts: FloatArray) -> FloatArray:
         if self.interval in ("kl", "hoeffding"):
-            return anytime_log_inverse(counts, self.delta, self.n_arms)
+            return anytime_log_inverse(counts, self.delta, self._roster)
         return mixture_log_inverse_max(counts, self._mixture_level)
 
     def _schedule_log_inverse(self, sums: FloatArray, counts: FloatArray) -> FloatArray:
@@ -659,7 +769,7 @@ class ConfidentThresholding(ThresholdingAlgorithm):
     def _clearing_key(self) -> _ClearingKey:
         """Everything ``t*`` depends on besides the worker's answers."""
         if self.interval in ("kl", "hoeffding"):
-            family: tuple[float, ...] = (self.delta, float(self.n_arms))
+            family: tuple[float, ...] = (self.delta, float(self._roster))
         else:
             family = (self.worker_level if self.interval == "betting" else self._mixture_level,)
         centre = (self.threshold - self.lower) / self.width
@@ -697,7 +807,7 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         """The "evidence" schedule: least evidence first, and whether the worker's projected
         interval (at count ``effective``) already clears."""
         if self.interval == "hoeffding":
-            radii = anytime_radius(effective, self.delta, self.n_arms, self.width)
+            radii = anytime_radius(effective, self.delta, self._roster, self.width)
             means = self.means[arms]
             keys = np.maximum(
                 means - (self.threshold - self.eps), (self.threshold + self.eps) - means
@@ -722,7 +832,7 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         for the result: the decisions test the bars directly)."""
         counts = self.stats.count
         if self.interval == "hoeffding":
-            radii = anytime_radius(counts, self.delta, self.n_arms, self.width)
+            radii = anytime_radius(counts, self.delta, self._roster, self.width)
             return self.means - radii, self.means + radii
         means, sums, scaled_counts = self._scaled()
         budget = self._log_inverse(sums, scaled_counts)

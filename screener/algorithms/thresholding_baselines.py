@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from screener.algorithms.base import IntArray
 from screener.algorithms.result import Result
-from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm
+from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm, _grown
 from screener.errors import ConfigError
 from screener.stats import beta_tails
 
@@ -80,6 +80,17 @@ class UniformThresholding(ThresholdingAlgorithm):
             picks = self._cycle[(turn + np.arange(limit)) % size]
         self._turn = (turn + limit) % size
         return picks
+
+    def _on_joined(self, arms: IntArray) -> None:
+        super()._on_joined(arms)
+        self._cycle = np.concatenate([self._cycle, arms])  # newcomers take their turns last
+
+    def _on_returned(self, arm: int) -> None:
+        self._departed = -1  # rebuild the cycle with the worker back in its place
+
+    def verdicts(self) -> NDArray[np.int8]:
+        super()._refresh()  # the means, which the schedule does not keep
+        return super().verdicts()
 
     def _drop_departed(self) -> None:
         """Rebuild the cycle without the workers who left; the next turn stays with the first
@@ -270,6 +281,17 @@ class OptKG(ThresholdingAlgorithm):
         self._lean, self._log_w = [lean] * n, [log_w] * n
         self._seen = np.zeros(n, dtype=np.int64)
         self._keys: FloatArray = np.full(n, -self._log_gain(a, b, lean, log_w))
+
+    def _on_joined(self, arms: IntArray) -> None:
+        super()._on_joined(arms)
+        count, a, b = arms.size, self.prior_a, self.prior_b
+        lean, log_w = self._exact_lean(a, b), self._log_density(a, b)
+        self._a += [a] * count
+        self._b += [b] * count
+        self._lean += [lean] * count
+        self._log_w += [log_w] * count
+        self._seen = _grown(self._seen, count, 0)
+        self._keys = _grown(self._keys, count, -self._log_gain(a, b, lean, log_w))
 
     def posterior(self) -> tuple[FloatArray, FloatArray]:
         """Beta posterior parameters (a_i, b_i) of every worker from the answers so far."""

@@ -141,6 +141,9 @@ class AdaptiveTopK(Algorithm):
 
     name = "adaptive-topk"
     min_workers: ClassVar[int] = 2
+    fixed_roster: ClassVar[str | None] = (
+        "the best K are the best K of a given crowd: a worker who joins may displace them"
+    )
     guarantee: ClassVar[str | None] = (
         "the selected workers' mean total is within eps*k of the best k with probability at "
         "least 1 - delta"

@@ -135,6 +135,9 @@ class OptMAI(Algorithm):
 
     name = "optmai"
     min_workers: ClassVar[int] = 2
+    fixed_roster: ClassVar[str | None] = (
+        "the best K are the best K of a given crowd: a worker who joins may displace them"
+    )
     guarantee: ClassVar[str | None] = (
         "fixed budget: none per run; Zhou et al. 2014 show the selection is eps-top-k with "
         "probability 1 - delta once the budget is at least c n / eps^2 (1 + ln(1/delta) / k), "
@@ -340,6 +343,9 @@ class CLUCBPAC(Algorithm):
 
     name = "clucb-pac"
     min_workers: ClassVar[int] = 2
+    fixed_roster: ClassVar[str | None] = (
+        "the best K are the best K of a given crowd: a worker who joins may displace them"
+    )
     guarantee: ClassVar[str | None] = AdaptiveTopK.guarantee
 
     def __init__(

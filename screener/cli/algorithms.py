@@ -15,20 +15,19 @@ import click
 from screener.algorithms import ALGORITHMS
 from screener.algorithms.base import Algorithm
 from screener.algorithms.registry import Parameter, parameters
+from screener.cli.options import json_option
 from screener.errors import ConfigError
+from screener.runs.setup import PARAMETER_DEFAULTS
 
 __all__ = ["algorithms"]
 
 #: Parameters a run sets from its own options, and the CLI flags that set them.
 _RUN_OPTIONS = {"budget": "--budget", "seed": "--seed", "lower": None, "upper": None}
-#: `screener run` flags passed to every algorithm that takes them, explicit or not (main.py
-#: _algorithm_params): the command line screens for spammers by default.
-_CLI_SETS_ALWAYS = frozenset({"direction"})
 
 
 @click.command()
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@json_option("Print as JSON.")
 def algorithms(name: str | None, as_json: bool) -> None:
     """List the algorithms, or show NAME's description, promise and parameters."""
     if name is None:
@@ -86,7 +85,7 @@ def _parameter_dict(p: Parameter) -> dict[str, Any]:
 
 
 def _render(name: str, cls: type[Algorithm]) -> str:
-    rows = [_parameter_row(p, _run_flag_defaults()) for p in parameters(cls)]
+    rows = [_parameter_row(p) for p in parameters(cls)]
     width = max(len(row[0]) for row in rows)
     table = [f"  {flag:<{width}}  {text}" for flag, text in rows]
     return "\n".join(
@@ -102,22 +101,11 @@ def _render(name: str, cls: type[Algorithm]) -> str:
     )
 
 
-def _run_flag_defaults() -> dict[str, Any]:
-    """The flags of `screener run` that the command line always passes (direction): their
-    defaults replace the algorithm's on the command line."""
-    context = click.get_current_context()
-    group = context.parent.command if context.parent is not None else None
-    run = group.commands.get("run") if isinstance(group, click.Group) else None
-    if run is None:
-        return {}
-    return {p.name: p.default for p in run.params if p.name in _CLI_SETS_ALWAYS}
-
-
-def _parameter_row(p: Parameter, cli_defaults: dict[str, Any]) -> tuple[str, str]:
+def _parameter_row(p: Parameter) -> tuple[str, str]:
     values = " | ".join(p.choices) if p.choices else p.kind
     setting = "required" if p.required else f"default {p.default!r}"
-    if p.name in cli_defaults:
-        setting += f" (on the command line {cli_defaults[p.name]!r})"
+    if p.name in PARAMETER_DEFAULTS:  # screener's own, over the class's
+        setting += f" (in a run {PARAMETER_DEFAULTS[p.name]!r})"
     if p.name in _RUN_OPTIONS:
         flag = _RUN_OPTIONS[p.name]
         setting += f"; set by the run ({flag})" if flag else "; the reward range"

@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from screener.algorithms._checks import check_seed
 from screener.bank import load_bank
-from screener.errors import ConfigError
+from screener.cli.options import cannot_listen, listen_options, option_group
 from screener.oracles.latency import Latency
 from screener.pool import demo_pool, load_pool_csv
 
@@ -39,49 +39,31 @@ DEFAULT_BANK_SIZE = 200
     help=f"Gold question bank (CSV or JSON). Default: {DEFAULT_BANK_SIZE} generated "
     "'What is a + b?' questions.",
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=0, show_default=True,
-    help="Port (0: any free one).",
-)  # fmt: skip
+@listen_options
 @click.option(
     "--latency",
     default="constant:0.1",
     show_default=True,
     help="Answer latency: none, constant:S or exponential:MEAN (seconds).",
 )
-@click.option("--error-rate", type=float, default=0.0, show_default=True, help="Share of 503s.")
-@click.option(
-    "--timeout-rate",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Share of requests whose response is held --timeout-delay seconds.",
-)
-@click.option("--timeout-delay", type=float, default=30.0, show_default=True)
-@click.option(
-    "--duplicate-rate",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Share of answers delivered twice.",
-)
-@click.option(
-    "--silence-rate",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Share of assignments never answered (the client must time them out).",
-)
-@click.option("--reorder", is_flag=True, help="Shuffle the answers within each batch.")
-@click.option("--slow", type=float, default=0.0, show_default=True, help="Extra seconds per reply.")
-@click.option(
-    "--rate-limit",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Requests per second before 429 replies (0: no limit).",
-)
+@option_group("faults", dict, [
+    (("--error-rate",), dict(type=float, default=0.0, show_default=True,
+                             help="Share of 503s.")),
+    (("--timeout-rate",), dict(type=float, default=0.0, show_default=True,
+                               help="Share of requests whose response is held --timeout-delay "
+                               "seconds.")),
+    (("--timeout-delay",), dict(type=float, default=30.0, show_default=True)),
+    (("--duplicate-rate",), dict(type=float, default=0.0, show_default=True,
+                                 help="Share of answers delivered twice.")),
+    (("--silence-rate",), dict(type=float, default=0.0, show_default=True,
+                               help="Share of assignments never answered (the client must time "
+                               "them out).")),
+    (("--reorder",), dict(is_flag=True, help="Shuffle the answers within each batch.")),
+    (("--slow",), dict(type=float, default=0.0, show_default=True,
+                       help="Extra seconds per reply.")),
+    (("--rate-limit",), dict(type=float, default=0.0, show_default=True,
+                             help="Requests per second before 429 replies (0: no limit).")),
+])  # fmt: skip
 @click.option("--seed", type=int, default=0, show_default=True, help="Answers, bank and faults.")
 @click.option("--stop-after", type=float, default=None, hidden=True, help="Exit after S seconds.")
 def serve(
@@ -90,14 +72,7 @@ def serve(
     host: str,
     port: int,
     latency: str,
-    error_rate: float,
-    timeout_rate: float,
-    timeout_delay: float,
-    duplicate_rate: float,
-    silence_rate: float,
-    reorder: bool,
-    slow: float,
-    rate_limit: float,
+    faults: dict[str, Any],
     seed: int,
     stop_after: float | None,
 ) -> None:
@@ -113,14 +88,10 @@ def serve(
     check_seed(seed)
     pool = load_pool_csv(pool_file) if pool_file is not None else demo_pool()
     bank = load_bank(bank_file) if bank_file is not None else arithmetic_bank(DEFAULT_BANK_SIZE)
-    faults = Faults(
-        error_rate=error_rate, timeout_rate=timeout_rate, timeout_delay=timeout_delay,
-        duplicate_rate=duplicate_rate, silence_rate=silence_rate, reorder=reorder, slow=slow,
-        rate_limit=rate_limit,
-    )  # fmt: skip
     service = GoldService(
-        pool, bank, token=token, latency=Latency.parse(latency), faults=faults, seed=seed
-    )
+        pool, bank, token=token, latency=Latency.parse(latency), faults=Faults(**faults),
+        seed=seed,
+    )  # fmt: skip
     try:
         asyncio.run(_serve(service, host, port, stop_after, warn_open=token is None))
     except KeyboardInterrupt:
@@ -134,11 +105,8 @@ async def _serve(
 
     try:
         runner, url = await start_service(service, host=host, port=port)
-    except OSError as error:  # the port is taken, the host is not this machine's...
-        raise ConfigError(
-            f"cannot listen on {host}:{port}: {error.strerror or error}",
-            "choose another --host or --port; --port 0 takes any free one",
-        ) from None
+    except OSError as error:
+        raise cannot_listen(host, port, error) from None
     click.echo(url)
     if warn_open:  # once listening: a service that failed to start needs no warning
         click.echo(f"warning: {TOKEN_ENV} is not set: the service accepts any request", err=True)

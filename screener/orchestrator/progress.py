@@ -1,14 +1,30 @@
-"""A live one-line progress display for terminals."""
+"""Live progress: one line rewritten on a terminal, or a tqdm bar (a widget in a notebook).
+
+What a run has done is read off its algorithm (``ProgressLine.of``). Two rules keep the
+numbers honest: "decided" counts only final decisions (an algorithm whose decisions are
+provisional until it stops, such as the k-sigma family, shows them as "provisional"), so it
+never goes down; the time left is an upper bound, from the budget or the per-worker bound on
+questions, and is shown only where one of them exists.
+"""
 
 from __future__ import annotations
 
 import math
 import shutil
+import sys
 import time
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-__all__ = ["Progress", "ProgressLine"]
+import numpy as np
+from numpy.typing import NDArray
+
+from screener.algorithms import Algorithm, Decision
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+__all__ = ["Progress", "ProgressBar", "ProgressLine", "auto_progress"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,32 +43,60 @@ class ProgressLine:
     unavailable: int = 0
     #: The k-sigma threshold's estimate and interval, for the algorithms that estimate one.
     threshold: tuple[float, float, float] | None = None
-    #: The most answers the run can still need (its budget, or the per-worker bound).
+    #: The most answers the run can need in all (its budget, or the per-worker bound on the
+    #: workers still open), when it has such a bound.
     most_answers: int | None = None
+    #: Workers decided for now by an algorithm whose decisions are provisional until it stops.
+    provisional: int = 0
+
+    @classmethod
+    def of(cls, algorithm: Algorithm) -> ProgressLine:
+        """The line for ``algorithm`` as it stands (reading its result changes nothing)."""
+        result = algorithm.result()
+        t = result.threshold
+        decided = np.zeros(algorithm.n_arms, dtype=bool)  # by arm (the result is ranked)
+        decided[[w.arm for w in result.workers if w.decision is not Decision.UNDECIDED]] = True
+        final = algorithm.finished or algorithm.decisions_final
+        return cls(
+            asked=algorithm.n_asked,
+            answered=algorithm.n_answered,
+            in_flight=algorithm.n_pending,
+            decided=int(decided.sum()) if final else 0,
+            workers=algorithm.n_arms,
+            budget=algorithm.budget,
+            unavailable=algorithm.n_arms - int(algorithm.available.sum()),
+            threshold=None if t is None or t.given else (t.estimate, t.lower, t.upper),
+            most_answers=_most_answers(algorithm, decided & final),
+            provisional=0 if final else int(decided.sum()),
+        )
 
     def text(self, elapsed: float) -> str:
         rate = self.answered / elapsed if elapsed > 0 else 0.0
         answers = f"answers {self.answered:,}"
         if self.budget is not None:
             answers += f" / {self.budget:,}"
-        parts = [answers, f"in flight {self.in_flight:,}", f"decided {self.decided}/{self.workers}"]
+        return "  ".join([answers, *self.details(), f"{rate:,.0f}/s", _clock(elapsed),
+                          *self._time_left(rate)])  # fmt: skip
+
+    def details(self) -> list[str]:
+        """The parts between the answers and the rate: in flight, decided, out, threshold."""
+        decided = f"decided {self.decided}/{self.workers}"
+        if self.provisional:
+            decided += f" ({self.provisional} provisional)"
+        parts = [f"in flight {self.in_flight:,}", decided]
         if self.unavailable:
             parts.append(f"out {self.unavailable}")
         if self.threshold is not None and all(map(math.isfinite, self.threshold)):
             estimate, lower, upper = self.threshold
             parts.append(f"threshold {estimate:.3f} [{lower:.3f}, {upper:.3f}]")
-        parts += [f"{rate:,.0f}/s", _clock(elapsed)]
-        eta = self._seconds_left(rate)
-        if eta is not None:
-            parts.append(f"at most {_clock(eta)} left")
-        return "  ".join(parts)
+        return parts
 
-    def _seconds_left(self, rate: float) -> float | None:
+    def _time_left(self, rate: float) -> list[str]:
         """The time the remaining answers take at the rate so far: an upper bound, since the
-        run may stop early; None without a bound on the answers or a rate yet."""
+        run may stop early; nothing without a bound on the answers or a rate yet."""
         if self.most_answers is None or rate <= 0:
-            return None
-        return max(self.most_answers - self.answered, 0) / rate
+            return []
+        return [f"at most {_clock(max(self.most_answers - self.answered, 0) / rate)} left"]
 
 
 class Progress:
@@ -76,6 +120,65 @@ class Progress:
         if self._shown:
             self.stream.write("\n")
             self.stream.flush()
+
+
+class ProgressBar(Progress):
+    """A tqdm.auto bar of the answers: an HTML widget in a notebook, a text bar on a
+    terminal. Its total is the most answers the run can need, where that is bounded (so
+    tqdm's remaining time is an upper bound too); the rest of the line is its postfix.
+
+    Examples
+    --------
+    >>> import io
+    >>> bar = ProgressBar(io.StringIO())
+    >>> bar.show(ProgressLine(12, 10, 2, 1, 6, most_answers=60))
+    >>> bar.close()
+    >>> "10/60" in bar.stream.getvalue()
+    True
+    """
+
+    def __init__(self, stream: TextIO | None = None, interval: float = 0.1) -> None:
+        super().__init__(sys.stderr if stream is None else stream, interval)
+        self._bar: tqdm[Any] | None = None
+
+    def show(self, line: ProgressLine) -> None:
+        if self._bar is None:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=line.most_answers, unit="answer", file=self.stream,
+                             mininterval=self.interval, dynamic_ncols=True)  # fmt: skip
+        bar = self._bar
+        if line.most_answers is not None:
+            bar.total = line.most_answers  # it shrinks as workers are decided
+        bar.update(line.answered - bar.n)
+        bar.set_postfix_str("  ".join(line.details()), refresh=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def auto_progress() -> Progress | None:
+    """The display for a run started from Python: a ``ProgressBar`` inside a Jupyter kernel or
+    when standard error is a terminal, else none (a script whose output goes to a file)."""
+    in_notebook = "ipykernel" in sys.modules
+    return ProgressBar() if in_notebook or sys.stderr.isatty() else None
+
+
+def _most_answers(algorithm: Algorithm, final: NDArray[np.bool_]) -> int | None:
+    """The budget, or the answers so far plus what the per-worker bound leaves to the
+    available workers not decided for good (and the answers in flight to the others),
+    whichever is smaller; None without either."""
+    bounds = [] if algorithm.budget is None else [algorithm.budget]
+    cap = algorithm.max_questions_per_worker
+    if cap is not None:
+        counts, pending = algorithm.stats.count, algorithm.pending
+        left = sum(
+            max(cap - int(counts[arm]), 0) if open_ else int(pending[arm])
+            for arm, open_ in enumerate(algorithm.available & ~final)
+        )
+        bounds.append(algorithm.n_answered + left)
+    return min(bounds, default=None)
 
 
 def _clock(seconds: float) -> str:

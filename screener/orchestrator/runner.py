@@ -33,7 +33,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from screener.algorithms import Algorithm, Decision, Result
+from screener.algorithms import Algorithm, Result
 from screener.algorithms.snapshot import dump_state
 from screener.bank import GoldQuestion
 from screener.errors import ConfigError, SnapshotError
@@ -322,22 +322,7 @@ class Orchestrator:
         progress.show(self._progress_line())
 
     def _progress_line(self) -> ProgressLine:
-        algorithm = self.algorithm
-        result = algorithm.result()
-        t = result.threshold
-        bound = algorithm.max_questions_per_worker
-        most = [algorithm.budget, None if bound is None else bound * algorithm.n_arms]
-        return ProgressLine(
-            asked=algorithm.n_asked,
-            answered=algorithm.n_answered,
-            in_flight=algorithm.n_pending,
-            decided=sum(w.decision is not Decision.UNDECIDED for w in result.workers),
-            workers=algorithm.n_arms,
-            budget=algorithm.budget,
-            unavailable=algorithm.n_arms - int(algorithm.available.sum()),
-            threshold=None if t is None or t.given else (t.estimate, t.lower, t.upper),
-            most_answers=min((m for m in most if m is not None), default=None),
-        )
+        return ProgressLine.of(self.algorithm)
 
 
 def _final_result(algorithm: Algorithm) -> str | None:

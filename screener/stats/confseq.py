@@ -328,6 +328,19 @@ class BettingCS:
         self._squares = np.zeros(self.n_arms)  # sum_i (X_i - mu_i)^2
         self._variance = np.full(self.n_arms, 0.25)  # sigma2_{t-1}, the prior 1/4 at t = 1
 
+    def grow(self, count: int) -> None:
+        """Make room for ``count`` more arms, with no answers yet (workers who joined)."""
+        self.n_arms += count
+        rows = np.zeros((count, self.grid.size))
+        self._log_plus = np.concatenate([self._log_plus, rows])
+        self._log_minus = np.concatenate([self._log_minus, rows])
+        self._best_plus = np.concatenate([self._best_plus, rows])
+        self._best_minus = np.concatenate([self._best_minus, rows])
+        self.counts = np.concatenate([self.counts, np.zeros(count, dtype=np.int64)])
+        self.sums = np.concatenate([self.sums, np.zeros(count)])
+        self._squares = np.concatenate([self._squares, np.zeros(count)])
+        self._variance = np.concatenate([self._variance, np.full(count, 0.25)])
+
     @property
     def log_plus(self) -> FloatArray:
         """log K+ per arm (rows) and grid point (columns), after every answer given."""

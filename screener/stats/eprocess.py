@@ -93,8 +93,8 @@ class BettingEProcess:
         above_bar: float | None = None,
         fractions: ArrayLike = BET_FRACTIONS,
     ) -> None:
-        if n_arms < 1:
-            raise ValueError(f"n_arms must be at least 1, got {n_arms}")
+        if n_arms < 0:
+            raise ValueError(f"n_arms must be at least 0, got {n_arms}")
         upper_bar = bar if above_bar is None else above_bar
         if not 0.0 <= bar < 1.0:
             raise ValueError(f"the bar tested for 'below' must lie in [0, 1), got {bar}")
@@ -113,6 +113,14 @@ class BettingEProcess:
         self._log_wealth_below = np.zeros((self.n_arms, grid.size))
         self._log_wealth_above = np.zeros((self.n_arms, grid.size))
         self._count = np.zeros(self.n_arms, dtype=np.int64)
+
+    def grow(self, count: int) -> None:
+        """Make room for ``count`` more arms, with no answers yet (workers who joined)."""
+        self.n_arms += count
+        rows = np.zeros((count, self.fractions.size))
+        self._log_wealth_below = np.concatenate([self._log_wealth_below, rows])
+        self._log_wealth_above = np.concatenate([self._log_wealth_above, rows])
+        self._count = np.concatenate([self._count, np.zeros(count, dtype=np.int64)])
 
     def update_many(self, arms: ArrayLike, rewards: ArrayLike) -> None:
         """Add answers (rewards in [0, 1]) in the order given; repeated arms are fine."""

@@ -310,18 +310,21 @@ def stopping_table(
     *,
     horizon: int,
     min_answers: int = 1,
+    ban_from: float = 0.0,
 ) -> StoppingTable:
     """Backward induction over the answer lattice (Wald and Wolfowitz 1948; DeGroot 1970,
     Ch. 12): at (s correct, f wrong), stopping costs ``P(good | s, f) * false_ban`` (ban) or
     ``P(bad | s, f) * missed_bad`` (accept); asking costs ``question`` plus the expected cost
     of the state the next answer leads to, whose probability of being correct is the posterior
     mean. At ``horizon`` answers the worker must be decided; before ``min_answers`` it must not.
+    ``ban_from``: a ban is open only where ``P(bad | s, f) >= ban_from`` (a posterior-mode
+    promise; elsewhere stopping keeps the worker), 0 for no such limit.
     """
     successes, counts, log_lik = _lattice(_grid_key(prior.grid), horizon)
     posterior = _normalise_rows(log_lik, prior.weights)
     p_bad = posterior[:, prior.grid < bar].sum(axis=1)[:, None]
     p_correct = (posterior @ prior.grid)[:, None]
-    action, cost = _backward_induction(p_bad, p_correct, costs, horizon, min_answers)
+    action, cost = _backward_induction(p_bad, p_correct, costs, horizon, min_answers, ban_from)
     table_action = np.zeros((horizon + 1, horizon + 1), dtype=np.int8)
     table_cost = np.full((horizon + 1, horizon + 1), np.inf)
     table_action[successes, counts - successes] = action[:, 0]
@@ -359,13 +362,18 @@ def _lattice(grid_bytes: bytes, horizon: int) -> tuple[IntArray, IntArray, Float
 
 
 def _backward_induction(
-    p_bad: FloatArray, p_correct: FloatArray, costs: StoppingCosts, horizon: int, min_answers: int
+    p_bad: FloatArray,
+    p_correct: FloatArray,
+    costs: StoppingCosts,
+    horizon: int,
+    min_answers: int,
+    ban_from: float = 0.0,
 ) -> tuple[NDArray[np.int8], FloatArray]:
     """Actions and costs to come at every lattice point (rows in ``_lattice``'s diagonal
     order), for each prior of the last axis of the posteriors ``p_bad`` and ``p_correct``.
     From (s, n), a correct answer leads to point s + 1 of diagonal n + 1 and a wrong one to
     point s: slices of the next diagonal."""
-    ban = (1.0 - p_bad) * costs.false_ban
+    ban = np.where(p_bad >= ban_from, (1.0 - p_bad) * costs.false_ban, np.inf)
     accept = p_bad * costs.missed_bad
     stop_cost = np.minimum(ban, accept)
     stop_action = np.where(ban <= accept, StoppingTable.BAN, StoppingTable.ACCEPT).astype(np.int8)

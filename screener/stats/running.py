@@ -20,13 +20,21 @@ class ArmStats:
     """
 
     def __init__(self, n_arms: int) -> None:
-        if n_arms < 1:
-            raise ValueError(f"n_arms must be at least 1, got {n_arms}")
+        if n_arms < 0:
+            raise ValueError(f"n_arms must be at least 0, got {n_arms}")
         self.n_arms = n_arms
         self._count = np.zeros(n_arms, dtype=np.int64)
         self._sum = np.zeros(n_arms, dtype=np.float64)
         self._sum_sq = np.zeros(n_arms, dtype=np.float64)
         self._successes = np.zeros(n_arms, dtype=np.int64)
+
+    def grow(self, count: int) -> None:
+        """Make room for ``count`` more arms, with no answers yet (workers who joined)."""
+        self.n_arms += count
+        self._count = _extended(self._count, count)
+        self._sum = _extended(self._sum, count)
+        self._sum_sq = _extended(self._sum_sq, count)
+        self._successes = _extended(self._successes, count)
 
     def update(self, arm: int, reward: float) -> None:
         """Add one reward to one arm."""
@@ -78,6 +86,11 @@ class ArmStats:
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = self._sum / self._count
             return np.maximum(self._sum_sq / self._count - mean * mean, 0.0)
+
+
+def _extended(array: NDArray[_T], count: int) -> NDArray[_T]:
+    """``array`` with ``count`` zeros after it."""
+    return np.concatenate([array, np.zeros(count, dtype=array.dtype)])
 
 
 def _readonly(array: NDArray[_T]) -> NDArray[_T]:

@@ -72,13 +72,15 @@ test parameters in :data:`TEST_SETUPS`) or any ``factory(n_workers, seed) -> Alg
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from screener.algorithms import Algorithm, create_algorithm
 from screener.errors import ConfigError
-from screener.testing._algorithm_checks import ALGORITHM_CHECKS, AlgorithmFactory, Context
+from screener.testing._algorithm_checks import ALGORITHM_CHECKS as CONTRACT_CHECKS
+from screener.testing._algorithm_checks import AlgorithmFactory, Context
+from screener.testing._roster_checks import ROSTER_CHECKS
 from screener.testing.conformance import CheckResult, ConformanceError, ConformanceReport, _Failed
 
 __all__ = [
@@ -153,11 +155,19 @@ TEST_SETUPS: Mapping[str, tuple[AlgorithmSetup, ...]] = {
         AlgorithmSetup(
             {**_SLOW_BAR, "delta": 0.1, "min_answers": 10}, means=_AROUND, label="min-answers"
         ),
+        AlgorithmSetup(
+            {**_SLOW_BAR, "eps": 0.05, "max_workers": 100}, means=_AROUND, label="open-pool"
+        ),
     ),
     "fdr-thresholding": (
         AlgorithmSetup({"threshold": 0.6, "q": 0.2, **_BUDGET}, means=_AROUND),
         AlgorithmSetup(
             {"threshold": 0.6, "q": 0.2, "eps": 0.05, **_BUDGET}, means=_AROUND, label="eps"
+        ),
+        AlgorithmSetup(
+            {"threshold": 0.6, "q": 0.2, "max_workers": 100, **_BUDGET},
+            means=_AROUND,
+            label="open-pool",
         ),
     ),
     "uniform-thresholding": (AlgorithmSetup(_BAR, means=_AROUND),),
@@ -188,6 +198,13 @@ TEST_SETUPS: Mapping[str, tuple[AlgorithmSetup, ...]] = {
 }
 
 
+#: Every check by name, in the order they run: the ask/tell contract, then open rosters.
+ALGORITHM_CHECKS: Mapping[str, Callable[[Context], str | None]] = {
+    **CONTRACT_CHECKS,
+    **ROSTER_CHECKS,
+}
+
+
 class AlgorithmConformanceReport(ConformanceReport):
     """Every check's result, in the order they ran (``oracle`` holds the algorithm's label).
 
@@ -196,7 +213,7 @@ class AlgorithmConformanceReport(ConformanceReport):
     >>> from screener.testing import check_algorithm
     >>> report = check_algorithm("toloka-rule", {"threshold": 0.6})
     >>> report.ok, len(report.results)
-    (True, 13)
+    (True, 16)
     """
 
     def raise_for_failures(self) -> None:
@@ -234,7 +251,7 @@ def check_algorithm(
     --------
     >>> report = check_algorithm("toloka-rule", {"threshold": 0.6})
     >>> report.ok, len(report.results)
-    (True, 13)
+    (True, 16)
     """
     factory, label, setup = _resolve(algorithm, params)
     n = n_workers or setup.n_workers
@@ -382,3 +399,12 @@ class AlgorithmConformance:
 
     def test_snapshot(self) -> None:
         self.run_check("snapshot")
+
+    def test_joining(self) -> None:
+        self.run_check("joining")
+
+    def test_join_replay(self) -> None:
+        self.run_check("join_replay")
+
+    def test_leave_return(self) -> None:
+        self.run_check("leave_return")

@@ -203,7 +203,7 @@ def test_min_and_max_answers_bound_every_worker(robust: float | None, bound: int
     assert decided and all(w.pulls >= 4 for w in decided)
     assert result.extra["max_questions_per_worker"] == bound
     undecided = [w for w in result.workers if w.decision is Decision.UNDECIDED]
-    assert all(w.pulls == bound and f"bound of {bound}" in w.reason for w in undecided)
+    assert all(w.pulls == bound and f"cap of {bound} questions" in w.reason for w in undecided)
     assert result.stop_reason is StopReason.WORKERS_EXHAUSTED or not undecided
 
 

@@ -74,3 +74,11 @@ def test_run_help_claims_no_default_the_algorithm_does_not_use() -> None:
     shown = screener("run", "--help").stdout
     assert "[default: 0.1]" not in shown and "[default: 2.0]" not in shown
     assert "screener algorithms NAME" in shown
+
+
+def test_a_parameter_screener_sets_by_default_shows_both_defaults() -> None:
+    # The class keeps its paper's direction; a run (command line or Python) screens for
+    # spammers: the listing says both.
+    done = CliRunner().invoke(cli, ["algorithms", "wrr"])
+    assert done.exit_code == 0, done.output
+    assert "direction    high | low, default 'high' (in a run 'low')" in done.output

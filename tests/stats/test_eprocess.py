@@ -188,7 +188,7 @@ def test_long_runs_stay_finite_in_logs() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "words"),
     [
-        ({"n_arms": 0, "bar": 0.5}, "n_arms"),
+        ({"n_arms": -1, "bar": 0.5}, "n_arms"),
         ({"n_arms": 2, "bar": 1.0}, "'below'"),
         ({"n_arms": 2, "bar": -0.1}, "'below'"),
         ({"n_arms": 2, "bar": 0.5, "above_bar": 0.0}, "'above'"),

@@ -182,9 +182,28 @@ def test_variance_is_never_negative_after_cancellation() -> None:
     np.testing.assert_allclose(stats.variances(), [0.0], atol=1e-12)
 
 
-def test_rejects_empty_pool() -> None:
+def test_rejects_a_negative_pool() -> None:
     with pytest.raises(ValueError, match="n_arms"):
-        ArmStats(0)
+        ArmStats(-1)
+
+
+def test_an_empty_pool_grows_as_workers_join() -> None:
+    """An open pool starts empty; joiners get arms with no answers, and the statistics
+    match numpy on every arm after answers in any order."""
+    stats = ArmStats(0)
+    rng = np.random.default_rng(3)
+    arms, rewards = [], []
+    for joined in range(1, 6):
+        stats.grow(1)
+        batch = rng.integers(0, joined, 20)
+        values = rng.random(20)
+        stats.update_many(batch, values)
+        arms += batch.tolist()
+        rewards += values.tolist()
+    a, r = np.array(arms), np.array(rewards)
+    assert stats.n_arms == 5
+    np.testing.assert_array_equal(stats.count, np.bincount(a, minlength=5))
+    np.testing.assert_allclose(stats.total, np.bincount(a, weights=r, minlength=5))
 
 
 @settings(max_examples=200, deadline=None)

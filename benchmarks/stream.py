@@ -1,0 +1,262 @@
+"""What screening is worth: final labels per dollar on the real datasets, streamed.
+
+Every dataset of SCREENER_DATA is replayed as a task stream (``screener.testing.platform``):
+workers arrive at seeded times and ask for work as often as they answered in the data; a
+seeded share of the items (``--gold-share``, 10% by default) serves as gold, the others are
+the real tasks, whose truth is hidden from every policy and used only to score. A banned
+worker's labels are discarded and its tasks re-issued and paid again; items left short at the
+end are filled by replacement labels from the workers kept (paid too, and reported). Each
+task item collects labels until its top answer leads by two votes, at most the number it has
+in the data (``--overlap recorded``: always that number).
+
+Policies, each a gate (``screener.gate``) configured before any outcome is seen:
+
+* ``none``: no screening, every request a real task;
+* ``toloka-N`` (N = 5, 10, 20): Toloka's control tasks, one in N requests, a ban when fewer
+  than 60% of the last 10 control answers are right (from 3 answers on), for ever;
+* ``quiz-N`` (N = 5, 10, 20): Appen's quiz of N questions up front, passed at 60%;
+* ``screener``: the default gate (crowd-prior against the bar 0.6, q = 0.1, a pilot of 20,
+  gold by its value at the stated prices, audits of 5% of a qualified worker's requests and
+  the change detector);
+* ``screener-first``: the same method, every request gold until it decides (a quiz that stops
+  when the answers suffice);
+* ``fdr`` and ``confident``: fdr-thresholding (q = 0.1, eps = 0.05) and
+  confident-thresholding (delta = 0.1, eps = 0.1, Beta-mixture intervals: the betting ones
+  cost about ten times the time here), gold until they decide, 3 answers at least, their error
+  level spread over 1,000 workers;
+* ``lsa``: LSA with the gold budget toloka-10 spent on the same stream, gold at one in 10.
+
+Prices: a gold question and a real task 0.05 each (``--price``). Scored per run: money, the
+accuracy of the final labels of the task items (majority vote; Dawid-Skene through crowd-kit,
+when it is installed, for the policies of ``DAWID_SKENE``), labels kept from workers under
+the bar, good workers banned, items left short, and the most real tasks a worker did before
+its first gold question.
+
+    python -m benchmarks.stream --quick      # 4 datasets, 2 orders
+    python -m benchmarks.stream              # every dataset, 3 orders, the gold-share sweep
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks import harness
+from benchmarks.stream_scores import RunScore, score_outcome
+from screener.gate import Gate, GateSettings, Prices
+from screener.oracles.dataset import RecordedAnswers, load_answers
+from screener.testing.platform import StreamSettings, TaskStream, run_stream
+
+BAR = 0.6
+QUICK_DATASETS = ("EBCC_SMEM_web", "Zheng_d_jn-product", "EBCC_ACT_SP_amt", "Zheng_s4_Dog")
+RULE_SHARES = (5, 10, 20)
+QUIZ_SIZES = (5, 10, 20)
+MAX_WORKERS = 1000  # the roster fdr and confident spread their error level over
+
+
+@dataclass(frozen=True)
+class Plan:
+    mode: str
+    datasets: tuple[str, ...]
+    seeds: int
+    gold_shares: tuple[float, ...] = (0.1,)
+    overlap: str = "dynamic"
+    gold_price: float = 0.05
+    task_price: float = 0.05
+    processes: int = 2
+    resume: bool = False
+
+
+QUICK = Plan("quick", QUICK_DATASETS, seeds=2)
+FULL = Plan("full", (), seeds=3, gold_shares=(0.05, 0.1, 0.2))
+
+
+@dataclass(frozen=True)
+class Task:
+    path: str
+    policy: str
+    seed: int
+    gold_share: float
+    overlap: str
+    gold_price: float
+    task_price: float
+    lsa_budget: int = 0
+
+
+def policies(prices: Prices) -> dict[str, GateSettings | None]:
+    """Every policy but lsa (whose budget comes from toloka-10's run), by name."""
+    chosen: dict[str, GateSettings | None] = {"none": None}
+    for share in RULE_SHARES:
+        chosen[f"toloka-{share}"] = GateSettings(
+            algorithm="toloka-rule", params={"threshold": BAR, "accept_after": 10**9},
+            policy="share", gold_every=share, max_unscreened=share - 1, audit_rate=0.0,
+            prices=prices,
+        )  # fmt: skip
+    for size in QUIZ_SIZES:
+        chosen[f"quiz-{size}"] = GateSettings(
+            algorithm="quiz", params={"threshold": BAR, "quiz_size": size}, policy="first",
+            audit_rate=0.0, prices=prices,
+        )  # fmt: skip
+    chosen["screener"] = GateSettings(prices=prices)
+    chosen["screener-first"] = GateSettings(policy="first", prices=prices)
+    common = {"threshold": BAR, "min_answers": 3, "max_workers": MAX_WORKERS}
+    chosen["fdr"] = GateSettings(
+        algorithm="fdr-thresholding", params={**common, "q": 0.1, "eps": 0.05},
+        policy="first", prices=prices,
+    )  # fmt: skip
+    chosen["confident"] = GateSettings(
+        algorithm="confident-thresholding",
+        params={**common, "delta": 0.1, "eps": 0.1, "interval": "mixture"},
+        policy="first", prices=prices,
+    )  # fmt: skip
+    return chosen
+
+
+def _settings(task: Task) -> GateSettings | None:
+    prices = Prices(task.gold_price, task.task_price)
+    if task.policy == "lsa":
+        return GateSettings(
+            algorithm="lsa", params={"threshold": BAR, "budget": max(task.lsa_budget, 1)},
+            policy="share", gold_every=10, max_unscreened=9, audit_rate=0.0, prices=prices,
+        )  # fmt: skip
+    return policies(prices)[task.policy]
+
+
+#: Policies whose final labels are also aggregated by Dawid-Skene (crowd-kit's EM takes about
+#: a second a run; majority vote is scored for every policy).
+DAWID_SKENE = ("none", "screener", "toloka-10", "quiz-10")
+
+
+@functools.lru_cache(maxsize=4)
+def _answers(path: str) -> RecordedAnswers:
+    return load_answers(path)
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    answers = _answers(task.path)
+    stream = TaskStream(
+        answers,
+        StreamSettings(gold_share=task.gold_share, overlap=task.overlap, seed=task.seed),  # type: ignore[arg-type]
+    )
+    settings = _settings(task)
+    gate = None if settings is None else Gate(replace(settings, seed=task.seed))
+    clock = harness.clock()
+    outcome, before_gold = run_stream(stream, gate)
+    seconds = harness.since(0, clock).cpu
+    prices = Prices(task.gold_price, task.task_price)
+    dawid_skene = task.policy in DAWID_SKENE and task.gold_share == 0.1
+    score = score_outcome(outcome, prices, BAR, seed=task.seed, dawid_skene=dawid_skene)
+    return {
+        "dataset": Path(task.path).stem, "policy": task.policy, "seed": task.seed,
+        "gold_share": task.gold_share, "before_gold": before_gold, "cpu": seconds,
+        **score.to_dict(),
+    }  # fmt: skip
+
+
+def _tasks(plan: Plan, root: Path) -> list[Task]:
+    names = [n for n in policies(Prices()) if n != "lsa"]
+    tasks = []
+    for path in _dataset_paths(root, plan.datasets):
+        for share in plan.gold_shares:
+            chosen = names if share == 0.1 else ["none", "screener", "toloka-10", "quiz-10"]
+            for seed in range(plan.seeds):
+                for name in chosen:
+                    tasks.append(
+                        Task(str(path), name, seed, share, plan.overlap, plan.gold_price,
+                             plan.task_price)
+                    )  # fmt: skip
+    return tasks
+
+
+def _lsa_tasks(rows: Sequence[dict[str, Any]], root: Path, plan: Plan) -> list[Task]:
+    """LSA on every stream toloka-10 ran, with the gold it spent as the budget."""
+    paths = {p.stem: str(p) for p in _dataset_paths(root, plan.datasets)}
+    return [
+        Task(paths[row["dataset"]], "lsa", row["seed"], row["gold_share"], plan.overlap,
+             plan.gold_price, plan.task_price, lsa_budget=int(row["gold"]))
+        for row in rows
+        if row["policy"] == "toloka-10" and row["gold_share"] == 0.1
+    ]  # fmt: skip
+
+
+def _dataset_paths(root: Path, only: Sequence[str]) -> list[Path]:
+    files = sorted(root.glob("gold_answers/*.csv")) + sorted(root.glob("graded/*.csv"))
+    chosen = [f for f in files if not only or f.stem in only]
+    if not chosen:
+        raise SystemExit(f"no datasets under {root}")
+    return chosen
+
+
+def run(plan: Plan) -> harness.Report:
+    root = Path(os.environ.get("SCREENER_DATA", ""))
+    if not os.environ.get("SCREENER_DATA") or not root.is_dir():
+        raise SystemExit("set SCREENER_DATA to the folder of the real datasets (../shared/data)")
+    keep = harness.kept_runs("stream", plan)
+    tasks = _tasks(plan, root)
+    rows, seconds = harness.run_in_processes("stream", run_task, tasks, plan.processes, keep=keep)
+    lsa = _lsa_tasks(rows, root, plan)
+    more, extra = harness.run_in_processes("stream-lsa", run_task, lsa, plan.processes, keep=keep)
+    from benchmarks.stream_report import summarise
+
+    return harness.new_report("stream", plan, seconds + extra, rows=rows + more, **summarise(
+        rows + more, _under_bar_shares(root, plan)
+    ))  # fmt: skip
+
+
+def _under_bar_shares(root: Path, plan: Plan) -> dict[str, float]:
+    """Per dataset, the share of its labels made by workers under the bar."""
+    shares = {}
+    for path in _dataset_paths(root, plan.datasets):
+        rewards = load_answers(path).rewards
+        sizes = np.array([r.size for r in rewards], dtype=float)
+        under = np.array([r.mean() < BAR for r in rewards])
+        shares[path.stem] = float(sizes[under].sum() / sizes.sum())
+    return shares
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--datasets", nargs="*", help="dataset names (file stems)")
+    parser.add_argument("--seeds", type=int, help="answer orders per dataset")
+    parser.add_argument("--overlap", choices=("dynamic", "recorded"))
+    parser.add_argument("--price", help="gold=0.05,task=0.05")
+
+
+def _adjust(plan: Plan, args: argparse.Namespace) -> Plan:
+    if args.datasets:
+        plan = replace(plan, datasets=tuple(args.datasets))
+    if args.seeds:
+        plan = replace(plan, seeds=args.seeds)
+    if args.overlap:
+        plan = replace(plan, overlap=args.overlap)
+    if args.price:
+        prices = dict(item.split("=") for item in args.price.split(","))
+        plan = replace(
+            plan,
+            gold_price=float(prices.get("gold", plan.gold_price)),
+            task_price=float(prices.get("task", plan.task_price)),
+        )
+    return plan
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from benchmarks.stream_report import format_report, plot_curves
+
+    return harness.main(
+        argv, __doc__, (QUICK, FULL), run, format_report,
+        quick_help="4 datasets, 2 answer orders, the default gold share",
+        options=_options, adjust=_adjust, after=plot_curves,
+    )  # fmt: skip
+
+
+__all__ = ["FULL", "QUICK", "Plan", "RunScore", "Task", "main", "policies", "run_task"]
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,198 @@
+"""The stream benchmark's tables, targets and figure (``benchmarks.stream``)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from benchmarks import harness
+
+__all__ = ["format_report", "plot_curves", "summarise"]
+
+DEFAULT = "screener"
+RULES = ("toloka-5", "toloka-10", "toloka-20", "quiz-5", "quiz-10", "quiz-20")
+#: Workers under the bar must make at least this share of a dataset's labels for the first
+#: target (screening can pay there).
+MANY_UNDER_BAR = 0.10
+MEASURES = ("money", "accuracy", "accuracy_ds", "gold", "bad_labels_kept", "good_banned",
+            "replacements", "short_items", "before_gold", "cpu")  # fmt: skip
+
+
+def summarise(rows: Sequence[dict[str, Any]], under_bar: dict[str, float]) -> dict[str, Any]:
+    """Means over answer orders per (dataset, gold share, policy), and the targets."""
+    groups: dict[tuple[str, float, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[(row["dataset"], row["gold_share"], row["policy"])].append(row)
+    means = [
+        {"dataset": d, "gold_share": g, "policy": p, "runs": len(group),
+         **{m: _mean([r[m] for r in group]) for m in MEASURES},
+         "before_gold_max": max(r["before_gold"] for r in group)}
+        for (d, g, p), group in sorted(groups.items())
+    ]  # fmt: skip
+    return {"means": means, "under_bar": under_bar, "verdicts": _verdicts(means, under_bar)}
+
+
+def _mean(values: Sequence[float]) -> float:
+    finite = [v for v in values if not math.isnan(v)]
+    return float(np.mean(finite)) if finite else math.nan
+
+
+def _verdicts(means: Sequence[dict[str, Any]], under_bar: dict[str, float]) -> list[dict[str, Any]]:
+    """Per dataset (default gold share): the default policy against no screening and every
+    rule configuration."""
+    by = {(m["dataset"], m["policy"]): m for m in means if m["gold_share"] == 0.1}
+    verdicts = []
+    for dataset in sorted({d for d, _ in by}):
+        ours, none = by.get((dataset, DEFAULT)), by.get((dataset, "none"))
+        if ours is None or none is None:
+            continue
+        dominated_by = [
+            rule for rule in RULES
+            if (r := by.get((dataset, rule))) is not None
+            and r["money"] <= ours["money"] and r["accuracy"] >= ours["accuracy"]
+            and (r["money"] < ours["money"] or r["accuracy"] > ours["accuracy"])
+        ]  # fmt: skip
+        verdicts.append({
+            "dataset": dataset,
+            "under_bar": under_bar.get(dataset, math.nan),
+            "money_ratio": ours["money"] / none["money"],
+            "accuracy_gain": ours["accuracy"] - none["accuracy"],
+            "cheaper": ours["money"] < none["money"],
+            "no_worse": ours["accuracy"] >= none["accuracy"],
+            "dominated_by": dominated_by,
+        })  # fmt: skip
+    return verdicts
+
+
+def _targets(report: harness.Report) -> list[str]:
+    verdicts = report["verdicts"]
+    many = [v for v in verdicts if v["under_bar"] >= MANY_UNDER_BAR]
+    wins = [v for v in many if v["cheaper"] and v["no_worse"] and not v["dominated_by"]]
+    nobody = [v for v in verdicts if v["under_bar"] == 0.0]
+    frugal = [v for v in nobody if v["money_ratio"] <= 1.05]
+    limit = max(
+        (m["before_gold_max"] for m in report["means"] if m["policy"] == DEFAULT), default=0
+    )
+    lines = [
+        f"- datasets where workers under the bar make >= {MANY_UNDER_BAR:.0%} of the labels: "
+        f"{len(wins)} of {len(many)} with {DEFAULT} cheaper than no screening, as accurate "
+        f"or more, and no rule configuration dominating it (target: 80%)",
+        f"- datasets with no one under the bar: {len(frugal)} of {len(nobody)} with {DEFAULT} "
+        "at most 5% dearer than no screening",
+        f"- most real tasks a worker did before its first gold question under {DEFAULT}: "
+        f"{limit:g} (its limit: 3)",
+        f"- wall time: {report['seconds']:.0f} s (target: under 600 s for the full run)",
+    ]
+    return lines
+
+
+def format_report(report: harness.Report) -> str:
+    plan = report["plan"]
+    out = [
+        f"# Stream benchmark ({plan['mode']}): final labels per dollar, {plan['overlap']} "
+        f"overlap, gold {plan['gold_price']:g} and task {plan['task_price']:g}\n",
+        "## Targets\n",
+        *_targets(report),
+        "\n## Per dataset (gold share 10%): the default against no screening and the rules\n",
+        _verdict_table(report["verdicts"]),
+        "\n## Every policy (gold share 10%, means over answer orders)\n",
+        _policy_table([m for m in report["means"] if m["gold_share"] == 0.1]),
+    ]
+    sweep = [m for m in report["means"] if m["gold_share"] != 0.1]
+    if sweep:
+        out += ["\n## Gold share sweep\n", _policy_table(sweep, share=True)]
+    return "\n".join(out) + "\n"
+
+
+def _verdict_table(verdicts: Sequence[dict[str, Any]]) -> str:
+    rows = [
+        [v["dataset"], f"{v['under_bar']:.0%}", f"{v['money_ratio']:.2f}x",
+         f"{v['accuracy_gain']:+.3f}", ", ".join(v["dominated_by"]) or "-"]
+        for v in verdicts
+    ]  # fmt: skip
+    header = ["dataset", "labels under bar", "money vs none", "accuracy vs none", "dominated by"]
+    return harness.markdown_table(header, rows)
+
+
+def _policy_table(means: Sequence[dict[str, Any]], *, share: bool = False) -> str:
+    rows = []
+    for m in means:
+        row = [m["dataset"], m["policy"]]
+        row += [f"{m['gold_share']:.0%}"] if share else []
+        row += [f"{m['money']:.2f}", f"{m['accuracy']:.3f}", _show(m["accuracy_ds"]),
+                f"{m['gold']:.0f}", f"{m['bad_labels_kept']:.0f}", f"{m['good_banned']:.1f}",
+                f"{m['replacements']:.0f}", f"{m['before_gold_max']:g}"]  # fmt: skip
+        rows.append(row)
+    header = ["dataset", "policy", *(["gold share"] if share else []), "money", "acc MV",
+              "acc DS", "gold", "bad labels kept", "good banned", "replaced",
+              "max unscreened"]  # fmt: skip
+    return harness.markdown_table(header, rows)
+
+
+def _show(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.3f}"
+
+
+def plot_curves(report: harness.Report) -> None:
+    """Accuracy against money per dataset, every policy a point (one PNG of small panels)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.lines import Line2D
+    except ImportError:
+        print("(no figure: pip install 'crowd-screener[bench]' for matplotlib)")
+        return
+    means = [m for m in report["means"] if m["gold_share"] == 0.1]
+    datasets = sorted({m["dataset"] for m in means})
+    columns = min(4, len(datasets))
+    rows = math.ceil(len(datasets) / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(4 * columns, 3.2 * rows), squeeze=False)
+    for axis, dataset in zip(axes.flat, datasets, strict=False):
+        for m in (m for m in means if m["dataset"] == dataset):
+            style = _style(m["policy"])
+            axis.scatter(m["money"], m["accuracy"], **style)
+        axis.set_title(dataset, fontsize=9)
+        axis.set_xlabel("money", fontsize=8)
+        axis.set_ylabel("accuracy (MV)", fontsize=8)
+        axis.tick_params(labelsize=7)
+    for axis in list(axes.flat)[len(datasets) :]:
+        axis.axis("off")
+    handles = [Line2D([], [], linestyle="", **_legend(p)) for p in _LEGEND]
+    figure.legend(handles=handles, loc="lower center", ncol=len(_LEGEND), fontsize=8)
+    figure.tight_layout(rect=(0, 0.04, 1, 1))
+    path = harness.RESULTS_DIR / f"stream-{report['plan']['mode']}.png"
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+    print(f"figure: {path}")
+
+
+_LEGEND = {
+    "none": ("black", "s"),
+    "toloka": ("tab:red", "v"),
+    "quiz": ("tab:orange", "^"),
+    "screener": ("tab:blue", "o"),
+    "other": ("tab:gray", "x"),
+}
+
+
+def _kind(policy: str) -> str:
+    if policy == "none" or policy.startswith(("toloka", "quiz")):
+        return policy.split("-")[0]
+    return "screener" if policy == DEFAULT else "other"
+
+
+def _style(policy: str) -> dict[str, Any]:
+    color, marker = _LEGEND[_kind(policy)]
+    size = 60 if policy in (DEFAULT, "none") else 25
+    return {"color": color, "marker": marker, "s": size}
+
+
+def _legend(kind: str) -> dict[str, Any]:
+    color, marker = _LEGEND[kind]
+    return {"color": color, "marker": marker, "label": kind}

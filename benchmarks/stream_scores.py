@@ -1,0 +1,83 @@
+"""How one streamed run is scored: what the requester paid and the final labels it got.
+
+Final labels of the task items: majority vote over the labels kept (ties broken by a seeded
+draw; ``StreamOutcome.label_accuracy``, which the platform stand-in reports too), and
+Dawid-Skene through crowd-kit when it is installed (its EM over the same labels); graded
+answers: the mean answer, scored ``1 - |mean - truth|``. Accuracy is over the task items only
+(the gold items' truth was the policies' to use).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from screener.gate import Prices
+from screener.testing.platform import StreamOutcome
+
+__all__ = ["RunScore", "score_outcome"]
+
+
+@dataclass(frozen=True)
+class RunScore:
+    money: float
+    accuracy: float  # majority vote (graded: mean answer)
+    accuracy_ds: float  # Dawid-Skene (NaN without crowd-kit, or graded)
+    gold: int
+    task_labels: int
+    replacements: int
+    discarded: int
+    banned: int
+    good_banned: int
+    bad_labels_kept: int  # labels kept from workers under the bar
+    labels_kept: int
+    short_items: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def score_outcome(
+    outcome: StreamOutcome, prices: Prices, bar: float, *, seed: int, dawid_skene: bool = True
+) -> RunScore:
+    accuracy_of = outcome.accuracy_of
+    kept = [
+        worker
+        for labels in outcome.labels.values()
+        for worker, _ in labels
+        if not worker.startswith("replacement:")
+    ]
+    return RunScore(
+        money=outcome.gold_answers * prices.gold + outcome.task_labels * prices.task,
+        accuracy=outcome.label_accuracy(seed),
+        accuracy_ds=_dawid_skene_accuracy(outcome) if dawid_skene else math.nan,
+        gold=outcome.gold_answers,
+        task_labels=outcome.task_labels,
+        replacements=outcome.replacements,
+        discarded=outcome.discarded,
+        banned=len(outcome.banned),
+        good_banned=sum(accuracy_of[w] >= bar for w in outcome.banned),
+        bad_labels_kept=sum(accuracy_of[w] < bar for w in kept),
+        labels_kept=len(kept),
+        short_items=outcome.short_items,
+    )
+
+
+def _dawid_skene_accuracy(outcome: StreamOutcome) -> float:
+    if outcome.graded:
+        return math.nan
+    try:
+        import pandas as pd
+        from crowdkit.aggregation import DawidSkene
+    except ImportError:
+        return math.nan
+    rows = [
+        (item, worker, answer)
+        for item, labels in outcome.labels.items()
+        for worker, answer in labels
+    ]
+    frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    labels = DawidSkene(n_iter=50).fit_predict(frame)
+    truth = pd.Series(outcome.truth)
+    return float((labels.reindex(truth.index) == truth).mean())

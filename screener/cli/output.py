@@ -1,0 +1,115 @@
+"""How `run` and `report` print a result: the report's settings (--format or --json, --only,
+--limit, --html, -o), checked before a run starts, and the report written where they say."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from screener.cli.console import note
+from screener.errors import ConfigError
+from screener.files import is_stdio, write_output
+from screener.pool import WorkerPool
+from screener.report import (
+    Only,
+    render_csv,
+    render_json,
+    render_table,
+    terminal_width,
+)
+from screener.report_html import html_report, require_html_support
+from screener.runs.rescoring import DecisionChange, changes_as_json, changes_as_text
+
+__all__ = ["Output", "output_settings", "print_report"]
+
+
+@dataclass(frozen=True)
+class Output:
+    """How a report is printed: its format, which rows, and where it goes."""
+
+    format: str
+    only: Only | None
+    limit: int | None
+    html: Path | None
+    output: Path
+
+
+def output_settings(
+    output_format: str,
+    as_json: bool,
+    only: Only | None,
+    limit: int | None,
+    html: Path | None,
+    output: Path,
+) -> Output:
+    """The report's settings, checked before a run starts rather than after it ends."""
+    chosen = click.get_current_context().get_parameter_source("output_format")
+    if as_json and chosen is ParameterSource.COMMANDLINE and output_format != "json":
+        raise click.UsageError(
+            f"--json means --format json: drop --json or --format {output_format}"
+        )
+    if "=" in output.name:
+        raise ConfigError(
+            f"-o {output} names the report's file (-o is --output in every command)",
+            "give oracle options with -O KEY=VALUE, the short form of --oracle-option",
+        )
+    for target, what in ((html, "HTML report"), (output, "report")):
+        if target is not None and not is_stdio(target) and not target.parent.is_dir():
+            raise ConfigError(
+                f"cannot write the {what} to {target}: no directory {target.parent}",
+                "create it or pass another path",
+            )
+    if html is not None:
+        require_html_support()
+        if is_stdio(html) and is_stdio(output):
+            raise click.UsageError(
+                "--html - and the report would both go to standard output: give -o FILE for "
+                "the report, or --html FILE"
+            )
+    return Output("json" if as_json else output_format, only, limit, html, output)
+
+
+def print_report(
+    result: Any,
+    pool: WorkerPool,
+    run_id: str,
+    out: Output,
+    db: str,
+    changes: list[DecisionChange] | None = None,
+) -> None:
+    """The report in the chosen format on standard output or in -o's file (with the
+    decisions an invalidation changed, when given); with --html, the page too."""
+    write_output(out.output, _report_text(result, pool, run_id, out, changes), what="report")
+    if not is_stdio(out.output):
+        note(f"report written to {out.output}")
+    if out.html is not None:
+        page = html_report(db, run_id, result).encode("utf-8")
+        write_output(out.html, page, what="HTML report")
+        if not is_stdio(out.html):
+            note(f"report page written to {out.html} ({len(page):,} bytes)")
+
+
+def _report_text(
+    result: Any,
+    pool: WorkerPool,
+    run_id: str,
+    out: Output,
+    changes: list[DecisionChange] | None,
+) -> str:
+    only, limit = out.only, out.limit
+    if out.format == "json":
+        data = render_json(result, pool, run_id, only=only, limit=limit)
+        if changes is not None:
+            data["invalidation_changes"] = changes_as_json(changes)
+        return json.dumps(data, indent=2) + "\n"
+    if out.format == "csv":
+        return render_csv(result, pool, only=only, limit=limit)
+    # A table for a file is not fitted to this terminal.
+    width = terminal_width() if is_stdio(out.output) else None
+    text = render_table(result, pool, run_id, width=width, only=only, limit=limit) + "\n"
+    return text if changes is None else text + changes_as_text(changes) + "\n"

@@ -1,0 +1,282 @@
+"""`screener run`, `plan` and `replay`: an algorithm screening a pool live, simulated to
+price a screening, or replayed on the answers a logged run received. The settings are merged
+and checked by screener.runs.setup, the one set-up that `screener.run()` uses too."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+from tqdm.auto import tqdm
+
+from screener.algorithms import ALGORITHMS, Algorithm, Result, accepted_parameters
+from screener.cli.console import ExitCode, note, verbosity
+from screener.cli.options import (
+    algorithm_options,
+    db_option,
+    given_on_command_line,
+    json_option,
+    oracle_options,
+    output_options,
+    refuse_beside_resume,
+    run_options,
+    synthetic_pool_options,
+)
+from screener.cli.output import Output, print_report
+from screener.files import is_stdio
+from screener.journal import display_name
+from screener.orchestrator import Progress
+from screener.planning import plan_cost, render_plan
+from screener.report import render_comparison, render_json
+from screener.runs import observed_accuracies, worker_pool
+from screener.runs.logged import replay_logged_run
+from screener.runs.session import RunPlan, load_result, resume_run, start_run
+from screener.runs.setup import (
+    DEFAULT_SEED,
+    AlgorithmSettings,
+    OracleSettings,
+    RunSettings,
+    algorithm_params,
+    choose_algorithm,
+    choose_pool,
+    set_up_run,
+)
+
+__all__ = ["plan", "replay", "run"]
+
+#: What may be given beside --resume: where the run is and how to print it.
+_RESUME_OPTIONS = frozenset(
+    {"resume_id", "db", "as_json", "output_format", "only", "limit", "html", "output"}
+)
+_FILE = click.Path(dir_okay=False, path_type=Path)
+
+
+@click.command()
+@click.argument("pool_file", required=False, type=_FILE)
+@algorithm_options()
+@synthetic_pool_options("Synthetic pool of this many simulated workers (instead of POOL_FILE).")
+@click.option(
+    "--questions",
+    type=_FILE,
+    default=None,
+    help="Gold question bank (CSV id,payload,key[,scoring,tolerance] or JSON).",
+)
+@click.option("--config", "config_file", type=_FILE, default=None,
+              help="Run file (TOML) with workers, questions, algorithm, oracle...; flags win "
+              "over it.")  # fmt: skip
+@oracle_options
+@run_options
+@click.option(
+    "--resume", "resume_id", default=None,
+    help="Continue the interrupted run with this id, with the settings it started with "
+    "(only --db and the report's options may be given beside it).",
+)  # fmt: skip
+@db_option
+@output_options
+def run(
+    pool_file: Path | None,
+    algorithm: AlgorithmSettings,
+    n_workers: int | None,
+    n_outliers: int,
+    questions: Path | None,
+    config_file: Path | None,
+    oracle: OracleSettings,
+    options: dict[str, Any],
+    resume_id: str | None,
+    db: str,
+    out: Output,
+) -> None:
+    """Screen POOL_FILE (CSV: worker[,accuracy]; - reads standard input) or, without it, an
+    embedded demo pool.
+
+    The demo pool has 30 simulated workers, two of whom answer at chance: the run finds them.
+    """
+    quiet = verbosity() < 0
+    # On stderr whenever it is a terminal, whatever stdout gets (--json included).
+    progress = None if quiet or not sys.stderr.isatty() else Progress(sys.stderr)
+    if resume_id is not None:
+        _resume(resume_id, db, out, progress)
+        return
+    settings = RunSettings(
+        run_file=config_file, pool=pool_file, workers=n_workers, outliers=n_outliers,
+        questions=questions, algorithm=algorithm, oracle=oracle, options=options,
+        db=db if given_on_command_line("db") else None,
+    )  # fmt: skip
+    setup = set_up_run(settings)
+    plan, db = setup.plan, setup.db or db
+    started: list[str] = []
+
+    def on_start(run_id: str, algorithm: Algorithm) -> None:
+        started.append(run_id)
+        _announce_bound(algorithm)
+        note(_plan_line(run_id, plan, algorithm, db), level=1)
+
+    began = time.perf_counter()
+    with _resume_hint_on_interrupt(started, db):
+        run_id, result = asyncio.run(start_run(plan, db, progress=progress, on_start=on_start))
+    note(_cost_line(result, time.perf_counter() - began), level=1)
+    if out.format == "table" and is_stdio(out.output):
+        shown = display_name(db)
+        note(f"run {run_id} saved in {shown} (report again: screener report {run_id} --db {shown})")
+    print_report(result, plan.pool, run_id, out, db)
+    _exit_unless_completed(result)
+
+
+def _resume(run_id: str, db: str, out: Output, progress: Progress | None) -> None:
+    """``run --resume``: continue run ``run_id`` with its own settings and print its report."""
+    _refuse_settings_on_resume(run_id)
+    with _resume_hint_on_interrupt([run_id], db):
+        result = asyncio.run(resume_run(run_id, db, progress=progress))
+    record, _ = load_result(db, run_id)
+    print_report(result, worker_pool(record), run_id, out, db)
+    _exit_unless_completed(result)
+
+
+def _refuse_settings_on_resume(run_id: str) -> None:
+    """A resumed run keeps the settings it started with: a setting given beside --resume is
+    refused by name rather than silently ignored."""
+    refuse_beside_resume(run_id, _RESUME_OPTIONS, "or start a new run")
+
+
+@click.command()
+@click.argument("pool_file", required=False, type=_FILE)
+@algorithm_options()
+@synthetic_pool_options("Plan for this many workers (synthetic, or drawn as --like).")
+@click.option("--like", "pilot", metavar="RUN_ID", default=None,
+              help="Draw workers from the accuracies seen in this pilot run.")  # fmt: skip
+@db_option
+@click.option("--runs", type=int, default=100, show_default=True,
+              help="Simulated runs (seeds SEED, SEED+1, ...).")  # fmt: skip
+@click.option("--processes", type=click.IntRange(min=1), default=None,
+              help="Processes for the runs (the plan is the same on any number).  "
+                   "[default: every CPU, unless the runs take under a second]")  # fmt: skip
+@json_option("Print the plan as JSON.")
+def plan(
+    pool_file: Path | None,
+    algorithm: AlgorithmSettings,
+    n_workers: int | None,
+    n_outliers: int,
+    pilot: str | None,
+    db: str,
+    runs: int,
+    processes: int | None,
+    as_json: bool,
+) -> None:
+    """How many gold questions a screening may cost, before paying for any: the algorithm
+    runs on simulated workers (POOL_FILE's accuracies, a synthetic pool, or a crowd like
+    a pilot run's) RUNS times, and the distribution of its questions is printed."""
+    name = choose_algorithm(algorithm)
+    params = algorithm_params(name, algorithm, budget=algorithm.budget)
+    seed = DEFAULT_SEED if algorithm.seed is None else algorithm.seed
+    if pilot is not None:
+        if pool_file is not None:
+            raise click.UsageError("give either POOL_FILE or --like, not both")
+        accuracies, draw = observed_accuracies(db, pilot), True
+    else:
+        pool = choose_pool(pool_file, n_workers, n_outliers, seed, "simulated", {})
+        accuracies, draw = list(pool.require_accuracies()), False
+    size = n_workers if draw and n_workers else len(accuracies)
+    quiet = verbosity() < 0 or not sys.stderr.isatty()
+    with tqdm(total=runs, desc="plan", unit="run", leave=False, disable=quiet,
+              file=sys.stderr) as bar:  # fmt: skip
+        cost = plan_cost(name, params, accuracies, runs=runs, seed=seed, draw=draw,
+                         n_workers=size, processes=processes, progress=bar.update)  # fmt: skip
+    summary = {"algorithm": name, "params": params, "workers": size, "seed": seed}
+    summary |= cost.summary()
+    click.echo(json.dumps(summary, indent=2) if as_json else render_plan(summary))
+
+
+@click.command()
+@click.argument("run_id")
+@algorithm_options(defaults_from="the logged run")
+@db_option
+@json_option("Print both results as JSON.")
+def replay(run_id: str, algorithm: AlgorithmSettings, db: str, as_json: bool) -> None:
+    """Re-run an algorithm offline on the answers logged run RUN_ID received.
+
+    Asking worker w gets w's next logged answer; a worker whose answers are used up is
+    exhausted. Prints the new result beside the original and the pulls each used.
+    """
+    record, original = load_result(db, run_id)
+    name = choose_algorithm(algorithm, default=record.algorithm)
+    # The logged run's parameters carry over where the replaying algorithm takes them (its
+    # direction above all); the logged budget and seed do not.
+    accepted = accepted_parameters(ALGORITHMS[name]) - {"seed", "budget"}
+    logged = {key: value for key, value in record.params.items() if key in accepted}
+    params = algorithm_params(name, algorithm, logged, algorithm.budget)
+    pool = worker_pool(record)
+    _, new_id, result = asyncio.run(
+        replay_logged_run(db, run_id, name, params, seed=algorithm.seed)
+    )
+    if as_json:
+        both = {
+            "original": render_json(original, pool, run_id),
+            "replay": render_json(result, pool, new_id),
+        }
+        click.echo(json.dumps(both, indent=2))
+        return
+    click.echo(render_comparison(original, result, pool, (f"run {run_id}", f"replay {new_id}")))
+
+
+def _exit_unless_completed(result: Result) -> None:
+    """A run that stopped short of its condition (a budget, workers out of questions) ends
+    with NOT_COMPLETED once its report is out, so that scripts can tell."""
+    if not result.completed:
+        raise click.exceptions.Exit(ExitCode.NOT_COMPLETED)
+
+
+@contextlib.contextmanager
+def _resume_hint_on_interrupt(started: list[str], db: str) -> Iterator[None]:
+    """Ctrl-C during a run (once it is written: ``started`` holds its id) ends the command
+    with exit 130 and the exact command that continues it."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if not started:
+            raise
+        run_id, shown = started[0], display_name(db)
+        click.echo(
+            f"\ninterrupted: run {run_id} is saved; continue it with "
+            f"`screener run --resume {run_id} --db {shown}`",
+            err=True,
+        )
+        raise click.exceptions.Exit(ExitCode.INTERRUPTED) from None
+
+
+def _announce_bound(algorithm: Algorithm) -> None:
+    """The worst case per worker, on stderr before the first question, when there is one."""
+    bound = algorithm.max_questions_per_worker
+    if bound is not None:
+        total = bound * algorithm.n_arms
+        note(
+            f"at most {bound:,} gold questions per worker ({total:,} for all "
+            f"{algorithm.n_arms:,} workers)"
+        )
+
+
+def _plan_line(run_id: str, plan: RunPlan, algorithm: Algorithm, db: str) -> str:
+    """-v: what the run is about to do, with every parameter (its defaults too)."""
+    params = ", ".join(f"{key}={value}" for key, value in algorithm.params().items())
+    options = ", ".join(f"{key}={value}" for key, value in plan.oracle_options.items())
+    return (
+        f"run {run_id}: {plan.algorithm} ({params}) on {len(plan.pool):,} workers; "
+        f"answers from {plan.oracle}"
+        + (f" ({options})" if options else "")
+        + f"; journal {display_name(db)}; {plan.options.concurrency} in flight"
+    )
+
+
+def _cost_line(result: Result, seconds: float) -> str:
+    """-v: what the run cost."""
+    rate = result.total_pulls / seconds if seconds > 0 else 0.0
+    return (
+        f"{result.total_pulls:,} gold questions answered in {seconds:.2f} s "
+        f"({rate:,.0f} per second); stopped: {result.stop_reason}"
+    )

@@ -1,0 +1,174 @@
+"""Commands on the runs a database holds: `report`, `export`, `invalidate`, `runs` and
+`upgrade`. What they show is read by screener.runs; this module parses and prints."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from screener.algorithms import Result
+from screener.cli.console import note
+from screener.cli.options import db_option, json_option, output_file_option, output_options
+from screener.cli.output import Output, print_report
+from screener.files import is_stdio
+from screener.journal import Journal, RunSummary, display_name
+from screener.report import decision_counts
+from screener.runs import worker_pool
+from screener.runs.logged import export_answers, export_crowdkit, invalidate_question
+from screener.runs.rescoring import changes_as_json, changes_as_text, decision_changes
+from screener.runs.session import load_result, load_results
+
+__all__ = ["export", "invalidate", "report", "runs", "upgrade"]
+
+
+@click.command()
+@click.argument("run_id", required=False)
+@db_option
+@output_options
+def report(run_id: str | None, db: str, out: Output) -> None:
+    """Report a run (default: the latest): the result a finished run stored, else its journal
+    replayed.
+
+    When gold questions of the run were invalidated, the report is rebuilt from the
+    remaining (or rescored) answers and says which decisions changed.
+    """
+    record, original, rescored = load_results(db, run_id)
+    pool = worker_pool(record)
+    if rescored is None:
+        print_report(original, pool, record.id, out, db)
+        return
+    changes = decision_changes(original, rescored, pool)
+    print_report(rescored, pool, record.id, out, db, changes)
+
+
+@click.command()
+@click.argument("run_id")
+@output_file_option("CSV file to write (- for standard output, the long layout only).")
+@click.option(
+    "--format", "layout", type=click.Choice(["long", "crowd-kit"]), default="long",
+    show_default=True,
+    help="long: worker,item,answer,gold,score. crowd-kit: task,worker,label, and the gold "
+    "answers (task,true_label) in a second file beside it, NAME.gold.csv.",
+)  # fmt: skip
+@db_option
+@json_option("Say what was written as JSON.")
+def export(run_id: str, output: Path, layout: str, db: str, as_json: bool) -> None:
+    """Write the answers of run RUN_ID as CSV (replay it with --oracle dataset -O path=FILE)."""
+    if is_stdio(output) and as_json:
+        raise click.UsageError("--json and the CSV would both go to standard output: give -o FILE")
+    if is_stdio(output) and layout == "crowd-kit":
+        raise click.UsageError(
+            "--format crowd-kit writes two files (answers and gold): give -o FILE, not -"
+        )
+    if layout == "long":
+        rows, gold = export_answers(db, run_id, output), None
+    else:
+        rows, gold = export_crowdkit(db, run_id, output)
+    if as_json:
+        written = {"run_id": run_id, "answers": rows, "path": str(output)}
+        click.echo(json.dumps({**written, "gold_path": None if gold is None else str(gold)}))
+        return
+    also = "" if gold is None else f", their gold to {gold}"
+    where = "standard output" if is_stdio(output) else output
+    note(f"{rows:,} answers of run {run_id} written to {where}{also}")
+
+
+@click.command()
+@click.argument("run_id")
+@click.argument("question")
+@click.option("--key", default=None, help="The corrected key: rescore instead of dropping.")
+@click.option("--reason", default="", help="Why the question is wrong (kept in the journal).")
+@db_option
+@json_option("Print what changed as JSON.")
+def invalidate(
+    run_id: str, question: str, key: str | None, reason: str, db: str, as_json: bool
+) -> None:
+    """Mark gold QUESTION of run RUN_ID as wrong; its answers are rescored or dropped."""
+    record, before = load_result(db, run_id)
+    bank = worker_pool(record).bank
+    if key is not None and bank is not None and question in bank:
+        bank.get(question).with_key(key)  # a key its scoring cannot use is refused here
+    answers = invalidate_question(db, run_id, question, key=key, reason=reason)
+    record, _, after = load_results(db, run_id)
+    assert after is not None
+    changes = decision_changes(before, after, worker_pool(record))
+    if as_json:
+        done = {"run_id": run_id, "question": question, "answers": answers, "key": key}
+        click.echo(json.dumps({**done, "decision_changes": changes_as_json(changes)}, indent=2))
+        return
+    action = "rescored against key " + repr(key) if key is not None else "dropped"
+    click.echo(
+        f"question {question} of run {run_id} invalidated; its {answers:,} answer(s) are {action}"
+    )
+    click.echo(changes_as_text(changes))
+
+
+@click.command()
+@db_option
+@json_option("Print as JSON.")
+def runs(db: str, as_json: bool) -> None:
+    """List the runs in a database."""
+    with Journal(db, create=False) as journal:
+        summaries = journal.runs()
+    if as_json:
+        click.echo(json.dumps([_run_line(s) for s in summaries], indent=2))
+        return
+    if not summaries:
+        click.echo(f"no runs in {display_name(db)}")
+        return
+    lines = [_run_line(s) for s in summaries]
+    width = max(len("algorithm"), *(len(line["algorithm"]) for line in lines))
+    source = max(len("answers from"), *(len(_answers_from(line)) for line in lines))
+    click.echo(
+        f"{'run':<12}  {'created':<16}  {'algorithm':<{width}}  {'answers from':<{source}}  "
+        f"{'workers':>7}  {'answers':>9}  status"
+    )
+    for line in lines:
+        created = line["created"][:16].replace("T", " ")
+        click.echo(
+            f"{line['id']:<12}  {created:<16}  {line['algorithm']:<{width}}  "
+            f"{_answers_from(line):<{source}}  {line['n_workers']:>7}  {line['answered']:>9,}  "
+            f"{_run_status(line)}"
+        )
+
+
+def _run_line(summary: RunSummary) -> dict[str, Any]:
+    """One run of `screener runs`: the summary, its date, and from the result it stored (a
+    finished run's) whether its condition held and the workers per decision."""
+    line = dataclasses.asdict(summary)
+    stored = line.pop("stored_result")
+    result = None if stored is None else Result.from_json(stored)
+    line["created"] = (
+        datetime.datetime.fromtimestamp(summary.created_at)
+        .astimezone()
+        .isoformat(timespec="seconds")
+    )
+    line["condition_met"] = None if result is None else result.condition_met
+    line["completed"] = None if result is None else result.completed
+    line["decisions"] = None if result is None else decision_counts(result)
+    return line
+
+
+def _answers_from(line: dict[str, Any]) -> str:
+    return f"{line['oracle']} {line['source']}" if line["source"] else str(line["oracle"])
+
+
+def _run_status(line: dict[str, Any]) -> str:
+    counts = line["decisions"]
+    if not counts:
+        return str(line["status"])
+    return f"{line['status']} · " + ", ".join(f"{n:,} {name}" for name, n in counts.items())
+
+
+@click.command()
+@db_option
+def upgrade(db: str) -> None:
+    """Upgrade a run database written by an older screener to this version's schema."""
+    with Journal(db, create=False, check_version=False) as journal:
+        applied = journal.upgrade()
+    click.echo("\n".join(applied) if applied else f"{db} is already up to date")

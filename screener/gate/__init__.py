@@ -1,0 +1,24 @@
+"""Screening inside the task stream: gold or task for each arriving worker, decisions out.
+
+``Gate`` is the pure decision object (no I/O, no clock): a platform asks it, per arriving
+worker, whether to give a gold question or a real task, and hands back the gold answers.
+``GateSettings`` holds what the requester sets; ``Prices`` what questions cost.
+"""
+
+from screener.gate.core import AnswerOutcome, Decided, Gate, Reply, ReplyKind
+from screener.gate.roster import Status
+from screener.gate.settings import DEFAULT_PARAMS, GateSettings, GoldPolicy, OnChange, Prices
+
+__all__ = [
+    "DEFAULT_PARAMS",
+    "AnswerOutcome",
+    "Decided",
+    "Gate",
+    "GateSettings",
+    "GoldPolicy",
+    "OnChange",
+    "Prices",
+    "Reply",
+    "ReplyKind",
+    "Status",
+]

@@ -1,0 +1,474 @@
+"""The gate: screening inside the task stream, one arriving worker at a time.
+
+A platform asks, each time a worker comes for work, "gold question or real task for this
+one?" (``Gate.next``) and hands back the gold answers (``Gate.answer``). The gate answers
+``gold`` (with the question to ask), ``task`` (a real task: the worker is still being
+screened), ``qualified`` (a real task: the worker is accepted) or ``blocked`` (the worker is
+banned: no more work). Decisions are streamed out as they are made (``Gate.decisions``).
+
+Rules, in the order a request meets them:
+
+1. A banned worker is blocked. A worker who owes the answer to a gold question gets the same
+   question again (one gold question in flight per worker: the platform shows it again).
+2. A worker the method has decided (qualified), or will ask no more without a decision
+   (undecided: at its bound, or out of gold questions), gets real tasks, and a gold question
+   at ``audit_rate`` of its requests (a seeded draw per request); the change detector
+   (``screener.stats.ChangeDetector``) watches those answers and, when the worker's accuracy
+   has fallen below the bar, bans it or screens it again (``on_change``).
+3. Any worker who has done ``max_unscreened`` real tasks without a gold question gets one
+   now, whatever the policy says: no one works unscreened for long.
+4. A worker being screened gets a gold question when the policy wants one (``GoldPolicy``)
+   and the gold share and budget have room; the question is a pull of the method
+   (``Algorithm.ask_for``), whose answer goes to the method, which decides. Otherwise a
+   real task.
+
+The gate is a pure decision object, as the algorithms are: no I/O, no clock, no awaits. The
+same calls in the same order give the same replies and decisions, so a service journals the
+calls and a restarted one replays them (``request_id`` makes a repeated request return its
+first reply, so a retried request is served once).
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from screener.algorithms import CrowdPrior, Result, ThresholdingAlgorithm, create_algorithm
+from screener.bank import GoldBank
+from screener.errors import ConfigError, InvalidRewardError, UnknownPullError
+from screener.gate.roster import Gold, Status, WorkerState
+from screener.gate.settings import GateSettings
+from screener.gate.value import GoldValue, RequestLengths
+from screener.stats.change import ChangeDetector
+
+__all__ = ["AnswerOutcome", "Decided", "Gate", "Reply", "ReplyKind"]
+
+#: Request ids remembered for repeated requests (the oldest are forgotten first).
+REMEMBERED_REQUESTS = 100_000
+
+
+class ReplyKind(enum.StrEnum):
+    """What the gate tells the platform to give an arriving worker."""
+
+    GOLD = "gold"
+    TASK = "task"
+    QUALIFIED = "qualified"
+    BLOCKED = "blocked"
+
+
+class AnswerOutcome(enum.StrEnum):
+    """What the gate did with a gold answer: used it, or ignored a second copy or an answer
+    to a question it had released."""
+
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"
+    LATE = "late"
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The gate's answer for one request: ``kind``; for a gold question its id (answer with
+    it) and the bank's question id (None without a bank: the platform picks the question);
+    ``reason``: why, in a few words."""
+
+    kind: ReplyKind
+    worker: str
+    gold: str | None = None
+    question: str | None = None
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "worker": self.worker,
+            "gold": self.gold,
+            "question": self.question,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """One decision, as streamed: its position ``seq`` in the stream (a cursor), the worker,
+    ``banned``, ``accepted`` (its requests are answered ``qualified`` from now on) or
+    ``reopened`` (screened again after the change detector's alarm), why, and the gate's
+    request count when it was made (the gate has no clock; a service stamps the time)."""
+
+    seq: int
+    worker: str
+    decision: str
+    reason: str
+    request: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "worker": self.worker,
+            "decision": self.decision,
+            "reason": self.reason,
+            "request": self.request,
+        }
+
+
+class Gate:
+    """Gold or task for each arriving worker (see the module docstring).
+
+    Examples
+    --------
+    >>> from screener.gate import Gate, GateSettings
+    >>> gate = Gate(GateSettings(policy="first", max_unscreened=0))
+    >>> reply = gate.next("ann")
+    >>> reply.kind.value, reply.gold
+    ('gold', 'g0')
+    >>> gate.answer(reply.gold, reward=1.0).value
+    'accepted'
+    >>> gate.next("ann").kind.value  # ann is still being screened
+    'gold'
+    """
+
+    def __init__(self, settings: GateSettings | None = None, bank: GoldBank | None = None):
+        self.settings = settings or GateSettings()
+        params = {**self.settings.params, "seed": self.settings.seed}
+        method = create_algorithm(self.settings.algorithm, 0, params)
+        assert isinstance(method, ThresholdingAlgorithm)  # an open roster (settings checked)
+        self.method: ThresholdingAlgorithm = method
+        self.bank = bank
+        self.detector = ChangeDetector(self._bar(), alpha=self.settings.alpha)
+        self.value = GoldValue(self.settings) if self.settings.policy == "value" else None
+        self.workers: dict[str, WorkerState] = {}
+        self.golds: dict[str, Gold] = {}
+        self.decisions: list[Decided] = []
+        self.requests = 0
+        self.tasks = 0
+        self.gold_asked = 0
+        self._arm_worker: list[str] = []
+        self._shown = np.zeros(0, dtype=np.int8)  # the verdict last streamed, per arm
+        self._replies: OrderedDict[str, Reply] = OrderedDict()
+        self._lengths = RequestLengths(self.settings.expected_tasks)
+
+    # ------------------------------------------------------------------ the platform's calls
+    def next(self, worker: str, request_id: str | None = None) -> Reply:
+        """Gold or task for ``worker``, who asks for work (joining if new, back if it left).
+        A ``request_id`` seen before returns that request's reply, changing nothing."""
+        if request_id is not None and request_id in self._replies:
+            return self._repeated(request_id, worker)
+        _check_worker(worker)
+        self.requests += 1
+        state = self.workers.get(worker) or self._join(worker)
+        if state.left:
+            self._come_back(state)
+        state.requests += 1
+        self._lengths.grew(state.requests)
+        reply = self._reply(state)
+        if reply.kind in (ReplyKind.TASK, ReplyKind.QUALIFIED):
+            state.tasks += 1
+            state.since_gold += 1
+            self.tasks += 1
+        if request_id is not None:
+            self._remember(request_id, reply)
+        return reply
+
+    def answer(
+        self, gold: str, *, reward: float | None = None, answer: object = None
+    ) -> AnswerOutcome:
+        """The answer to gold question ``gold``: its ``reward`` (1 right, 0 wrong, or a grade),
+        or the raw ``answer``, scored against the bank's key."""
+        value = self.check_answer(gold, reward=reward, answer=answer)
+        record = self.golds[gold]
+        if record.answered:
+            return AnswerOutcome.DUPLICATE
+        if record.released:
+            return AnswerOutcome.LATE
+        record.answered = True
+        state = self.workers[record.worker]
+        state.owed = None
+        state.answered += 1
+        if record.pull is not None:
+            self.method.tell(record.pull, value)
+            self._check_decisions()
+        if record.audit and not state.banned:
+            self._audit_answer(state, value)
+        return AnswerOutcome.ACCEPTED
+
+    def check_answer(
+        self, gold: str, *, reward: float | None = None, answer: object = None
+    ) -> float:
+        """The reward ``answer`` would take for this answer, or the error it would raise;
+        changes nothing (so a batch of answers can be checked whole before any is used)."""
+        record = self.golds.get(gold)
+        if record is None:
+            raise UnknownPullError(
+                f"no gold question {gold!r} was handed out by this gate",
+                "answer with the gold id of a reply",
+            )
+        return self._reward(record, reward, answer)
+
+    def leave(self, worker: str, reason: str = "left") -> None:
+        """``worker`` left: the gold question it owes is released, and it is asked nothing
+        more until it comes back (its next request)."""
+        state = self.workers.get(worker)
+        if state is None or state.left:
+            return
+        state.left = True
+        if state.owed is not None:
+            state.owed.released = True
+            if state.owed.pull is not None:
+                self.method.release(state.owed.pull)
+            state.owed = None
+        self.method.set_unavailable(state.arm, reason)
+
+    def since(self, cursor: int = -1) -> list[Decided]:
+        """The decisions after position ``cursor`` (-1: all), in the order they were made."""
+        return self.decisions[max(cursor + 1, 0) :]
+
+    def result(self) -> Result:
+        """The method's result, its workers named (a reopened worker's earlier arm is named
+        with its screening number)."""
+        names = []
+        seen: dict[str, int] = {}
+        for worker in self._arm_worker:
+            seen[worker] = seen.get(worker, 0) + 1
+            names.append(worker if seen[worker] == 1 else f"{worker}#{seen[worker]}")
+        return self.method.result().named(tuple(names))
+
+    def summary(self) -> dict[str, Any]:
+        """Counts and money so far: requests, gold questions and tasks handed out, what they
+        cost, and the workers per status."""
+        prices = self.settings.prices
+        statuses = {status.value: 0 for status in Status}
+        for state in self.workers.values():
+            statuses[state.status.value] += 1
+        gold_money, task_money = self.gold_asked * prices.gold, self.tasks * prices.task
+        return {
+            "requests": self.requests,
+            "gold": self.gold_asked,
+            "tasks": self.tasks,
+            "money": {"gold": gold_money, "tasks": task_money, "total": gold_money + task_money},
+            "workers": statuses,
+            "decisions": len(self.decisions),
+        }
+
+    # ------------------------------------------------------------------ replies
+    def _reply(self, state: WorkerState) -> Reply:
+        if state.banned:
+            return Reply(ReplyKind.BLOCKED, state.worker, reason="banned")
+        if state.owed is not None:
+            return self._gold_reply(state.owed, "answer owed")
+        due = state.tasks >= self.settings.max_unscreened and not state.screened
+        screening = state.status is Status.SCREENING
+        if screening and (due or (self._policy_wants(state) and self._gold_room())):
+            reply = self._screening_gold(state)
+            if reply is not None:
+                return reply
+        if state.banned:  # the ask settled a decision (e-BH lists)
+            return Reply(ReplyKind.BLOCKED, state.worker, reason="banned")
+        if due or (state.status is not Status.SCREENING and self._audit_due(state)):
+            audit = self._audit_gold(state, "first gold question" if due else "audit")
+            if audit is not None:
+                return audit
+        if state.status is Status.QUALIFIED:
+            return Reply(ReplyKind.QUALIFIED, state.worker, reason="qualified")
+        return Reply(ReplyKind.TASK, state.worker, reason=state.status.value)
+
+    def _policy_wants(self, state: WorkerState) -> bool:
+        policy = self.settings.policy
+        if policy == "first":
+            return True
+        if policy == "share":
+            return state.since_gold + 1 >= self.settings.gold_every
+        assert self.value is not None and isinstance(self.method, CrowdPrior)
+        remaining = self._lengths.remaining(state.requests - 1)
+        return self.value.wants(self.method, state.arm, remaining)
+
+    def _gold_room(self) -> bool:
+        """Whether the gold share and budget allow a question the policy chose."""
+        settings = self.settings
+        if settings.gold_budget is not None and self.gold_asked >= settings.gold_budget:
+            return False
+        share = settings.gold_share
+        return share is None or self.gold_asked + 1 <= share * self.requests
+
+    def _screening_gold(self, state: WorkerState) -> Reply | None:
+        """A pull of the method for this worker, or None (then the worker's status says
+        why: decided, or one the method will ask no more)."""
+        ask = self.method.ask_for(state.arm)
+        self._check_decisions()
+        if len(ask) == 0:
+            if state.status is Status.SCREENING:
+                state.status = Status.UNDECIDED  # at its bound, or the method has stopped
+            return None
+        question = self._question(state)
+        if question is None and self.bank is not None:
+            self.method.release(int(ask.first_id))
+            self.method.set_unavailable(state.arm, "out of gold questions")
+            state.status = Status.UNDECIDED
+            return None
+        return self._new_gold(state, int(ask.first_id), question, "screening")
+
+    def _audit_gold(self, state: WorkerState, why: str) -> Reply | None:
+        """A gold question to a decided worker (or one the method asks no more): the change
+        detector watches its answer, and so does the method where it reconsiders."""
+        question = self._question(state)
+        if question is None and self.bank is not None:
+            return None
+        ask = self.method.ask_for(state.arm, audit=True)
+        pull = int(ask.first_id) if len(ask) else None
+        return self._new_gold(state, pull, question, why, audit=True)
+
+    def _audit_due(self, state: WorkerState) -> bool:
+        """Audit at ``audit_rate`` (a seeded draw), and under the value policy whenever the
+        method would still use the answer and it is worth its price."""
+        if self._audit_draw(state):
+            return True
+        if self.value is None or not isinstance(self.method, CrowdPrior):
+            return False
+        if not self.method.reconsider or state.status is Status.SCREENING:
+            return False
+        remaining = self._lengths.remaining(state.requests - 1)
+        return self.value.wants(self.method, state.arm, remaining)
+
+    def _new_gold(
+        self,
+        state: WorkerState,
+        pull: int | None,
+        question: str | None,
+        why: str,
+        *,
+        audit: bool = False,
+    ) -> Reply:
+        record = Gold(f"g{len(self.golds)}", state.worker, pull, question, audit)
+        self.golds[record.id] = record
+        state.owed = record
+        state.golds += 1
+        state.since_gold = 0
+        self.gold_asked += 1
+        return self._gold_reply(record, why)
+
+    def _gold_reply(self, record: Gold, why: str) -> Reply:
+        return Reply(ReplyKind.GOLD, record.worker, record.id, record.question, why)
+
+    def _question(self, state: WorkerState) -> str | None:
+        """The bank's next question for this worker (never one it has had), if a bank."""
+        if self.bank is None:
+            return None
+        found = self.bank.question_for(state.worker, state.golds, self.settings.seed)
+        return None if found is None else found.id
+
+    def _audit_draw(self, state: WorkerState) -> bool:
+        """A seeded draw per (worker, request): the same at every replay."""
+        rate = self.settings.audit_rate
+        if rate <= 0.0:
+            return False
+        key = f"{self.settings.seed}:{state.worker}:{state.requests}".encode()
+        digest = hashlib.blake2b(key, digest_size=8).digest()
+        return int.from_bytes(digest, "little") / 2.0**64 < rate
+
+    # ------------------------------------------------------------------ workers and decisions
+    def _join(self, worker: str) -> WorkerState:
+        arm = int(self.method.add_workers(1)[0])
+        state = WorkerState(worker, arm, self.detector.add())
+        self.workers[worker] = state
+        self._arm_worker.append(worker)
+        self._shown = np.append(self._shown, np.int8(0))
+        self._check_decisions()  # crowd-prior may decide a newcomer on the prior alone
+        return state
+
+    def _come_back(self, state: WorkerState) -> None:
+        state.left = False
+        self.method.set_available(state.arm)
+
+    def _check_decisions(self) -> None:
+        """Stream the method's new decisions out: a first decision, or a ban of a worker it
+        had qualified (a method that reconsiders on audits). A ban is final; a decision the
+        method takes back otherwise (a provisional one) stays as streamed."""
+        verdicts = self.method.verdicts()
+        changed = (
+            (verdicts != 0) & (verdicts != self._shown) & ((self._shown == 0) | (verdicts < 0))
+        )
+        for arm in np.flatnonzero(changed).tolist():
+            self._shown[arm] = verdicts[arm]
+            state = self.workers[self._arm_worker[arm]]
+            if state.arm != arm or state.banned:
+                continue  # an arm a reopened screening left behind
+            banned = verdicts[arm] < 0
+            state.status = Status.BANNED if banned else Status.QUALIFIED
+            self._decide(state, "banned" if banned else "accepted", self.method.explain(arm))
+
+    def _audit_answer(self, state: WorkerState, reward: float) -> None:
+        scaled = (reward - self.method.lower) / (self.method.upper - self.method.lower)
+        if not self.detector.update(state.row, scaled):
+            return
+        why = (
+            f"change detected: its audit answers fell below the bar (e-detector at false-alarm "
+            f"level {self.settings.alpha:g} per answer)"
+        )
+        if self.settings.on_change == "ban":
+            state.status = Status.BANNED
+            self._decide(state, "banned", why)
+            return
+        self.method.set_unavailable(state.arm, "screening reopened")
+        state.arm = int(self.method.add_workers(1)[0])
+        self._arm_worker.append(state.worker)
+        self._shown = np.append(self._shown, np.int8(0))
+        self.detector.restart(state.row)
+        state.status = Status.SCREENING
+        self._decide(state, "reopened", why)
+
+    def _decide(self, state: WorkerState, decision: str, reason: str) -> None:
+        if state.owed is not None and decision == "banned":
+            state.owed.released = True  # a banned worker's question is no longer wanted
+            if state.owed.pull is not None:
+                self.method.release(state.owed.pull)
+            state.owed = None
+        seq = len(self.decisions)
+        self.decisions.append(Decided(seq, state.worker, decision, reason, self.requests))
+
+    # ------------------------------------------------------------------ small helpers
+    def _bar(self) -> float:
+        method = self.method
+        return (method.threshold - method.lower) / (method.upper - method.lower)
+
+    def _reward(self, record: Gold, reward: float | None, answer: object) -> float:
+        if (reward is None) == (answer is None):
+            raise ConfigError("give the gold answer's reward or its raw answer, not both")
+        if reward is None:
+            if self.bank is None or record.question is None:
+                raise ConfigError(
+                    "this gate has no gold question bank to score a raw answer",
+                    "send the reward (1 right, 0 wrong, or a grade in [0, 1])",
+                )
+            reward = self.bank.get(record.question).score(answer)
+        if not self.method.accepts_reward(float(reward)):
+            raise InvalidRewardError(
+                f"reward {reward!r} for gold question {record.id} is outside "
+                f"[{self.method.lower:g}, {self.method.upper:g}]",
+                "send 1 for a right answer, 0 for a wrong one, or a grade in between",
+            )
+        return float(reward)
+
+    def _remember(self, request_id: str, reply: Reply) -> None:
+        self._replies[request_id] = reply
+        if len(self._replies) > REMEMBERED_REQUESTS:
+            self._replies.popitem(last=False)
+
+    def _repeated(self, request_id: str, worker: str) -> Reply:
+        reply = self._replies[request_id]
+        if reply.worker != worker:
+            raise ConfigError(
+                f"request {request_id!r} was made for worker {reply.worker!r}, not {worker!r}",
+                "give each request its own id",
+            )
+        return reply
+
+
+def _check_worker(worker: object) -> None:
+    if not isinstance(worker, str) or not worker or not worker.isprintable():
+        raise ConfigError(
+            f"a worker id must be a non-empty printable string, got {worker!r}",
+            "send the platform's worker id",
+        )

@@ -1,0 +1,256 @@
+"""A run's set-up in one place: the run file, the settings given and screener's defaults,
+merged and checked for `screener run` and `screener.run()` alike (and for `screener plan`
+and `screener replay` where they take the same settings), so that the two cannot disagree.
+
+A setting given explicitly wins over the run file, which wins over the default. What counts
+as given is the caller's to say, as plain values: the command line passes only the flags
+typed on it, Python the arguments that are not None. Every problem is one ConfigError.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from screener.algorithms import ALGORITHMS, accepted_parameters
+from screener.bank import load_bank
+from screener.config import RunConfig, load_run_config
+from screener.errors import ConfigError
+from screener.files import is_stdio
+from screener.orchestrator import RunOptions
+from screener.pool import WorkerPool, load_pool_csv, synthetic_pool
+from screener.runs.session import RunPlan, default_pool
+
+__all__ = [
+    "BAR_ALGORITHMS",
+    "DEFAULT_ALGORITHM",
+    "DEFAULT_ORACLE",
+    "DEFAULT_OUTLIERS",
+    "DEFAULT_SEED",
+    "PARAMETER_DEFAULTS",
+    "AlgorithmSettings",
+    "OracleSettings",
+    "RunSettings",
+    "RunSetup",
+    "algorithm_params",
+    "choose_algorithm",
+    "choose_pool",
+    "set_up_run",
+]
+
+DEFAULT_ALGORITHM = "wrr"
+DEFAULT_ORACLE = "simulated"
+DEFAULT_SEED = 0
+#: Low-accuracy workers in a synthetic pool (``--workers N``).
+DEFAULT_OUTLIERS = 2
+#: screener's own defaults for algorithm parameters, over the classes' (their papers'), for
+#: every algorithm that takes them: a run screens for spammers, abnormally low accuracy.
+PARAMETER_DEFAULTS: Mapping[str, Any] = {"direction": "low"}
+#: The bar question's algorithm for each kind of error control (``--error``).
+BAR_ALGORITHMS: Mapping[str, str] = {
+    "fwer": "confident-thresholding",
+    "fdr": "fdr-thresholding",
+    "bayes": "crowd-prior",
+}
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class AlgorithmSettings:
+    """Which algorithm runs and how it is set, as given; None (or empty) means not given.
+
+    ``params`` are the algorithm's parameters; ``error`` (fwer, fdr or bayes) picks the bar
+    algorithm with that promise; ``top`` is how many workers a top-K algorithm selects (its
+    ``k``); ``budget`` and ``seed`` are the run's.
+    """
+
+    name: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    top: int | None = None
+    budget: int | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class OracleSettings:
+    """The answer source as given: its name and options; ``simulated`` holds options for the
+    simulated oracle alone (the command line's --rewards, --latency, --batch-release), used
+    only when it is the one that answers."""
+
+    name: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    simulated: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Everything a run is set up from, as given; None (or empty) means not given.
+
+    ``run_file``: a TOML run file (screener.config). ``pool``: the workers, or a CSV file of
+    them; ``workers`` and ``outliers`` build a synthetic pool instead. ``questions``: a gold
+    question bank file. ``options``: RunOptions fields. ``db``: where the run is journaled.
+    """
+
+    run_file: str | Path | None = None
+    pool: WorkerPool | str | Path | None = None
+    workers: int | None = None
+    outliers: int = DEFAULT_OUTLIERS
+    questions: str | Path | None = None
+    algorithm: AlgorithmSettings = field(default_factory=AlgorithmSettings)
+    oracle: OracleSettings = field(default_factory=OracleSettings)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    db: str | None = None
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """A run ready to start: its plan, and its database when one was given or set in the run
+    file (else None: the caller's default)."""
+
+    plan: RunPlan
+    db: str | None
+
+
+def set_up_run(settings: RunSettings) -> RunSetup:
+    """The run ``settings`` describe, with the run file's values where nothing was given and
+    screener's defaults where neither says; checked before anything is written.
+
+    Examples
+    --------
+    >>> from screener.pool import synthetic_pool
+    >>> pool = synthetic_pool(12, 2, seed=1)
+    >>> setup = set_up_run(RunSettings(pool=pool, algorithm=AlgorithmSettings(budget=500)))
+    >>> setup.plan.algorithm, setup.plan.params, setup.plan.oracle, setup.db
+    ('wrr', {'budget': 500, 'direction': 'low'}, 'simulated', None)
+    >>> set_up_run(RunSettings(pool=pool, algorithm=AlgorithmSettings(error="fdr", name="rr")))
+    Traceback (most recent call last):
+    ...
+    screener.errors.ConfigError: --error fdr screens against a bar with fdr-thresholding, not rr (drop --algorithm or use --algorithm fdr-thresholding)
+    """  # noqa: E501
+    _one_standard_input(settings)
+    file = RunConfig(Path(".")) if settings.run_file is None else load_run_config(settings.run_file)
+    given = settings.algorithm
+    algorithm = choose_algorithm(given, file.algorithm)
+    seed = _chosen(given.seed, file.seed, DEFAULT_SEED)
+    oracle = _chosen(settings.oracle.name, file.oracle, DEFAULT_ORACLE)
+    options = RunOptions(**{**file.run, **settings.options})
+    params = algorithm_params(algorithm, given, file.params, _first(given.budget, file.budget))
+    oracle_options = {
+        **file.oracle_options,
+        **(settings.oracle.simulated if oracle == "simulated" else {}),
+        **settings.oracle.options,
+    }
+    workers = settings.pool if settings.pool is not None else file.workers
+    pool = choose_pool(workers, settings.workers, settings.outliers, seed, oracle, oracle_options)
+    questions = settings.questions if settings.questions is not None else file.questions
+    if questions is not None:
+        pool = dataclasses.replace(pool, bank=load_bank(questions))
+    plan = RunPlan(pool, algorithm, params, oracle, oracle_options, seed, options)
+    return RunSetup(plan, _first(settings.db, file.db))
+
+
+def choose_algorithm(
+    given: AlgorithmSettings, configured: str | None = None, default: str = DEFAULT_ALGORITHM
+) -> str:
+    """The algorithm given, else ``configured`` (a run file's), else ``default``; with
+    ``error``, the bar algorithm that keeps that promise, which an algorithm given or
+    configured must be.
+
+    Examples
+    --------
+    >>> choose_algorithm(AlgorithmSettings(error="bayes"))
+    'crowd-prior'
+    >>> choose_algorithm(AlgorithmSettings(), configured="gold")
+    'gold'
+    """
+    chosen = given.name if given.name is not None else configured
+    if given.error is not None:
+        if given.error not in BAR_ALGORITHMS:
+            known = ", ".join(BAR_ALGORITHMS)
+            raise ConfigError(f"unknown kind of error control {given.error!r}", f"use {known}")
+        wanted = BAR_ALGORITHMS[given.error]
+        if chosen is not None and chosen != wanted:
+            raise ConfigError(
+                f"--error {given.error} screens against a bar with {wanted}, not {chosen}",
+                f"drop --algorithm or use --algorithm {wanted}",
+            )
+        return wanted
+    name = chosen if chosen is not None else default
+    if name not in ALGORITHMS:
+        raise ConfigError(f"unknown algorithm {name!r}", f"use one of {', '.join(ALGORITHMS)}")
+    return name
+
+
+def algorithm_params(
+    algorithm: str,
+    given: AlgorithmSettings,
+    base: Mapping[str, Any] | None = None,
+    budget: int | None = None,
+) -> dict[str, Any]:
+    """The parameters ``algorithm`` runs with: ``base`` (a run file's [params], or the
+    parameters a replayed run was logged with), the budget, the parameters given, then
+    PARAMETER_DEFAULTS where the algorithm takes them and nothing set them; ``top`` is its k.
+
+    Examples
+    --------
+    >>> algorithm_params("rr", AlgorithmSettings(params={"k": 1.5}), {"delta": 0.05})
+    {'delta': 0.05, 'k': 1.5, 'direction': 'low'}
+    >>> algorithm_params("adaptive-topk", AlgorithmSettings(top=3), budget=900)
+    {'budget': 900, 'k': 3}
+    """
+    params = dict(base or {})
+    if budget is not None:
+        params["budget"] = budget
+    params.update(given.params)
+    accepted = accepted_parameters(ALGORITHMS[algorithm])
+    for name, value in PARAMETER_DEFAULTS.items():
+        if name in accepted:
+            params.setdefault(name, value)
+    if given.top is not None:
+        params["k"] = given.top
+    return params
+
+
+def choose_pool(
+    pool: WorkerPool | str | Path | None,
+    n_workers: int | None,
+    n_outliers: int,
+    seed: int,
+    oracle: str,
+    oracle_options: Mapping[str, Any],
+) -> WorkerPool:
+    """``pool`` (the workers, or a CSV file of them), else a synthetic pool of ``n_workers``,
+    else the oracle's own workers (the simulated oracle's: the demo pool)."""
+    if pool is not None and n_workers is not None:
+        raise ConfigError("give either POOL_FILE or --workers, not both", "drop one of them")
+    if isinstance(pool, WorkerPool):
+        return pool
+    if pool is not None:
+        return load_pool_csv(pool)
+    if n_workers is not None:
+        return synthetic_pool(n_workers, n_outliers, seed=seed)
+    return default_pool(oracle, oracle_options)
+
+
+def _one_standard_input(settings: RunSettings) -> None:
+    """Standard input can be read once: at most one input may be -."""
+    inputs = (settings.pool, settings.questions, settings.run_file)
+    if sum(not isinstance(path, WorkerPool) and is_stdio(path) for path in inputs) > 1:
+        raise ConfigError(
+            "only one of POOL_FILE, --questions and --config can be - (standard input)",
+            "give the others as files",
+        )
+
+
+def _chosen(given: T | None, configured: T | None, default: T) -> T:
+    """The value given, else the run file's, else the default."""
+    return given if given is not None else configured if configured is not None else default
+
+
+def _first(given: T | None, configured: T | None) -> T | None:
+    """The value given, else the run file's (None: neither says)."""
+    return given if given is not None else configured

@@ -1,0 +1,59 @@
+"""The stream benchmark: its verdicts on hand-made means, and its command on a real dataset."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.stream_report import summarise
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _row(dataset: str, policy: str, money: float, accuracy: float) -> dict[str, Any]:
+    measures = dict.fromkeys(
+        ("gold", "bad_labels_kept", "good_banned", "replacements", "short_items", "cpu"), 0.0
+    )
+    return {
+        "dataset": dataset, "policy": policy, "seed": 0, "gold_share": 0.1, "money": money,
+        "accuracy": accuracy, "accuracy_ds": float("nan"), "before_gold": 3, **measures,
+    }  # fmt: skip
+
+
+def test_a_rule_that_is_cheaper_and_as_accurate_dominates() -> None:
+    rows = [
+        _row("d", "none", 100.0, 0.80),
+        _row("d", "screener", 95.0, 0.90),
+        _row("d", "quiz-5", 90.0, 0.90),  # dominates: cheaper, as accurate
+        _row("d", "toloka-10", 99.0, 0.95),  # dearer: does not
+    ]
+    verdict = summarise(rows, {"d": 0.3})["verdicts"][0]
+    assert verdict["dominated_by"] == ["quiz-5"]
+    assert verdict["cheaper"] and verdict["no_worse"]
+    assert verdict["money_ratio"] == pytest.approx(0.95)
+
+
+def test_means_are_over_answer_orders() -> None:
+    rows = [_row("d", "none", 100.0, 0.8), _row("d", "none", 110.0, 0.9)]
+    rows[1]["seed"] = 1
+    means = summarise(rows, {"d": 0.0})["means"]
+    assert means[0]["money"] == pytest.approx(105.0) and means[0]["runs"] == 2
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("SCREENER_DATA"), reason="SCREENER_DATA is not set")
+def test_quick_mode_on_one_dataset_prints_the_tables() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.stream", "--quick", "--seeds", "1",
+         "--datasets", "Zheng_s4_Dog"],
+        cwd=ROOT, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "## Targets" in done.stdout
+    for policy in ("none", "screener", "toloka-10", "quiz-10", "lsa", "fdr"):
+        assert f"| {policy} " in done.stdout
