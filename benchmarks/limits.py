@@ -47,12 +47,28 @@ import numpy as np
 from numpy.typing import NDArray
 
 from benchmarks.harness import machine_info, markdown_table, run_in_processes, write_json
-from benchmarks.realdata import COSTS, bar_value, cost_key, dataset_answers, datasets, population
+from benchmarks.realcrowds import (
+    COSTS,
+    bar_value,
+    cost_key,
+    dataset_answers,
+    datasets,
+    population,
+)
 from screener.algorithms import Decision, create_algorithm
 from screener.simulation import BernoulliRewards, simulate
 from screener.stats.prior import GridPrior, StoppingCosts, StoppingTable, stopping_table
 
-__all__ = ["Operating", "evaluate_policy", "main", "oracle_points", "rule_points"]
+__all__ = [
+    "Operating",
+    "doing_nothing_cost",
+    "empirical_prior",
+    "evaluate_policy",
+    "main",
+    "oracle_cost",
+    "oracle_points",
+    "rule_points",
+]
 
 FloatArray = NDArray[np.float64]
 RULES = tuple(f"toloka-rule:accept_after={n}" for n in (10, 20, 30)) + tuple(
@@ -99,13 +115,39 @@ def evaluate_policy(table: StoppingTable, accuracies: FloatArray) -> tuple[Float
     return banned, questions
 
 
+def empirical_prior(accuracies: FloatArray) -> GridPrior:
+    """The crowd's accuracy distribution, known exactly: its workers' accuracies, equally
+    weighted (clipped off 0 and 1, where the likelihood has no room)."""
+    values, counts = np.unique(np.clip(accuracies, 1e-9, 1 - 1e-9), return_counts=True)
+    return GridPrior(values, counts / counts.sum())
+
+
+def doing_nothing_cost(accuracies: FloatArray, bar: float, c_ban: float, c_miss: float) -> float:
+    """The cheaper of the two policies that ask nothing, per worker: accept everyone (a miss
+    for each bad worker) or ban everyone (a false ban for each good one)."""
+    bad = float((accuracies < bar).mean())
+    return min(c_miss * bad, c_ban * (1.0 - bad))
+
+
+def oracle_cost(accuracies: FloatArray, bar: float, cap: int, c_ban: float, c_miss: float) -> float:
+    """The lowest expected cost per worker (a question costs 1) that ANY policy asking one
+    worker's questions one at a time reaches, knowing the crowd exactly (the module's model):
+    the Bayes-optimal stopping table's expected cost at the start, under the empirical prior.
+    Asking nothing is one of the policies it weighs, so it is at most ``doing_nothing_cost``;
+    equal means no policy can beat doing nothing, in this model."""
+    table = stopping_table(
+        empirical_prior(accuracies), bar, StoppingCosts(1.0, c_ban, c_miss), horizon=cap,
+        min_answers=0,
+    )  # fmt: skip
+    return float(table.cost[0, 0])
+
+
 def oracle_points(
     accuracies: FloatArray, bar: float, cap: int, prices: Sequence[tuple[float, float, float]]
 ) -> list[Operating]:
     """The Bayes-optimal policy's operating point at each (question, c_ban, c_miss) price,
     under the exact empirical prior of ``accuracies``."""
-    values, counts = np.unique(np.clip(accuracies, 1e-9, 1 - 1e-9), return_counts=True)
-    prior = GridPrior(values, counts / counts.sum())
+    prior = empirical_prior(accuracies)
     bad = accuracies < bar
     points = []
     for question, c_ban, c_miss in prices:
@@ -189,6 +231,11 @@ def run_dataset(task: Task) -> dict[str, Any]:
     good_share = float((accuracies >= bar).mean())
     rules = rule_points(accuracies, bar, task.seeds)
     t1 = {}
+    pays = {
+        cost_key(b, m): oracle_cost(accuracies, bar, task.cap, b, m)
+        < doing_nothing_cost(accuracies, bar, b, m) - 1e-9
+        for b, m in COSTS
+    }
     for c_ban, c_miss in COSTS:
 
         def cost(point: Operating, b: float = c_ban, m: float = c_miss) -> float:
@@ -208,26 +255,31 @@ def run_dataset(task: Task) -> dict[str, Any]:
     }
     return {"dataset": task.name, "workers": int(accuracies.size), "bar": bar,
             "bad": int((accuracies < bar).sum()), "rules": {k: vars(v) for k, v in rules.items()},
-            "t1": t1, "t2": t2}  # fmt: skip
+            "t1": t1, "t2": t2, "pays": pays}  # fmt: skip
 
 
 def render(rows: Sequence[dict[str, Any]]) -> str:
     keys = [cost_key(b, m) for b, m in COSTS]
     header = ["dataset", "workers", "bad", *[k.replace("ban ", "").replace(" / miss ", "/")
-                                              for k in keys], "T1", "T2 N=10/20/30"]  # fmt: skip
+                                              for k in keys], "T1", "T2 N=10/20/30",
+              "beats nothing"]  # fmt: skip
     table = []
     for row in sorted(rows, key=lambda r: r["dataset"]):
         ratios = [row["t1"][k][3] for k in keys]
         t2 = "/".join("yes" if row["t2"][name] else "no" for name in sorted(row["t2"],
                       key=lambda n: int(n.rpartition("=")[2])))  # fmt: skip
+        pays = f"{sum(row['pays'].values())}/{len(row['pays'])}"
         table.append([row["dataset"], row["workers"], row["bad"],
                       *[f"{r:.2f}" for r in ratios],
-                      "possible" if all(r < 1 for r in ratios) else "impossible", t2])  # fmt: skip
+                      "possible" if all(r < 1 for r in ratios) else "impossible", t2,
+                      pays])  # fmt: skip
     n = len(rows)
     t1_possible = sum(all(row["t1"][k][3] < 1 for k in keys) for row in rows)
     lines = [
         "Oracle / best rule: the lowest expected cost per worker any policy reaches with at "
-        "most half the best rule's questions, over the best rule's cost (< 1: T1 possible).",
+        "most half the best rule's questions, over the best rule's cost (< 1: T1 possible). "
+        "Beats nothing: at how many cost settings any policy is cheaper than the better of "
+        "accepting and banning everyone unasked.",
         "",
         markdown_table(header, table),
         "",

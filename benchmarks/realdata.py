@@ -1,4 +1,4 @@
-"""Every method on every real dataset, beside the platforms' static rules.
+"""Every method on every real dataset, beside the platforms' static rules and doing nothing.
 
 Question: "who is below the bar?" (ban the workers whose accuracy is under it). Each file of
 ``$SCREENER_DATA`` is replayed WITHOUT replacement: each worker's own answers in R seeded
@@ -6,15 +6,25 @@ orders, as a live run would meet them; a worker whose answers run out is exhaust
 worker's accuracy over all of its answers (bad = below the bar). Two populations: workers with
 at least 30 answers (the headline: every method can reach a decision) and all workers (few-answer
 workers end undecided, or under a rule's default: never banned, so kept). Two bars: 0.6 and the
-population's 20th percentile of worker accuracy.
+population's 20th percentile of worker accuracy (``benchmarks.realcrowds``).
 
-Per method (a registered algorithm by name with parameters, ``NAME:key=value,...``):
+Per method (a registered algorithm by name with parameters, ``NAME:key=value,...``, or one of
+the two policies that ask nothing: ``accept-all`` and ``ban-all``):
 
 - questions per worker (mean over runs; median over workers and runs);
 - false-ban rate = good workers banned / good workers; missed-bad rate = bad workers not banned
   (accepted, undecided or exhausted) / bad workers; undecided share; wall seconds;
 - expected cost per worker = questions x 1 + false bans x c_ban + missed bad x c_miss (per
-  worker), for c_ban and c_miss in {10, 30, 100}.
+  worker), for c_ban in {10, 30, 100} and c_miss in {10, 30, 100, 300, 1000}.
+
+The fair reading, per cost setting: screener is the crowd prior's cost mode built for those
+costs (``crowd-prior:contamination=0.2,false_ban=B,missed_bad=M,pilot=20``: a requester states
+its costs before the run; no configuration built for other costs is picked after the fact),
+against the cheapest rule configuration after the fact (toloka-rule N = 10/20/30, quiz Q =
+5/10/20: a choice that favours the rule) and against doing nothing (the cheaper of accepting
+and banning everyone unasked, also after the fact). Whether ANY method can beat doing nothing
+there is the oracle's answer (``benchmarks.limits.oracle_cost``: Bernoulli answers at each
+worker's accuracy and the crowd known exactly; "no" means no policy can, in that model).
 
 Decisions: BELOW (and OUTLIER for the low-direction outlier methods) is a ban; everything else
 keeps the worker. No worker is asked more than ``--cap`` questions (default 60, the most gold
@@ -26,17 +36,17 @@ order.
 Usage::
 
     SCREENER_DATA=../shared/data python -m benchmarks.realdata            # ~10 min on 2 cores
-    SCREENER_DATA=../shared/data python -m benchmarks.realdata --quick    # ~10 s
+    SCREENER_DATA=../shared/data python -m benchmarks.realdata --quick    # ~30 s
     python -m benchmarks.realdata --datasets EBCC_ACT_SP --methods toloka-rule crowd-prior:q=0.05
 
-Prints the tables and the headline lines, writes ``benchmarks/results/realdata.json`` and a PNG
-per dataset (questions per worker against errors per worker) in ``benchmarks/results/``.
+Prints the tables, the readings and the summary, writes ``benchmarks/results/realdata.json``
+and a PNG per dataset (questions per worker against errors per worker) in
+``benchmarks/results/``.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import itertools
 import math
 import os
@@ -65,25 +75,52 @@ from benchmarks.harness import (  # noqa: E402
     run_in_processes,
     write_json,
 )
+from benchmarks.realcrowds import (  # noqa: E402
+    COSTS,
+    DEFAULT_CAP,
+    bar_value,
+    capped_rewards,
+    cost_key,
+    dataset_answers,
+    datasets,
+    population,
+)
+from benchmarks.realdata_reading import (  # noqa: E402
+    RULE_NAMES,
+    TRIVIAL,
+    Cell,
+    cost_method,
+    kind,
+    reading,
+    reading_lines,
+    summary,
+    summary_tables,
+)
 from screener.algorithms import ALGORITHMS, Decision, create_algorithm  # noqa: E402
 from screener.config import parse_value  # noqa: E402
-from screener.oracles.dataset import RecordedAnswers, load_answers  # noqa: E402
 from screener.simulation import simulate  # noqa: E402
-from screener.simulation.recorded import RecordedRewards  # noqa: E402
 
-__all__ = ["COSTS", "Method", "Unit", "main", "parse_method", "run_unit"]
+__all__ = [
+    "COSTS",
+    "Cell",
+    "Method",
+    "Score",
+    "Unit",
+    "capped_rewards",
+    "cost_key",
+    "cost_method",
+    "dataset_answers",
+    "datasets",
+    "main",
+    "parse_method",
+    "population",
+    "reading",
+    "run_unit",
+    "summary",
+]
 
-#: (c_ban, c_miss): the price of banning a good worker and of keeping a bad one, in questions.
-_PRICES = (10.0, 30.0, 100.0)
-COSTS: tuple[tuple[float, float], ...] = tuple(itertools.product(_PRICES, _PRICES))
 #: The rule configuration whose spend ``budget=rule`` copies.
 BUDGET_RULE = "toloka-rule:accept_after=20"
-RULE_NAMES = ("toloka-rule", "quiz")
-HEADLINE_MIN_ANSWERS = 30
-DEFAULT_CAP = 60
-#: Workers the crowd prior's cost mode screens before deciding others on the prior alone (a
-#: crowd of at most this many is screened whole, as without a pilot).
-PILOT = 20
 QUICK_DATASETS = ("EBCC_ACT_SP", "EBCC_SMEM_web", "Zheng_s4_Dog", "Snow08_rte")
 
 
@@ -129,12 +166,12 @@ def parse_method(text: str) -> Method:
 def default_methods() -> list[str]:
     """The rules at every configuration the issue names, then screener's methods: the crowd
     prior's posterior mode, its cost mode with a pilot at each cost setting (the requester
-    states its costs), the frequentist modes and the papers' methods."""
+    states its costs), the frequentist modes and the papers' methods; the two policies that
+    ask nothing run in every unit anyway."""
     methods = [f"toloka-rule:accept_after={n}" for n in (10, 20, 30)]
     methods += [f"quiz:quiz_size={q}" for q in (5, 10, 20)]
     methods += ["crowd-prior", "crowd-prior:contamination=0.2"]
-    methods += [f"crowd-prior:contamination=0.2,false_ban={b:g},missed_bad={m:g},pilot={PILOT}"
-                for b, m in COSTS]  # fmt: skip
+    methods += [cost_method(b, m) for b, m in COSTS]
     methods += ["fdr-thresholding:q=0.1", "confident-thresholding:delta=0.1,eps=0.05"]
     methods += ["confident-thresholding:delta=0.1", "lsa:budget=rule", "wrr:k=2"]
     return methods
@@ -168,27 +205,12 @@ class Outcome:
 class UnitResult:
     unit: Unit
     bar: float
-    bad: NDArray[np.bool_]
+    truth: NDArray[np.float64]
     outcomes: list[Outcome] = field(default_factory=list)
 
-
-def population(answers: RecordedAnswers, name: str) -> tuple[list[str], list[NDArray[Any]]]:
-    keep = [
-        i
-        for i, rewards in enumerate(answers.rewards)
-        if name == "all" or rewards.size >= HEADLINE_MIN_ANSWERS
-    ]
-    return [answers.workers[i] for i in keep], [answers.rewards[i] for i in keep]
-
-
-@functools.cache
-def dataset_answers(path: str) -> RecordedAnswers:
-    """A dataset read once per process: every unit of it shares the same answers."""
-    return load_answers(path)
-
-
-def bar_value(name: str, truth: NDArray[np.float64]) -> float:
-    return 0.6 if name == "0.6" else float(np.quantile(truth, 0.2))
+    @property
+    def bad(self) -> NDArray[np.bool_]:
+        return np.asarray(self.truth < self.bar)
 
 
 def run_unit(unit: Unit) -> UnitResult:
@@ -196,11 +218,17 @@ def run_unit(unit: Unit) -> UnitResult:
     workers, records = population(dataset_answers(unit.path), unit.population)
     truth = np.array([r.mean() for r in records])
     bar = bar_value(unit.bar_name, truth)
-    result = UnitResult(unit, bar, truth < bar)
+    result = UnitResult(unit, bar, truth)
     rule_spend: int | None = None
     ordered = sorted(unit.methods, key=lambda m: m != BUDGET_RULE)
     rewards = capped_rewards(workers, records, unit.seed, unit.cap)  # stateless: shared
     for text in ordered:
+        if text in TRIVIAL:
+            everyone = np.full(len(workers), TRIVIAL[text])
+            nobody = np.zeros(len(workers), dtype=bool)
+            result.outcomes.append(Outcome(text, np.zeros(len(workers), np.int64), everyone,
+                                           nobody, 0.0))  # fmt: skip
+            continue
         method = parse_method(text)
         params = {**method.build_params(bar, rule_spend), "seed": unit.seed}
         algorithm = create_algorithm(method.algorithm, len(workers), params)
@@ -216,19 +244,6 @@ def run_unit(unit: Unit) -> UnitResult:
         if text == BUDGET_RULE:
             rule_spend = int(pulls.sum())
     return result
-
-
-def capped_rewards(
-    workers: Sequence[str], records: Sequence[NDArray[Any]], seed: int, cap: int
-) -> RecordedRewards:
-    """Each worker's answers in a seeded order, at most ``cap`` of them (the first ``cap`` of
-    the same shuffle, so every method of a unit meets the same sequence)."""
-    full = RecordedRewards(workers, records, seed, replacement=False)
-    if all(r.size <= cap for r in records):
-        return full
-    orders = [full.sample(np.full(min(r.size, cap), i), np.arange(min(r.size, cap)))
-              for i, r in enumerate(records)]  # fmt: skip
-    return RecordedRewards(workers, orders, seed, replacement=False, shuffle=False)
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -250,12 +265,8 @@ class Score:
     costs: dict[str, float]
 
     @property
-    def is_rule(self) -> bool:
-        return parse_method(self.method).is_rule
-
-
-def cost_key(c_ban: float, c_miss: float) -> str:
-    return f"ban {c_ban:g} / miss {c_miss:g}"
+    def kind(self) -> str:
+        return kind(self.method)
 
 
 def score(results: Sequence[UnitResult], method: str) -> Score:
@@ -298,95 +309,20 @@ def _pct(value: float) -> str:
 
 def method_table(scores: Sequence[Score]) -> str:
     header = ["method", "q/worker", "median", "false bans", "missed bad", "wrong/bans",
-              "undecided", "cost 30/30", "s"]  # fmt: skip
+              "undecided", "cost 30/30", "cost 30/300", "s"]  # fmt: skip
     rows = [
         [s.method, f"{s.questions:.1f}", f"{s.median_questions:g}", _pct(s.false_ban_rate),
          _pct(s.missed_bad_rate), _pct(s.wrong_ban_share), _pct(s.undecided),
-         f"{s.costs[cost_key(30, 30)]:.2f}", f"{s.seconds:.1f}"]
+         f"{s.costs[cost_key(30, 30)]:.2f}", f"{s.costs[cost_key(30, 300)]:.2f}",
+         f"{s.seconds:.1f}"]
         for s in scores
     ]  # fmt: skip
     return markdown_table(header, rows)
 
 
-@dataclass
-class Headline:
-    """The issue's two comparisons for one (dataset, population, bar)."""
-
-    cost_ratios: dict[str, tuple[float, str, str, float]]  # key -> (ratio, ours, rule, q-share)
-    question_shares: dict[str, tuple[float, str] | None]  # rule -> (share, ours) or None
-    #: key -> (ratio, ours, rule, q-share) of the cheapest method asking at most half the best
-    #: rule's questions (issue 12's first target), None when none does.
-    half_budget_ratios: dict[str, tuple[float, str, str, float] | None]
-
-
-def headline(scores: Sequence[Score]) -> Headline:
-    rules = [s for s in scores if s.is_rule]
-    ours = [s for s in scores if not s.is_rule]
-    ratios: dict[str, tuple[float, str, str, float]] = {}
-    half: dict[str, tuple[float, str, str, float] | None] = {}
-    for c_ban, c_miss in COSTS:
-        key = cost_key(c_ban, c_miss)
-        best_rule = min(rules, key=lambda s: s.costs[key])
-        cheap = [s for s in ours if s.questions <= 0.5 * best_rule.questions]
-        ratios[key] = _against(min(ours, key=lambda s: s.costs[key]), best_rule, key)
-        best_cheap = min(cheap, key=lambda s: s.costs[key], default=None)
-        half[key] = None if best_cheap is None else _against(best_cheap, best_rule, key)
-    shares: dict[str, tuple[float, str] | None] = {}
-    for rule in (s for s in rules if s.method.startswith("toloka-rule")):
-        no_worse = [s for s in ours if _no_worse(s, rule)]
-        best = min(no_worse, key=lambda s: s.questions, default=None)
-        shares[rule.method] = (
-            None if best is None else (best.questions / rule.questions, best.method)
-        )
-    return Headline(ratios, shares, half)
-
-
-def _against(ours: Score, rule: Score, key: str) -> tuple[float, str, str, float]:
-    """(cost ratio, our method, the rule, question ratio) at cost setting ``key``."""
-    return (
-        ours.costs[key] / rule.costs[key],
-        ours.method,
-        rule.method,
-        ours.questions / rule.questions,
-    )
-
-
-def _no_worse(ours: Score, rule: Score) -> bool:
-    """No more false bans and no more missed bad workers than the rule (NaN rates: no such
-    workers, nothing to compare)."""
-    return all(
-        math.isnan(mine) or mine <= theirs + 1e-12
-        for mine, theirs in ((ours.false_ban_rate, rule.false_ban_rate),
-                             (ours.missed_bad_rate, rule.missed_bad_rate))
-    )  # fmt: skip
-
-
-def headline_lines(name: str, head: Headline) -> list[str]:
-    lines = [f"**{name}**"]
-    cost_parts = [
-        f"{key}: {ratio:.2f}x ({ours} vs {rule}; {share:.2f}x the questions)"
-        for key, (ratio, ours, rule, share) in head.cost_ratios.items()
-    ]
-    lines.append("- cheapest screener method / cheapest rule: " + "; ".join(cost_parts))
-    half_parts = [
-        f"{key}: " + ("none" if found is None else f"{found[0]:.2f}x ({found[1]}; "
-                                                  f"{found[3]:.2f}x the questions)")
-        for key, found in head.half_budget_ratios.items()
-    ]  # fmt: skip
-    lines.append("- cheapest screener method with at most half the cheapest rule's questions / "
-                 "that rule: " + "; ".join(half_parts))  # fmt: skip
-    share_parts = [
-        f"vs {rule}: " + ("none with no more errors" if found is None
-                          else f"{found[0]:.2f}x ({found[1]})")
-        for rule, found in head.question_shares.items()
-    ]  # fmt: skip
-    lines.append("- fewest questions with no more false bans and no more missed bad workers: "
-                 + "; ".join(share_parts))  # fmt: skip
-    return lines
-
-
 def plot(name: str, per_group: dict[str, list[Score]]) -> Path | None:
-    """Questions per worker against errors per worker, one panel per (population, bar)."""
+    """Questions per worker against errors per worker, one panel per (population, bar); the
+    policies that ask nothing are left out (no questions on a log scale)."""
     try:
         import matplotlib
 
@@ -398,12 +334,12 @@ def plot(name: str, per_group: dict[str, list[Score]]) -> Path | None:
         1, len(per_group), figsize=(5.5 * len(per_group), 4.5), squeeze=False
     )
     for axis, (title, scores) in zip(axes[0], per_group.items(), strict=True):
-        for s in scores:
+        for s in (s for s in scores if s.kind != "trivial"):
             errors = (_rate(s.false_ban_rate) * s.good + _rate(s.missed_bad_rate) * s.bad) / max(
                 s.good + s.bad, 1
             )
-            marker = "s" if s.is_rule else "o"
-            colour = "tab:grey" if s.is_rule else "tab:blue"
+            marker = "s" if s.kind == "rule" else "o"
+            colour = "tab:grey" if s.kind == "rule" else "tab:blue"
             axis.scatter(s.questions, errors, marker=marker, color=colour)
             axis.annotate(s.method.replace("crowd-prior", "cp"), (s.questions, errors), fontsize=6)
         axis.set_xscale("log")
@@ -428,20 +364,12 @@ def _rate(value: float) -> float:
 
 
 # -------------------------------------------------------------------------------- main
-def datasets(root: Path, only: Sequence[str] | None) -> list[tuple[str, Path]]:
-    files = sorted(root.glob("gold_answers/*.csv")) + sorted(root.glob("graded/*.csv"))
-    chosen = [(f.stem, f) for f in files if not only or f.stem in only]
-    missing = set(only or ()) - {name for name, _ in chosen}
-    if missing:
-        raise SystemExit(f"no dataset named {', '.join(sorted(missing))} under {root}")
-    return chosen
-
-
 def plan(args: argparse.Namespace, root: Path) -> list[Unit]:
     names = args.datasets or (QUICK_DATASETS if args.quick else None)
     populations = ("30+",) if args.quick else ("30+", "all")
     bars = ("0.6",) if args.quick else ("0.6", "p20")
-    methods = tuple(args.methods or default_methods())
+    chosen = list(args.methods or default_methods())
+    methods = tuple(chosen + [m for m in TRIVIAL if m not in chosen])
     units = []
     for (name, path), pop, bar in itertools.product(datasets(root, names), populations, bars):
         workers, _ = population(dataset_answers(str(path)), pop)
@@ -468,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         raise SystemExit("set SCREENER_DATA to the folder of the real datasets (../shared/data)")
     units = plan(args, Path(data))
     results, wall = run_in_processes("realdata", run_unit, units, args.processes)
-    report = render(results, plots=0 if args.no_plots else args.processes)
+    report = render(results, cap=args.cap, plots=0 if args.no_plots else args.processes)
     print(report["text"])
     print(f"\n{len(units)} units, {wall:.0f} s wall on {args.processes} processes")
     payload = {"machine": machine_info(), "wall_seconds": wall, "argv": list(argv or sys.argv[1:]),
@@ -477,8 +405,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return payload
 
 
-def render(results: Sequence[UnitResult], *, plots: int) -> dict[str, Any]:
-    """The tables, headlines and summary of ``results``; with ``plots`` > 0 also the PNGs,
+def render(results: Sequence[UnitResult], *, cap: int, plots: int) -> dict[str, Any]:
+    """The tables, readings and summary of ``results``; with ``plots`` > 0 also the PNGs,
     drawn on that many processes (about a second each: a serial loop added half a minute)."""
     groups = group(results)
     methods = list(dict.fromkeys(o.method for r in results for o in r.outcomes))
@@ -489,10 +417,11 @@ def render(results: Sequence[UnitResult], *, plots: int) -> dict[str, Any]:
         scores = [score(members, m) for m in methods]
         bar = members[0].bar
         title = f"{dataset}, {pop} answers, bar {bar:.3f}" + (" (p20)" if bar_name == "p20" else "")
-        head = headline(scores)
-        scores_json = [vars(s) for s in scores]
-        tables[f"{dataset}|{pop}|{bar_name}"] = {"bar": bar, "scores": scores_json,
-                                                  "headline": vars(head)}  # fmt: skip
+        cells = reading(scores, members[0].truth, bar, cap)
+        tables[f"{dataset}|{pop}|{bar_name}"] = {
+            "bar": bar, "workers": scores[0].workers, "scores": [vars(s) for s in scores],
+            "reading": {key: vars(cell) for key, cell in cells.items()},
+        }  # fmt: skip
         text += [
             f"\n### {title}",
             f"{scores[0].workers} workers x {len(members)} orders; "
@@ -501,48 +430,12 @@ def render(results: Sequence[UnitResult], *, plots: int) -> dict[str, Any]:
             method_table(scores),
             "",
         ]
-        text += headline_lines(title, head)
+        text += reading_lines(title, cells)
         per_dataset.setdefault(dataset, {})[f"{pop} answers, bar {bar_name}"] = scores
-    text += ["", *summary(tables)]
+    text += ["", *summary(tables), *summary_tables(tables)]
     if plots:
         run_in_processes("plots", _plot_item, list(per_dataset.items()), plots, progress=False)
     return {"text": "\n".join(text), "tables": tables}
-
-
-def summary(tables: dict[str, Any]) -> list[str]:
-    """How often the issue's targets hold, per (population, bar)."""
-    lines = ["## Targets over datasets"]
-    by_setting: dict[tuple[str, str], list[Headline]] = {}
-    for key, table in tables.items():
-        _, pop, bar_name = key.split("|")
-        head = table["headline"]
-        by_setting.setdefault((pop, bar_name), []).append(
-            Headline(head["cost_ratios"], head["question_shares"], head["half_budget_ratios"])
-        )
-    for (pop, bar_name), heads in sorted(by_setting.items()):
-        n = len(heads)
-        cheaper = sum(all(r < 1.0 for r, _, _, _ in h.cost_ratios.values()) for h in heads)
-        cost_wins = sum(
-            all(found is not None and found[0] < 1.0 for found in h.half_budget_ratios.values())
-            for h in heads
-        )
-        rules = sorted({rule for h in heads for rule in h.question_shares})
-        shares = ", ".join(
-            f"{rule.partition(':')[2]} in "
-            f"{sum(_half(h.question_shares.get(rule)) for h in heads)}/{n}"
-            for rule in rules
-        )
-        lines.append(
-            f"- {pop} answers, bar {bar_name}: cheaper than the best rule at every cost setting "
-            f"in {cheaper}/{n} datasets ({cost_wins}/{n} by a method asking at most half its "
-            f"questions); "
-            f"<= 50% of toloka-rule's questions with no more false bans and missed bad: {shares}"
-        )
-    return lines
-
-
-def _half(found: Any) -> bool:
-    return found is not None and found[0] <= 0.5
 
 
 if __name__ == "__main__":

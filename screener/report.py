@@ -133,6 +133,7 @@ def render_table(
     head = [
         _headline(result, pool, run_id),
         f"status: {describe_status(result, state)}",
+        *(f"warning: {warning}" for warning in result.extra.get("warnings", ())),
         _counts_line(result),
     ]
     if result.threshold is not None:

@@ -9,6 +9,7 @@ import html
 import io
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -253,3 +254,14 @@ def test_every_data_frame_column_is_documented() -> None:
     doc = Result.to_dataframe.__doc__ or ""
     for column in WORKER_FIELDS:
         assert f"- {column}" in doc, column
+
+
+def test_an_algorithms_warnings_stand_under_the_status_above_the_decisions() -> None:
+    """A crowd-prior run whose crowd failed the prior's check: the warning is shown whether
+    or not the stopping condition held (the status line hides the promise when it did not)."""
+    warned = replace(MIXED, extra={"warnings": ["THE CROWD DOES NOT FIT THE PRIOR: ..."]})
+    lines = render_table(warned, _pool([f"w{i}" for i in range(8)])).splitlines()
+    assert lines[1].startswith("status: CONDITION NOT MET")
+    assert lines[2] == "warning: THE CROWD DOES NOT FIT THE PRIOR: ..."
+    assert not any(line.startswith("warning") for line in render_table(MIXED, _pool(
+        [f"w{i}" for i in range(8)])).splitlines())  # fmt: skip

@@ -22,6 +22,19 @@ posterior probability of being below the bar, and decides:
   Bayes-optimal stopping rule under the prior (``screener.stats.stopping_table``): a worker is
   asked again only while the expected saving in mistakes is worth the price of a question.
 
+Whether the crowd fits the prior is checked as the answers come (``PriorChoice``, in
+``screener.stats.prior_choice``): a posterior predictive check of every answer against the
+prior's prediction, at a few looks during the run and a final one, with a false alarm at most
+``fit_check`` (0.05) per run on a crowd the prior fits. A Beta holds no crowd of "mostly good
+plus a block of spammers"; with ``prior="auto"`` (the default) a look at which the Beta fails
+the check and a mixture of two Betas fits better by BIC moves the decisions to come to the
+two-Beta prior (robust over its own likelihood-ratio region,
+``screener.stats.prior_mixture``). The first look the prior in force fails raises the misfit
+flag: the result's ``extra`` says when (``prior_misfit_at_answers``, ``bans_before_misfit``)
+and carries it in ``warnings`` for the report to show above the decisions. Most of the
+check's power comes late: most workers are decided after three to six answers, before the
+answers can tell a crowd's shape (BENCHMARKS.md, "The crowd prior's fit").
+
 A pilot (``pilot=m``) buys the crowd's distribution first: only m workers (a seeded random
 choice) are asked, each at least ``min_answers`` times, until every one of them is decided or at
 ``max_answers``. Then the prior is refit from their answers and the other workers are judged
@@ -40,7 +53,10 @@ and keeps its decision when later answers of other workers move the prior. The p
 from the whole answer table after every n_workers answers (every m during a pilot, and once at
 its end) and a worker is judged when its own answer arrives (the workers outside a pilot also
 at its end), so the decisions are a function of the order of the answers alone, and a replay of
-the journal makes the same decisions.
+the journal makes the same decisions. No worker is decided before the answers identify a crowd
+prior (two workers with two answers each, ``prior_identified``): until then the prior is the
+uniform placeholder, which no answer has ruled in, and a worker who reaches ``min_answers``
+meanwhile is judged at the refit that first identifies one.
 """
 
 from __future__ import annotations
@@ -62,13 +78,11 @@ from screener.stats.prior import (
     PriorSet,
     StoppingCosts,
     StoppingTable,
-    beta_prior_region,
     first_actions,
-    fit_beta_prior,
-    fit_grid_prior,
     prior_identified,
     stopping_table,
 )
+from screener.stats.prior_choice import FAMILIES, PriorChoice
 from screener.stats.running import ArmRuns
 
 __all__ = ["CrowdPrior"]
@@ -78,6 +92,7 @@ ROBUST_LEVEL = 0.95
 _UNDECIDED = 0
 _BANNED = 1
 _ACCEPTED = 2
+_FAMILY_NAMES = {"beta": "Beta prior", "two-beta": "two-Beta prior", "npmle": "grid prior"}
 _VERDICTS = np.array([0, -1, 1], dtype=np.int8)  # verdicts() by state
 
 
@@ -89,16 +104,19 @@ class CrowdPrior(ThresholdingAlgorithm):
     mode: give both of the first two), ``min_answers`` (no decision before that many answers;
     default 3, as the platforms' rules), ``max_answers`` (no worker gets more questions: the
     bound printed to the requester; in posterior mode a worker still unsure there stays
-    UNDECIDED, in cost mode the rule decides at the bound), ``prior`` ("beta", or "npmle" for
-    the grid maximum-likelihood prior), ``contamination`` (share of the uniform mixed into the
-    prior), ``robust`` (level of the hyperparameter region every posterior-mode decision must
-    hold over; default 0.95 with the Beta prior, 0 otherwise; cost mode takes none),
-    ``pilot`` (how many workers, chosen at random by ``seed``, are screened before the others
-    may be decided on the fitted prior alone; default none: everyone gets ``min_answers``),
-    ``reconsider`` (answers to audit questions, ``ask_for(arm, audit=True)``, of an accepted
-    worker are judged too, and ban it when all its answers call for a ban under the same
-    rule, each ban keeping the promise; those of an undecided worker at ``max_answers`` may
-    decide it: audits go past that bound; default off: decisions are final).
+    UNDECIDED, in cost mode the rule decides at the bound), ``prior`` ("auto": the Beta, or
+    the two-Beta mixture while the Beta fails the fit check and the mixture fits better;
+    "beta": the Beta only; "npmle": the grid maximum-likelihood prior), ``contamination``
+    (share of the uniform mixed into the prior), ``robust`` (level of the hyperparameter
+    region every posterior-mode decision must hold over; default 0.95 with the Beta prior, 0
+    otherwise; cost mode takes none), ``pilot`` (how many workers, chosen at random by
+    ``seed``, are screened before the others may be decided on the fitted prior alone;
+    default none: everyone gets ``min_answers``), ``reconsider`` (answers to audit
+    questions, ``ask_for(arm, audit=True)``, of an accepted worker are judged too, and ban it
+    when all its answers call for a ban under the same rule, each ban keeping the promise;
+    those of an undecided worker at ``max_answers`` may decide it: audits go past that bound;
+    default off: decisions are final), ``fit_check`` (false-alarm level, per run, of the
+    predictive check of the prior; 0 turns the check off, and with it the two-Beta prior).
 
     Schedule: one question in flight per worker (the decision follows each answer), fewest
     answers first, ties to the lowest index; decided workers and workers at ``max_answers``
@@ -144,6 +162,13 @@ class CrowdPrior(ThresholdingAlgorithm):
         "so the expected share of wrong bans is at most q if accuracies are Beta-distributed "
         "across the crowd; no frequentist guarantee"
     )
+    mixture_guarantee: ClassVar[str] = (
+        "Bayesian, robust: each ban or acceptance is wrong with posterior probability at most "
+        "q under every two-Beta crowd prior the answers do not rule out (likelihood-ratio "
+        "region, on a lattice around the fit), so the expected share of wrong bans is at most "
+        "q if accuracies follow a mixture of two Betas across the crowd; no frequentist "
+        "guarantee"
+    )
     cost_guarantee: ClassVar[str] = (
         "Bayes-optimal stopping: minimises the expected cost per worker (questions, false "
         "bans, missed bad workers) when worker accuracies follow the fitted crowd prior; no "
@@ -161,11 +186,12 @@ class CrowdPrior(ThresholdingAlgorithm):
         question: float = 1.0,
         min_answers: int = 3,
         max_answers: int = 40,
-        prior: str = "beta",
+        prior: str = "auto",
         contamination: float = 0.0,
         robust: float | None = None,
         pilot: int | None = None,
         reconsider: bool = False,
+        fit_check: float = 0.05,
         **kwargs: Any,
     ) -> None:
         super().__init__(n_workers, threshold=threshold, **kwargs)
@@ -188,21 +214,24 @@ class CrowdPrior(ThresholdingAlgorithm):
                 f"the bar must lie strictly inside the reward range, got {self.threshold}",
                 "give e.g. threshold=0.6",
             )
-        check_choice("prior", prior, ("beta", "npmle"))
+        check_choice("prior", prior, FAMILIES)
         self.prior_family = prior
         if not 0.0 <= contamination < 1.0:
             raise ConfigError(f"contamination must lie in [0, 1), got {contamination}", "try 0.2")
         self.contamination = float(contamination)
         if robust is None:  # the default: robust where it applies
-            robust = ROBUST_LEVEL if prior == "beta" and false_ban is None else 0.0
+            robust = ROBUST_LEVEL if prior != "npmle" and false_ban is None else 0.0
         if not 0.0 <= robust < 1.0:
             raise ConfigError(f"robust must lie in [0, 1), got {robust}", "try robust=0.95")
-        if robust and (prior != "beta" or false_ban is not None):
+        if robust and (prior == "npmle" or false_ban is not None):
             raise ConfigError(
                 "robust decisions need the Beta prior and the posterior mode",
-                "drop robust, or use prior=beta without false_ban / missed_bad",
+                "drop robust, or use prior=auto or beta without false_ban / missed_bad",
             )
         self.robust = float(robust)
+        if not 0.0 <= fit_check < 1.0:
+            raise ConfigError(f"fit_check must lie in [0, 1), got {fit_check}", "try 0.05")
+        self.fit_check = float(fit_check)
         if pilot is not None:
             check_count("pilot", pilot, 2, "the prior is fitted on at least two workers")
             if min_answers < 2:
@@ -226,6 +255,12 @@ class CrowdPrior(ThresholdingAlgorithm):
         self.decided_at: FloatArray = np.full(self.n_arms, math.nan)
         self.prior = GridPrior.uniform()
         uniform = self.prior
+        #: The family in force, the predictive checks and the misfit flag (``PriorChoice``).
+        self.fit = PriorChoice(
+            prior, horizon=self.max_answers, level=self.fit_check, contamination=self.contamination
+        )
+        #: Bans made before the misfit flag was raised (None while it is not).
+        self.bans_before_misfit: int | None = None
         #: The priors every decision must hold under (robust > 0); the fitted one alone else.
         self.region = PriorSet(uniform.grid, uniform.weights[:, None])
         self.table: StoppingTable | None = None
@@ -239,6 +274,8 @@ class CrowdPrior(ThresholdingAlgorithm):
         self.min_counts = np.where(self.in_pilot, self.min_answers, 0).astype(np.int64)
         self._period = int(self.in_pilot.sum())  # answers between two refits
         self._since_refit = 0
+        #: Whether the last refit's answers identify a crowd prior (``prior_identified``).
+        self.identified = False
         if self.costs is not None:
             self._refit()
 
@@ -275,6 +312,8 @@ class CrowdPrior(ThresholdingAlgorithm):
                 length = min(length, max(1, int(self._pilot_open().sum()) - 1))
             stop = min(arms.size, start + length)
             successes, counts = self._counts_after(arms[start:stop], rewards[start:stop])
+            scaled = (rewards[start:stop] - self.lower) / self.width
+            self.fit.record(successes - scaled, counts - 1, scaled)
             self.stats.update_many(arms[start:stop], rewards[start:stop])
             self._since_refit += stop - start
             if stop - start == refit_in:  # the stretch's last answer completes the period
@@ -287,6 +326,13 @@ class CrowdPrior(ThresholdingAlgorithm):
             if self.piloting and self._pilot_settled():
                 self._end_pilot()
             start = stop
+        self._finish_if_over()
+
+    def _finish_if_over(self) -> None:
+        """Once no worker can be asked again, refit on every answer for the final look at the
+        prior's fit (``PriorChoice``); it may judge workers held back for want of a fit."""
+        if not self.fit.over and not self._can_progress():
+            self._refit(final=True)
 
     def _pilot_open(self) -> NDArray[np.bool_]:
         """Pilot workers that can still be asked (undecided, under max_answers, available)."""
@@ -304,7 +350,7 @@ class CrowdPrior(ThresholdingAlgorithm):
 
     def _judge_unasked(self, arms: IntArray) -> None:
         """Decide workers without answers on the crowd prior alone, where it settles them."""
-        if arms.size == 0 or not prior_identified(self.stats.count):
+        if arms.size == 0 or not self.identified:
             return
         if not self._prior_alone_decides():
             return
@@ -319,6 +365,7 @@ class CrowdPrior(ThresholdingAlgorithm):
         minimum. While a pilot of the starting roster runs, newcomers wait with the other
         workers outside it."""
         super()._on_joined(arms)
+        self.fit.reopen()  # the run goes on: another final look when it next can go no further
         count = arms.size
         self.state = _grown(self.state, count, _UNDECIDED)
         self.decided_at = _grown(self.decided_at, count, math.nan)
@@ -343,7 +390,7 @@ class CrowdPrior(ThresholdingAlgorithm):
             return True
         if self.table is None or self.table.action[0, 0] == StoppingTable.CONTINUE:
             return False  # the fitted prior (the region's first) asks: no agreement to check
-        region = beta_prior_region(self._scaled_successes(), self.stats.count, level=ROBUST_LEVEL)
+        region = self.fit.region(self._scaled_successes(), self.stats.count, level=ROBUST_LEVEL)
         region = region.contaminated(self.contamination)
         actions = first_actions(region, self.bar, self.costs, horizon=self.max_answers)
         return bool(actions[0] != StoppingTable.CONTINUE and (actions == actions[0]).all())
@@ -351,6 +398,7 @@ class CrowdPrior(ThresholdingAlgorithm):
     def _on_unavailable(self, arm: int) -> None:
         if self.piloting and self._pilot_settled():
             self._end_pilot()
+        self._finish_if_over()
 
     def _counts_after(
         self, arms: IntArray, rewards: FloatArray
@@ -370,22 +418,28 @@ class CrowdPrior(ThresholdingAlgorithm):
         answered[runs.order] = counts
         return successes, answered
 
-    def _refit(self) -> None:
+    def _refit(self, *, final: bool = False) -> None:
         self._since_refit = 0
         successes, counts = self._scaled_successes(), self.stats.count
-        if self.prior_family == "beta":
-            fitted = fit_beta_prior(successes, counts)
-        else:
-            fitted = fit_grid_prior(successes, counts)
+        waiting = not self.identified
+        self.identified = prior_identified(counts)
+        fitted = self.fit.refit(successes, counts, final=final)
         self.prior = fitted.contaminated(self.contamination)
+        if self.fit.misfit is not None and self.bans_before_misfit is None:
+            self.bans_before_misfit = int((self.state == _BANNED).sum())
+        if final and not (waiting and self.identified):
+            return  # the run is over: nothing left to decide under the new fit
         if self.robust:
-            region = beta_prior_region(successes, counts, level=self.robust)
+            region = self.fit.region(successes, counts, level=self.robust)
             self.region = region.contaminated(self.contamination)
         if self.costs is not None:
             self.table = stopping_table(
                 self.prior, self.bar, self.costs, horizon=self.max_answers,
                 min_answers=int(self.min_counts.min(initial=self.min_answers)),
             )  # fmt: skip
+        if waiting and self.identified:  # judge the workers held back for want of a fit
+            held = np.flatnonzero(counts >= np.maximum(self.min_counts, 1))
+            self._judge(held, successes[held], counts[held])
 
     def _judge(self, arms: IntArray, successes: FloatArray, counts: NDArray[np.int64]) -> None:
         """Decide each undecided worker at the first of its answers here that allows it (and,
@@ -394,7 +448,7 @@ class CrowdPrior(ThresholdingAlgorithm):
         state = self.state[arms]
         accepted = state == _ACCEPTED if self.reconsider else np.zeros(arms.size, dtype=bool)
         open_ = ((state == _UNDECIDED) | accepted) & (counts >= self.min_counts[arms])
-        if not open_.any():
+        if not self.identified or not open_.any():
             return
         arms, successes, counts = arms[open_], successes[open_], counts[open_]
         accepted = accepted[open_]
@@ -576,6 +630,9 @@ class CrowdPrior(ThresholdingAlgorithm):
             "expected_missed_bad": float(np.nansum(self.decided_at[self.state == _ACCEPTED])),
             "pilot_workers": int(self.in_pilot.sum()),
             "decided_unasked": int(((self.state != _UNDECIDED) & (self.stats.count == 0)).sum()),
+            **self.fit.summary(),
+            "bans_before_misfit": self.bans_before_misfit,
+            "warnings": [*result.extra.get("warnings", ()), *self._warnings()],
         }
         guarantee = self.robust_guarantee if self.robust else str(self.guarantee)
         if self.costs is not None:
@@ -585,4 +642,29 @@ class CrowdPrior(ThresholdingAlgorithm):
                 f"; the prior was fitted on a pilot of {int(self.in_pilot.sum())} workers and "
                 "the others may be decided on it alone, without a question"
             )
-        return replace(result, guarantee=guarantee, extra=extra)
+        return replace(result, guarantee=self._with_fit(guarantee), extra=extra)
+
+    def _with_fit(self, guarantee: str) -> str:
+        """The promise where the two-Beta prior is in force: its own region's."""
+        if self.fit.in_force == "two-beta" and guarantee.startswith(self.robust_guarantee):
+            return self.mixture_guarantee + guarantee[len(self.robust_guarantee) :]
+        return guarantee
+
+    def _warnings(self) -> list[str]:
+        """The misfit flag, for the report to show above the decisions (``extra["warnings"]``)."""
+        misfit = self.fit.misfit
+        if misfit is None:
+            return []
+        family = _FAMILY_NAMES[misfit.family]
+        then = ""
+        if self.fit.in_force == "two-beta":
+            then = (
+                "; the two-Beta prior fits better and is in force from "
+                f"{self.fit.two_beta_from:,} answers"
+            )
+        return [
+            f"THE CROWD DOES NOT FIT THE PRIOR: the {family} failed its predictive check "
+            f"(p = {misfit.check.p_value:.2g} < {misfit.level:.2g}) at "
+            f"{misfit.check.answers:,} answers, after {self.bans_before_misfit} bans; the "
+            f"decisions' promise assumes the prior fits{then}"
+        ]

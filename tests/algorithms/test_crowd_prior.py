@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from numpy.typing import NDArray
+from stats_helpers import assert_rate_at_most, binomial_sf
 
 from screener.algorithms import Algorithm, Decision, StopReason, create_algorithm
 from screener.algorithms.crowd_prior import CrowdPrior
@@ -99,7 +100,7 @@ def test_decisions_match_an_answer_by_answer_reference(
         return prior, region, table
 
     def judge(arm: int) -> None:
-        if state[arm] or counts[arm] < fewest[arm]:
+        if state[arm] or counts[arm] < fewest[arm] or not identified:
             return
         s, n = [successes[arm]], [counts[arm]]
         if robust:
@@ -116,6 +117,15 @@ def test_decisions_match_an_answer_by_answer_reference(
     prior = GridPrior.uniform()
     region = PriorSet(prior.grid, prior.weights[:, None])
     table = None if cost is None else stopping_table(prior, 0.6, cost, horizon=12, min_answers=3)
+    identified = False
+
+    def identify() -> None:  # at a refit: judge the workers held back for want of a fit
+        nonlocal identified
+        if not identified and (counts >= 2).sum() >= 2:
+            identified = True
+            for held in np.flatnonzero(counts >= np.maximum(fewest, 1)):
+                judge(int(held))
+
     for arm, reward in answers:
         assert in_pilot[arm] or not piloting, "a worker outside the pilot asked during it"
         successes[arm] += reward
@@ -123,11 +133,13 @@ def test_decisions_match_an_answer_by_answer_reference(
         since += 1
         if since == period:
             prior, region, table = refit()
+            identify()
             since = 0
         judge(arm)
         if piloting and not (in_pilot & (state == 0) & (counts < 12)).any():
             piloting, period, since = False, means.size, 0
             prior, region, table = refit()
+            identify()
             if cost is not None:  # decisions unasked only when the whole region agrees
                 wide = beta_prior_region(successes, counts, level=0.95)
                 first = {
@@ -144,6 +156,35 @@ def test_decisions_match_an_answer_by_answer_reference(
     unasked = (state > 0) & (counts == 0)
     assert algorithm.result().extra["decided_unasked"] == unasked.sum()
     assert unasked.sum() in (0, means.size - (pilot or means.size))  # one state: all or none
+
+
+def _answer(algorithm: CrowdPrior, arm: int, reward: float) -> None:
+    ask = algorithm.ask(algorithm.n_arms)
+    picked = np.flatnonzero(ask.arms == arm)
+    for pull_id in ask.ids:  # only arm's question is answered; the others go back
+        if pull_id != ask.ids[picked[0]]:
+            algorithm.release(int(pull_id))
+    algorithm.tell(int(ask.ids[picked[0]]), reward)
+
+
+def test_no_decision_before_the_answers_identify_a_prior() -> None:
+    """Workers who leave after one answer (most of a real crowd's tail) delay the fit: a worker
+    wrong on its first three answers was banned under the uniform placeholder (P(below 0.6) =
+    0.974), a prior no answer had ruled in. It waits for a fit, and is judged when one comes."""
+    algorithm = CrowdPrior(4, threshold=0.6, robust=0.0)
+    for arm in range(4):
+        _answer(algorithm, arm, 1.0 if arm else 0.0)  # the first refit: one answer each
+    for arm in (2, 3):
+        algorithm.set_unavailable(arm, "left")
+    _answer(algorithm, 0, 0.0)
+    _answer(algorithm, 0, 0.0)
+    assert not algorithm.identified and algorithm.state[0] == 0  # 0 of 3, not yet judged
+    _answer(algorithm, 1, 1.0)
+    _answer(algorithm, 1, 1.0)  # the second refit: workers 0 and 1 have two answers or more
+    assert algorithm.identified
+    p_bad = algorithm.prior.prob_below([0.0], [3], 0.6)[0]
+    assert p_bad >= 0.9  # so the refit that identifies the prior bans worker 0, under the fit
+    assert algorithm.state[0] == 1 and algorithm.decided_at[0] == pytest.approx(p_bad)
 
 
 def test_a_pilot_is_a_seeded_choice_and_says_what_it_decided_unasked() -> None:
@@ -266,6 +307,8 @@ def test_rebuilt_from_params_makes_the_same_run() -> None:
         ({"robust": 0.9, "false_ban": 1, "missed_bad": 1}, "posterior mode"),
         ({"pilot": 1}, "pilot"),
         ({"pilot": 5, "min_answers": 1}, "a pilot needs min_answers >= 2"),
+        ({"fit_check": 1.0}, "fit_check must lie"),
+        ({"robust": 0.9, "prior": "npmle"}, "need the Beta prior"),
     ],
 )
 def test_bad_parameters_are_one_clear_error(params: dict[str, Any], message: str) -> None:
@@ -332,3 +375,115 @@ def test_bayesian_promise_holds_for_decisions_on_the_prior_alone(run_pool: Execu
     assert unasked > 500, unasked
     share = wrong / accepts
     assert share - 2.33 * np.sqrt(q * (1 - q) / accepts) <= q, (wrong, accepts)
+
+
+# ------------------------------------------------------------------ the prior's fit, checked
+def _two_betas(size: int, seed: int) -> NDArray[np.float64]:
+    """Mostly good workers (Beta(40, 6), mean 0.87) and a fifth of spammers (Beta(5, 15))."""
+    rng = np.random.default_rng(seed)
+    return np.where(rng.random(size) < 0.2, rng.beta(5.0, 15.0, size), rng.beta(40.0, 6.0, size))
+
+
+def test_a_crowd_of_two_blocks_is_flagged_above_the_decisions() -> None:
+    means = _two_betas(400, 1)
+    algorithm = CrowdPrior(means.size, threshold=0.6, seed=1)
+    result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    extra = result.extra
+    assert extra["prior_misfit"] is True and extra["prior_misfit_family"] == "beta"
+    assert 0 < extra["prior_misfit_at_answers"] <= result.total_pulls
+    bans = sum(w.decision is Decision.BELOW for w in result.workers)
+    assert 0 <= extra["bans_before_misfit"] <= bans
+    (warning,) = extra["warnings"]
+    assert warning.startswith("THE CROWD DOES NOT FIT THE PRIOR: the Beta prior failed")
+    assert f"after {extra['bans_before_misfit']} bans" in warning
+    assert extra["prior_looks"] >= 2 and extra["prior_check_level"] == pytest.approx(0.025)
+
+
+def test_a_beta_crowd_says_nothing_and_the_check_can_be_turned_off() -> None:
+    means = _crowd(150, 2)
+    checked = simulate(CrowdPrior(150, threshold=0.6), BernoulliRewards(means, seed=3))
+    assert checked.extra["prior_misfit"] is False and checked.extra["prior_family"] == "beta"
+    assert checked.extra["prior_looks"] >= 2 and 0.0 < checked.extra["prior_check_p"] <= 1.0
+    assert (checked.guarantee or "").startswith("Bayesian, robust")
+    assert checked.extra["warnings"] == []
+    unchecked = simulate(
+        CrowdPrior(150, threshold=0.6, fit_check=0), BernoulliRewards(means, seed=3)
+    )
+    assert unchecked.extra["prior_looks"] == 0 and unchecked.extra["prior_check_p"] is None
+    # the looks do not move the decisions while the Beta stays in force
+    assert [w.decision for w in checked.workers] == [w.decision for w in unchecked.workers]
+
+
+def _beta_crowd_run(seed: int) -> tuple[Algorithm, RewardModel]:
+    a, b, bar = ((6.0, 2.0, 0.6), (8.0, 3.0, 0.7), (2.0, 2.0, 0.5))[seed % 3]
+    means = np.random.default_rng(300 + seed).beta(a, b, 150)
+    return CrowdPrior(150, threshold=bar, seed=seed), BernoulliRewards(means, seed=seed)
+
+
+@pytest.mark.slow
+def test_false_alarms_on_crowds_the_beta_fits(run_pool: Executor) -> None:
+    """120 crowds drawn from three Betas, screened at a bar each: the misfit flag is raised on
+    at most fit_check = 5% of them (one-sided binomial test at 1%)."""
+    results = simulate_many(_beta_crowd_run, range(120), executor=run_pool)
+    flags = sum(bool(r.extra["prior_misfit"]) for r in results)
+    assert_rate_at_most(flags, 120, 0.05)
+
+
+def _two_block_run(min_answers: int, seed: int) -> tuple[Algorithm, RewardModel]:
+    means = _two_betas(400 if min_answers == 3 else 300, 400 + seed)
+    algorithm = CrowdPrior(means.size, threshold=0.6, seed=seed, min_answers=min_answers)
+    return algorithm, BernoulliRewards(means, seed=seed)
+
+
+@pytest.mark.slow
+def test_the_check_finds_a_block_of_spammers(run_pool: Executor) -> None:
+    """Power: 30 crowds of 400 workers, a fifth of them spammers (Beta(5, 15)) beside good
+    workers (Beta(40, 6)): the flag is raised on at least 80% of them (the test fails when
+    the flags are significantly fewer: P(X <= flags | 0.8) < 1%)."""
+    results = simulate_many(partial(_two_block_run, 3), range(30), executor=run_pool)
+    flags = sum(bool(r.extra["prior_misfit"]) for r in results)
+    assert 1.0 - binomial_sf(flags + 1, 30, 0.8) >= 0.01, flags
+
+
+@pytest.mark.slow
+def test_decisions_under_the_two_beta_prior_keep_the_promise(run_pool: Executor) -> None:
+    """The same crowds, 300 workers, no decision before 8 answers: the look at 6 answers per
+    worker finds the Beta failing and moves to the two-Beta prior before the first decision in
+    most runs; the pooled shares of wrong bans and of wrong acceptances stay at most q = 0.1
+    (one-sided binomial tests at 1%)."""
+    seeds = range(30)
+    results = simulate_many(partial(_two_block_run, 8), seeds, executor=run_pool)
+    before = sum(
+        r.extra["prior_two_beta_from_answers"] is not None
+        and r.extra["prior_two_beta_from_answers"] <= 7 * 300
+        for r in results
+    )
+    assert before >= 15, before
+    counts = {"bans": 0, "wrong_bans": 0, "accepts": 0, "wrong_accepts": 0}
+    for seed, result in zip(seeds, results, strict=True):
+        means = _two_betas(300, 400 + seed)
+        for line in result.workers:
+            bad = means[line.arm] < 0.6
+            if line.decision is Decision.BELOW:
+                counts["bans"] += 1
+                counts["wrong_bans"] += int(not bad)
+            elif line.decision is Decision.ABOVE:
+                counts["accepts"] += 1
+                counts["wrong_accepts"] += int(bad)
+    assert counts["bans"] > 500 and counts["accepts"] > 2000, counts
+    assert_rate_at_most(counts["wrong_bans"], counts["bans"], 0.1)
+    assert_rate_at_most(counts["wrong_accepts"], counts["accepts"], 0.1)
+
+
+def test_workers_who_join_after_the_final_look_lead_to_another_at_half_the_level() -> None:
+    means = _crowd(60, 8)
+    algorithm = CrowdPrior(means.size, threshold=0.6, seed=8)
+    first = simulate(algorithm, BernoulliRewards(means, seed=9))
+    looks = first.extra["prior_looks"]
+    assert algorithm.fit.over and first.extra["prior_check_level"] == pytest.approx(0.025)
+    algorithm.add_workers(30)
+    assert not algorithm.fit.over
+    more = np.concatenate([means, _crowd(30, 10)])
+    second = simulate(algorithm, BernoulliRewards(more, seed=11))
+    assert second.extra["prior_looks"] > looks
+    assert second.extra["prior_check_level"] == pytest.approx(0.0125)

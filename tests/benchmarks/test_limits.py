@@ -11,7 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.limits import Operating, dominates, evaluate_policy, lowest_cost, oracle_points
+from benchmarks.limits import (
+    Operating,
+    doing_nothing_cost,
+    dominates,
+    empirical_prior,
+    evaluate_policy,
+    lowest_cost,
+    oracle_cost,
+    oracle_points,
+)
 from screener.stats.prior import GridPrior, StoppingCosts, StoppingTable, stopping_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,3 +98,31 @@ def test_the_command_prints_its_table() -> None:
     assert "| Snow08_rte " in done.stdout
     assert "T1 possible on" in done.stdout
     assert "T2 possible against toloka-rule:accept_after=10" in done.stdout
+    assert "beats nothing" in done.stdout
+
+
+def test_the_oracles_cost_is_its_policys_exact_cost_over_the_crowd() -> None:
+    """The stopping table's expected cost at the start, under the crowd's own distribution, is
+    the average over its workers of each one's exact cost under that table (the forward
+    pass): the lowest any policy reaches in the model, and never above doing nothing."""
+    accuracies = np.array([0.3, 0.45, 0.55, 0.7, 0.8, 0.85, 0.9, 0.95])
+    for c_ban, c_miss in ((10.0, 100.0), (30.0, 1000.0), (100.0, 10.0)):
+        cost = oracle_cost(accuracies, 0.6, 40, c_ban, c_miss)
+        costs = StoppingCosts(1.0, c_ban, c_miss)
+        table = stopping_table(empirical_prior(accuracies), 0.6, costs, horizon=40, min_answers=0)
+        banned, questions = evaluate_policy(table, accuracies)
+        bad = accuracies < 0.6
+        walked = questions + np.where(bad, c_miss * (1 - banned), c_ban * banned)
+        assert cost == pytest.approx(float(walked.mean()), rel=1e-9)
+        assert cost <= doing_nothing_cost(accuracies, 0.6, c_ban, c_miss) + 1e-12
+
+
+def test_nothing_can_be_beaten_only_where_a_question_is_worth_asking() -> None:
+    good = np.array([0.5] + [0.9] * 19)  # one bad worker in twenty
+    # a miss at 10: accepting everyone costs 0.5 per worker, less than any question
+    assert oracle_cost(good, 0.6, 30, 10.0, 10.0) == pytest.approx(0.5)
+    assert doing_nothing_cost(good, 0.6, 10.0, 10.0) == pytest.approx(0.5)
+    # a miss at 1,000 and a ban at 100 (doing nothing: 50 per worker): questions pay
+    nothing = doing_nothing_cost(good, 0.6, 100.0, 1000.0)
+    assert nothing == pytest.approx(50.0)
+    assert oracle_cost(good, 0.6, 30, 100.0, 1000.0) < 0.5 * nothing

@@ -1,5 +1,6 @@
 """The real-data benchmark: its quick mode on the shared datasets, its script form, and the
-issue's first target on hand-made scores."""
+fair reading (the crowd prior built for the costs, the best rule, doing nothing, the oracle)
+on hand-made scores."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from benchmarks.realdata import COSTS, Score, cost_key, headline, summary
+from benchmarks.limits import doing_nothing_cost, oracle_cost
+from benchmarks.realdata import COSTS, Cell, Score, cost_key, cost_method, reading, summary
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,10 +30,11 @@ def test_quick_mode_prints_every_table() -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     for dataset in ("EBCC_ACT_SP", "Zheng_s4_Dog"):
         assert f"### {dataset}, 30+ answers, bar 0.600" in done.stdout
-    assert "toloka-rule:accept_after=20" in done.stdout
-    assert "crowd-prior" in done.stdout
-    assert "## Targets over datasets" in done.stdout
-    assert "cheapest screener method / cheapest rule" in done.stdout
+    for row in ("toloka-rule:accept_after=20", cost_method(30, 1000), "accept-all", "ban-all"):
+        assert f"| {row} " in done.stdout
+    assert "## The fair reading over datasets" in done.stdout
+    assert "crowd-prior built for the costs / the best rule after the fact" in done.stdout
+    assert "crowd-prior built for the costs / doing nothing" in done.stdout
 
 
 def _score(method: str, questions: float, cost: float) -> Score:
@@ -38,27 +42,52 @@ def _score(method: str, questions: float, cost: float) -> Score:
     return Score(method, 10, 8, 2, questions, questions, 0.0, 0.0, math.nan, 0.0, 0.0, costs)
 
 
-@pytest.mark.parametrize(("half_cost", "met"), [(9.0, True), (11.0, False)])
-def test_the_first_target_takes_the_cheapest_method_within_half_the_rules_questions(
-    half_cost: float, met: bool
-) -> None:
-    """Issue 12's first target, as written: the cheapest rule (5 questions, cost 10) against the
-    cheapest screener method among those asking at most 2.5 questions, not the cheapest one
-    overall (3 questions, cost 6)."""
+TRUTH = np.array([0.3, 0.5] + [0.9] * 8)  # two bad workers in ten at bar 0.6
+
+
+def test_each_setting_reads_the_configuration_built_for_it() -> None:
+    """A crowd-prior built for other costs is cheaper everywhere, and is never the one read;
+    the rule is the cheapest configuration; nothing is the cheaper of the two trivial
+    policies; the oracle is the limits module's."""
+    others = [_score(cost_method(b, m), 1.0, 0.5) for b, m in COSTS if (b, m) != (30.0, 300.0)]
     scores = [
-        _score("quiz:quiz_size=5", 5.0, 10.0),
-        _score("toloka-rule:accept_after=10", 8.0, 12.0),
-        _score("crowd-prior", 3.0, 6.0),
-        _score("lsa:budget=rule", 2.0, half_cost),
+        _score("quiz:quiz_size=5", 5.0, 9.0),
+        _score("toloka-rule:accept_after=10", 8.0, 7.0),
+        _score(cost_method(30, 300), 3.0, 6.0),
+        *[s for s in others if s.method != cost_method(30, 100)],
     ]
-    head = headline(scores)
-    for key in head.cost_ratios:
-        assert head.cost_ratios[key] == (0.6, "crowd-prior", "quiz:quiz_size=5", 0.6)
-        assert head.half_budget_ratios[key] == (half_cost / 10.0, "lsa:budget=rule",
-                                                "quiz:quiz_size=5", 0.4)  # fmt: skip
-    table = {"x|30+|0.6": {"headline": vars(head)}}
-    wins = "1/1" if met else "0/1"
-    assert f"({wins} by a method asking at most half its questions)" in summary(table)[1]
+    cells = reading(scores, TRUTH, 0.6, cap=30)
+    cell = cells[cost_key(30, 300)]
+    assert (cell.ours, cell.ours_questions) == (6.0, 3.0)
+    assert (cell.rule, cell.rule_method) == (7.0, "toloka-rule:accept_after=10")
+    # accept everyone: 300 x 2/10 = 60; ban everyone: 30 x 8/10 = 24
+    assert cell.nothing == pytest.approx(24.0) and cell.nothing_method == "ban-all"
+    assert cell.oracle == pytest.approx(oracle_cost(TRUTH, 0.6, 30, 30.0, 300.0))
+    assert cell.oracle <= doing_nothing_cost(TRUTH, 0.6, 30.0, 300.0)
+    assert cells[cost_key(30, 100)].ours is None  # not in the run: no comparison, no stand-in
+
+
+def _table(ours: float, rule: float, nothing: float, oracle: float) -> dict[str, object]:
+    cell = Cell(ours, 3.0, rule, "quiz:quiz_size=5", nothing, "accept-all", oracle)
+    return {"reading": {cost_key(b, m): vars(cell) for b, m in COSTS}}
+
+
+def test_the_summary_counts_wins_against_the_rule_and_against_doing_nothing() -> None:
+    tables = {
+        "a|30+|0.6": _table(ours=5.0, rule=6.0, nothing=4.0, oracle=4.0),  # nothing unbeatable
+        "b|30+|0.6": _table(ours=3.0, rule=6.0, nothing=4.0, oracle=2.0),  # ours beats both
+        "c|30+|0.6": _table(ours=7.0, rule=6.0, nothing=8.0, oracle=2.0),  # the rule wins
+    }
+    (_, line) = summary(tables)
+    cells = len(COSTS)
+    assert "at every cost setting in 2/3 datasets" in line
+    assert f"in {2 * cells}/{3 * cells} (dataset, cost) cells" in line
+    nothing = (
+        f"cheaper than doing nothing in {2 * cells}/{3 * cells} cells (the best rule: {cells})"
+    )
+    assert nothing in line
+    assert f"any method can beat doing nothing (oracle) in {2 * cells}/{3 * cells} cells" in line
+    assert "beats both doing nothing and the best rule wherever any method can in 1/3" in line
 
 
 def test_runs_as_a_script_from_the_checkout() -> None:
