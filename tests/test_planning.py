@@ -169,3 +169,37 @@ def test_a_run_counts_its_undecided_workers_as_its_result_shows_them(
         result = simulate(built, BernoulliRewards(ACCURACIES, seed=seed))
         shown = sum(w.decision is Decision.UNDECIDED for w in result.workers)
         assert built.n_undecided() == shown
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "params"),
+    [
+        ("confident-thresholding", {"threshold": 0.6, "eps": 0.1, "max_workers": 20}),
+        ("crowd-prior", {"threshold": 0.6}),
+    ],
+)
+def test_undecided_workers_counted_as_shown_on_an_open_roster(
+    algorithm: str, params: dict[str, object]
+) -> None:
+    built = create_algorithm(algorithm, 8, {**params, "seed": 1})
+    accuracies = [*ACCURACIES, 0.95, 0.4, 0.7]
+    rng = np.random.default_rng(1)
+    checked = 0
+    for step in range(1, 1_001):
+        if step in (100, 200) and built.n_arms < len(accuracies):
+            built.add_workers(1)
+        ask = built.ask(1)
+        if ask.done:  # a worker joins a finished run: it goes on
+            if built.n_arms == len(accuracies):
+                break
+            built.add_workers(1)
+            continue
+        if step == 250:
+            built.set_unavailable(8, "worker left")
+        if ask.arms.size:
+            built.tell(ask.first_id, float(rng.random() < accuracies[int(ask.arms[0])]))
+        if step % 25 == 0 or built.finished:
+            shown = sum(w.decision is Decision.UNDECIDED for w in built.result().workers)
+            assert built.n_undecided() == shown, step
+            checked += 1
+    assert built.n_arms == len(accuracies) and checked >= 8
