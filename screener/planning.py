@@ -13,17 +13,19 @@ promise on a crowd like this one, not a promise itself.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms import Algorithm, Decision, Result, create_algorithm
+from screener.algorithms import Algorithm, create_algorithm
 from screener.errors import ConfigError
 from screener.gate import Prices, money
-from screener.simulation import BernoulliRun, RewardModel, simulate_many
+from screener.simulation import BernoulliRun, RewardModel, map_seeds
+from screener.simulation.ksigma_runs import ksigma_runs
+from screener.simulation.loop import drive
 
 __all__ = ["CostPlan", "plan_cost", "render_plan"]
 
@@ -86,6 +88,7 @@ def plan_cost(
     draw: bool = False,
     n_workers: int | None = None,
     processes: int | None = 1,
+    progress: Callable[[int], object] | None = None,
 ) -> CostPlan:
     """Run ``algorithm`` with ``params`` on simulated workers ``runs`` times (seeds ``seed``,
     ``seed + 1``, ...). With ``draw`` each run's ``n_workers`` workers (default: as many as
@@ -93,6 +96,8 @@ def plan_cost(
     they are ``accuracies`` themselves. The runs share ``processes`` processes (default: one,
     this one; None: every CPU, unless the first run shows that all of them take under a
     second here, as ``screener plan`` does); the plan is the same on any number.
+    ``progress`` is called with the number of runs just finished, as they finish (a progress
+    bar's ``update``).
 
     Examples
     --------
@@ -122,16 +127,17 @@ def plan_cost(
         if draw
         else BernoulliRun(algorithm, dict(params), tuple(pool.tolist()))
     )
-    results = _run_all(build, list(range(seed, seed + runs)), processes)
-    questions = np.zeros((runs, size), dtype=np.int64)
-    undecided = np.zeros(runs, dtype=np.int64)
-    reasons: list[str] = []
-    for run, result in enumerate(results):
-        for worker in result.workers:
-            questions[run, worker.arm] = worker.pulls
-        undecided[run] = sum(w.decision is Decision.UNDECIDED for w in result.workers)
-        reasons.append(result.stop_reason.value if result.stop_reason else "none")
-    return CostPlan(algorithm, dict(params), questions, undecided, tuple(reasons))
+    seeds = list(range(seed, seed + runs))
+    crowds = np.array([build.means_of(s) for s in seeds])
+    together = ksigma_runs(algorithm, dict(params), crowds, seeds, progress)
+    if together is not None:  # RR and WRR: all the runs as one computation, the same result
+        return CostPlan(algorithm, dict(params), together.questions, together.undecided,
+                        together.stop_reasons)  # fmt: skip
+    ended = _run_all(_Ended(build), seeds, processes, progress)
+    questions = np.array([run.questions for run in ended], dtype=np.int64).reshape(runs, size)
+    undecided = np.array([run.undecided for run in ended], dtype=np.int64)
+    reasons = tuple(run.stop_reason for run in ended)
+    return CostPlan(algorithm, dict(params), questions, undecided, reasons)
 
 
 @dataclass(frozen=True)
@@ -145,22 +151,51 @@ class _DrawnCrowd:
     size: int
     first_seed: int
 
-    def __call__(self, seed: int) -> tuple[Algorithm, RewardModel]:
+    def means_of(self, seed: int) -> tuple[float, ...]:
         rng = np.random.default_rng([self.first_seed, seed - self.first_seed])
-        means = rng.choice(np.asarray(self.pool), size=self.size)
-        return BernoulliRun(self.algorithm, self.params, tuple(means.tolist()))(seed)
+        return tuple(rng.choice(np.asarray(self.pool), size=self.size).tolist())
+
+    def __call__(self, seed: int) -> tuple[Algorithm, RewardModel]:
+        return BernoulliRun(self.algorithm, self.params, self.means_of(seed))(seed)
+
+
+@dataclass(frozen=True)
+class _EndedRun:
+    """What a plan reads of one run: questions per worker, undecided workers, the stop."""
+
+    questions: tuple[int, ...]
+    undecided: int
+    stop_reason: str
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """Run ``build(seed)`` to its end (``drive``: no result built; it would also draw each
+    worker's interval for the report, which a plan does not read)."""
+
+    build: BernoulliRun | _DrawnCrowd
+
+    def __call__(self, seed: int) -> _EndedRun:
+        algorithm, rewards = self.build(seed)
+        drive(algorithm, rewards)
+        reason = algorithm.stop_reason
+        return _EndedRun(tuple(algorithm.stats.count.tolist()), algorithm.n_undecided(),
+                         reason.value if reason else "none")  # fmt: skip
 
 
 def _run_all(
-    build: BernoulliRun | _DrawnCrowd, seeds: list[int], processes: int | None
-) -> list[Result]:
+    run: _Ended,
+    seeds: list[int],
+    processes: int | None,
+    progress: Callable[[int], object] | None,
+) -> list[_EndedRun]:
     if processes is not None:
-        return simulate_many(build, seeds, processes=processes)
+        return map_seeds(run, seeds, processes=processes, progress=progress)
     started = time.perf_counter()
-    first = simulate_many(build, seeds[:1], processes=1)
+    first = map_seeds(run, seeds[:1], processes=1, progress=progress)
     rest_here_seconds = (time.perf_counter() - started) * (len(seeds) - 1)
     here = rest_here_seconds < POOL_START_SECONDS
-    rest = simulate_many(build, seeds[1:], processes=1 if here else None)
+    rest = map_seeds(run, seeds[1:], processes=1 if here else None, progress=progress)
     return first + rest
 
 

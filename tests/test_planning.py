@@ -3,9 +3,15 @@ the command answers in one screen or one clear line."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import pty
+import select
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import numpy as np
@@ -106,3 +112,94 @@ def test_plan_like_a_pilot_run(tmp_path: Path) -> None:
     assert planned.returncode == 0, planned.stderr
     summary = json.loads(planned.stdout)
     assert summary["workers"] == 30 and summary["questions_in_total"]["median"] == 90
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_a_plan_reports_its_runs_as_they_finish(processes: int) -> None:
+    finished: list[int] = []
+    cost = plan_cost("toloka-rule", PARAMS, ACCURACIES, runs=12, processes=processes,
+                     progress=finished.append)  # fmt: skip
+    assert sum(finished) == 12 and len(finished) >= (12 if processes == 1 else 2)
+    assert cost.questions.shape == (12, 8)
+
+
+def test_plan_draws_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    pool = tmp_path / "pool.csv"
+    pool.write_text("worker,accuracy\n" + "".join(f"w{i},{a}\n" for i, a in enumerate(ACCURACIES)))
+    args = [sys.executable, "-m", "screener", "plan", str(pool), "-a", "toloka-rule", "-p",
+            "threshold=0.6", "--runs", "30"]  # fmt: skip
+
+    def on_a_terminal(*extra: str) -> tuple[subprocess.CompletedProcess[bytes], bytes]:
+        leader, follower = pty.openpty()  # stderr is a real terminal, 100 columns wide
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+        try:
+            shown = subprocess.run([*args, *extra], stdout=subprocess.PIPE, stderr=follower,
+                                   cwd=tmp_path, timeout=300, check=False)  # fmt: skip
+            drawn = b""
+            while select.select([leader], [], [], 0.5)[0]:
+                drawn += os.read(leader, 4096)
+        finally:
+            os.close(follower)
+            os.close(leader)
+        return shown, drawn
+
+    shown, drawn = on_a_terminal()
+    assert shown.returncode == 0 and b"30 runs" in shown.stdout
+    assert b"plan:" in drawn and b"/30 [" in drawn  # the bar (cleared when done)
+    assert on_a_terminal("-q")[1] == b""  # -q: data only
+    piped = _screener("plan", str(pool), "-a", "toloka-rule", "-p", "threshold=0.6",
+                      "--runs", "30", cwd=tmp_path)  # fmt: skip
+    assert piped.returncode == 0 and piped.stderr == ""  # no bar into a file or a pipe
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "params"),
+    [
+        ("confident-thresholding", {"threshold": 0.6, "eps": 0.1}),
+        ("confident-thresholding", {"threshold": 0.6, "budget": 300, "min_answers": 3}),
+        ("crowd-prior", {"threshold": 0.6}),
+        ("wrr", {"budget": 400}),
+    ],
+)
+def test_a_run_counts_its_undecided_workers_as_its_result_shows_them(
+    algorithm: str, params: dict[str, object]
+) -> None:
+    for seed in range(3):
+        built = create_algorithm(algorithm, 8, {**params, "seed": seed})
+        result = simulate(built, BernoulliRewards(ACCURACIES, seed=seed))
+        shown = sum(w.decision is Decision.UNDECIDED for w in result.workers)
+        assert built.n_undecided() == shown
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "params"),
+    [
+        ("confident-thresholding", {"threshold": 0.6, "eps": 0.1, "max_workers": 20}),
+        ("crowd-prior", {"threshold": 0.6}),
+    ],
+)
+def test_undecided_workers_counted_as_shown_on_an_open_roster(
+    algorithm: str, params: dict[str, object]
+) -> None:
+    built = create_algorithm(algorithm, 8, {**params, "seed": 1})
+    accuracies = [*ACCURACIES, 0.95, 0.4, 0.7]
+    rng = np.random.default_rng(1)
+    checked = 0
+    for step in range(1, 1_001):
+        if step in (100, 200) and built.n_arms < len(accuracies):
+            built.add_workers(1)
+        ask = built.ask(1)
+        if ask.done:  # a worker joins a finished run: it goes on
+            if built.n_arms == len(accuracies):
+                break
+            built.add_workers(1)
+            continue
+        if step == 250:
+            built.set_unavailable(8, "worker left")
+        if ask.arms.size:
+            built.tell(ask.first_id, float(rng.random() < accuracies[int(ask.arms[0])]))
+        if step % 25 == 0 or built.finished:
+            shown = sum(w.decision is Decision.UNDECIDED for w in built.result().workers)
+            assert built.n_undecided() == shown, step
+            checked += 1
+    assert built.n_arms == len(accuracies) and checked >= 8

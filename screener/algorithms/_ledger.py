@@ -76,8 +76,13 @@ class PullLedger:
         return arm
 
     def _allocate_seqs(self, arms: IntArray) -> IntArray:
-        if self._free:
+        # Freed seqs of workers not asked now (e.g. workers gone for good) change nothing.
+        if self._free and np.isin(arms, np.fromiter(self._free, np.int64, len(self._free))).any():
             return self._allocate_seqs_slowly(arms)
+        if arms.size == 1:
+            seqs = self.next_seq[arms]
+            self.next_seq[arms[0]] += 1
+            return seqs
         counts = np.bincount(arms, minlength=self.next_seq.size)
         seqs = self.next_seq[arms]
         if arms.size > 1 and counts.max() > 1:

@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from screener.algorithms import _ledger
 from screener.algorithms._checks import check_count
 from screener.algorithms._signature import parameters
-from screener.algorithms.result import Result, StopReason, Threshold, WorkerResult
+from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
 from screener.errors import (
     ConfigError,
     InvalidRewardError,
@@ -276,7 +276,7 @@ class Algorithm(abc.ABC):
         retried = arms.size
         # Retried pulls count as pending before the schedule runs, as they would after one
         # ask(1) each (a schedule may depend on pending counts, e.g. WRR's m_i + pending_i).
-        self.pending += np.bincount(arms, minlength=self.n_arms)
+        _count_into(self.pending, arms)
         if arms.size < limit and self._can_progress():
             scheduled = self._schedule(limit - arms.size)
             arms = scheduled if arms.size == 0 else np.concatenate([arms, scheduled])
@@ -286,7 +286,7 @@ class Algorithm(abc.ABC):
             # Nothing useful to pull: wait for answers, or stop if none can come.
             return self._stop(StopReason.WORKERS_EXHAUSTED) if n_pending == 0 else _WAIT
         first, seqs = self._ledger.append(arms)
-        self.pending += np.bincount(arms[retried:], minlength=self.n_arms)
+        _count_into(self.pending, arms[retried:])
         arms.flags.writeable = False
         seqs.flags.writeable = False
         return Ask(AskState.PULL, first, arms, seqs)
@@ -303,6 +303,8 @@ class Algorithm(abc.ABC):
         if ids.size != values.size:
             raise ValueError("pull_ids and rewards must have the same length")
         self._check_known(ids)
+        if ids.size == 1 and self.accepts_reward(float(values[0])):  # the one-answer path
+            return self._tell_one(ids, values)
         bad = ~np.isfinite(values) | (values < self.lower) | (values > self.upper)
         if bad.any():
             raise InvalidRewardError(
@@ -320,6 +322,19 @@ class Algorithm(abc.ABC):
             self._on_answers(new_ids, arms, values[accepted])
             self._dirty = True
         return outcomes
+
+    def _tell_one(self, ids: IntArray, values: NDArray[np.float64]) -> NDArray[np.int8]:
+        """``tell_many`` of one known id with a valid reward, in scalar steps."""
+        pull_id = int(ids[0])
+        state = self._ledger.state(pull_id)
+        if state != _ledger.PENDING:
+            return _OUTCOME_BY_STATE[state : state + 1].copy()
+        arms = self._ledger.arms_of(ids)
+        self._ledger.mark(ids, _ledger.ANSWERED)
+        self.pending[arms[0]] -= 1
+        self._on_answers(ids.copy(), arms, values.copy())
+        self._dirty = True
+        return _ACCEPTED_ONE.copy()
 
     @final
     def preview(self, pull_ids: ArrayLike) -> NDArray[np.int8]:
@@ -499,6 +514,11 @@ class Algorithm(abc.ABC):
         self._ensure_fresh()
         return self._describe()
 
+    def n_undecided(self) -> int:
+        """How many workers ``result()`` would show undecided (an algorithm whose decisions
+        are at hand counts them without building the result)."""
+        return sum(w.decision is Decision.UNDECIDED for w in self.result().workers)
+
     @property
     def finished(self) -> bool:
         return self._stop_reason is not None
@@ -662,6 +682,8 @@ class Algorithm(abc.ABC):
         return np.array(taken, dtype=np.int64) if taken else _EMPTY.copy()
 
     def _check_known(self, ids: IntArray) -> None:
+        if ids.size == 1 and 0 <= ids[0] < self._ledger.size:
+            return
         unknown = (ids < 0) | (ids >= self._ledger.size)
         if unknown.any():
             raise UnknownPullError(
@@ -693,9 +715,18 @@ class Algorithm(abc.ABC):
         return f"unavailable: {reason.removeprefix('unavailable').lstrip(': ') or 'left'}"
 
 
+def _count_into(counts: IntArray, arms: IntArray) -> None:
+    """``counts += bincount(arms)``; one or no arm without the bincount."""
+    if arms.size > 1:
+        counts += np.bincount(arms, minlength=counts.size)
+    elif arms.size == 1:
+        counts[arms[0]] += 1
+
+
 _WAIT = Ask(AskState.WAIT)
 _STATUSES = tuple(PullStatus)  # indexed by ledger state; cheaper than calling the enum
 # Indexed by ledger state (PENDING, ANSWERED, RELEASED).
 _OUTCOME_BY_STATE = np.array(
     [TellOutcome.ACCEPTED, TellOutcome.DUPLICATE, TellOutcome.LATE], dtype=np.int8
 )
+_ACCEPTED_ONE = _OUTCOME_BY_STATE[:1]

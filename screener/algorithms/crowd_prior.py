@@ -482,6 +482,10 @@ class CrowdPrior(ThresholdingAlgorithm):
             self._prob_below = self.prior.prob_below(successes, counts, self.bar)
         return self._prob_below
 
+    def n_undecided(self) -> int:
+        # _decide and _decide_unanswered: undecided exactly while the state says so.
+        return int(np.count_nonzero(self.state == _UNDECIDED))
+
     def _condition_met(self) -> bool:
         return bool((self.state != _UNDECIDED).all())
 

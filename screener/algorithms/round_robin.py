@@ -43,9 +43,15 @@ class RoundRobin(KSigmaAlgorithm):
         self._cursor = 0
 
     def _schedule(self, limit: int) -> IntArray:
-        candidates = np.flatnonzero(self.available)
+        if limit == 1:
+            arm = self._next_available(self._cursor)
+            if arm < 0:
+                return np.empty(0, dtype=np.int64)
+            self._cursor = arm + 1
+            return np.array([arm], dtype=np.int64)
+        candidates = self._available_arms()
         if candidates.size == 0:
-            return candidates
+            return candidates.copy()
         start = int(np.searchsorted(candidates, self._cursor)) % candidates.size
         picks = candidates[(start + np.arange(limit)) % candidates.size]
         self._cursor = int(picks[-1]) + 1

@@ -23,9 +23,10 @@ exactly what k calls of ``ask(1)`` with no tell between would, in O(n + k log n)
 from __future__ import annotations
 
 import abc
+import functools
 import heapq
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -48,6 +49,7 @@ from screener.stats import (
     mixture_log_inverse,
     mixture_log_inverse_max,
 )
+from screener.stats.tables import PairTable
 
 __all__ = ["LSA", "ConfidentThresholding", "ThresholdingAlgorithm"]
 
@@ -758,24 +760,30 @@ class ConfidentThresholding(ThresholdingAlgorithm):
 
     # ------------------------------------------------------------------------- schedule
     def _update_clearing_counts(self) -> None:
-        """``t*`` at the mean and at the hopeful mean, for workers with new answers."""
+        """``t*`` at the mean and at the hopeful mean, for workers with new answers (on
+        rewards in [0, 1], looked up per (sum, count): ``_clearing_table``)."""
         changed = np.flatnonzero(self.stats.count != self._seen)
         if changed.size == 0:
             return
         self._seen[changed] = self.stats.count[changed]
         means, sums, counts = self._scaled()
-        p, s, t = means[changed], sums[changed], counts[changed]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            error = HOPE * np.sqrt((s + 0.5) * (t - s + 0.5)) / ((t + 1.0) * np.sqrt(t))
+        key = self._clearing_key()
+        if (self.lower, self.upper) == (0.0, 1.0):  # the mean is sum / count: a pair function
+            plugin, hopeful = _clearing_table(key)(sums[changed], counts[changed])
+        else:
+            plugin, hopeful = _clearing_counts(means[changed], sums[changed], counts[changed], key)
+        self._clear_plugin[changed] = plugin
+        self._clear_hopeful[changed] = hopeful
+
+    def _clearing_key(self) -> _ClearingKey:
+        """Everything ``t*`` depends on besides the worker's answers."""
+        if self.interval in ("kl", "hoeffding"):
+            family: tuple[float, ...] = (self.delta, float(self._roster))
+        else:
+            family = (self.worker_level if self.interval == "betting" else self._mixture_level,)
         centre = (self.threshold - self.lower) / self.width
-        hopeful = np.where(p >= centre, np.minimum(p + error, 1.0), np.maximum(p - error, 0.0))
-        both = clearing_count(
-            np.concatenate([p, hopeful]), self._low_bar, self._high_bar,
-            self._schedule_log_inverse, self._divergence_kind,
-        )  # fmt: skip
-        both = np.maximum(both, self.min_answers)  # no decision comes before min_answers
-        self._clear_plugin[changed] = both[: changed.size]
-        self._clear_hopeful[changed] = both[changed.size :]
+        return _ClearingKey(self._low_bar, self._high_bar, centre, self._divergence_kind,
+                            self.min_answers, family)  # fmt: skip
 
     def _horizon(self) -> NDArray[np.int64]:
         """``min_answers`` for the undecided (see the class docstring, "Under concurrency")."""
@@ -863,6 +871,59 @@ class ConfidentThresholding(ThresholdingAlgorithm):
         result = super()._describe()
         extra = {**result.extra, "eps": self.eps}
         return replace(result, extra=extra)
+
+    def n_undecided(self) -> int:
+        # _decide: a worker is decided exactly when ``decided`` says so (none without answers).
+        self._ensure_fresh()
+        return int(np.count_nonzero(~self.decided))
+
+
+@dataclass(frozen=True)
+class _ClearingKey:
+    """What ``t*`` depends on besides the answers: the bars, the side's centre, the
+    divergence, min_answers, and the schedule's budget (mixture: its level; union bound
+    over counts: delta and n)."""
+
+    low_bar: float
+    high_bar: float
+    centre: float
+    kind: Divergence
+    min_answers: int
+    family: tuple[float, ...]
+
+    def log_inverse(self, sums: FloatArray, counts: FloatArray) -> FloatArray:
+        if len(self.family) == 2:
+            return anytime_log_inverse(counts, self.family[0], int(self.family[1]))
+        return mixture_log_inverse(sums, counts, self.family[0])
+
+
+def _clearing_counts(
+    p: FloatArray, s: FloatArray, t: FloatArray, key: _ClearingKey
+) -> tuple[FloatArray, FloatArray]:
+    """``t*`` at the mean p (rewards in [0, 1]: sum s of t answers) and at the hopeful mean,
+    HOPE standard errors away from the bar (see ConfidentThresholding, "settle")."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        error = HOPE * np.sqrt((s + 0.5) * (t - s + 0.5)) / ((t + 1.0) * np.sqrt(t))
+    hopeful = np.where(p >= key.centre, np.minimum(p + error, 1.0), np.maximum(p - error, 0.0))
+    both = clearing_count(
+        np.concatenate([p, hopeful]), key.low_bar, key.high_bar, key.log_inverse, key.kind
+    )
+    both = np.maximum(both, key.min_answers)  # no decision comes before min_answers
+    return both[: p.size], both[p.size :]
+
+
+def _clearing_of_pairs(
+    sums: FloatArray, counts: FloatArray, key: _ClearingKey
+) -> tuple[FloatArray, FloatArray]:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        means = np.clip(sums / counts, 0.0, 1.0)
+    return _clearing_counts(means, sums, counts, key)
+
+
+@functools.lru_cache(maxsize=16)
+def _clearing_table(key: _ClearingKey) -> PairTable:
+    """``t*`` per (sum, count), shared by every worker and run with the same key."""
+    return PairTable(functools.partial(_clearing_of_pairs, key=key), 2)
 
 
 class _Pairs:

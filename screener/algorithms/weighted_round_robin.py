@@ -64,6 +64,8 @@ class WeightedRoundRobin(KSigmaAlgorithm):
         return self.rho_given if name == "rho" else super()._param_value(name)
 
     def _schedule(self, limit: int) -> IntArray:
+        if limit == 1:
+            return self._schedule_one()
         effective = (self.stats.count + self.pending).astype(np.float64)
         chunks: list[IntArray] = []
         remaining = limit - self._continue_visit(limit, effective, chunks)
@@ -76,13 +78,34 @@ class WeightedRoundRobin(KSigmaAlgorithm):
             return np.empty(0, dtype=np.int64)
         return np.concatenate(chunks)
 
+    def _schedule_one(self) -> IntArray:
+        """``_schedule(1)`` in O(1) (the same pull): the visit goes on while the worker is
+        active and short of its counter, else the next available worker's visit starts."""
+        arm = self._current
+        self._current = -1
+        if arm >= 0 and self.available[arm]:
+            effective = float(self.stats.count[arm] + self.pending[arm])
+            wanted = math.ceil(float(self.counters[arm]) - effective)
+            if wanted > 0 and self._activity_of(arm):
+                self._current = arm if wanted > 1 else -1
+                return np.array([arm], dtype=np.int64)
+        arm = self._next_available(self._cursor)
+        if arm < 0:
+            return np.empty(0, dtype=np.int64)
+        effective = float(self.stats.count[arm] + self.pending[arm])
+        counter = float(self.counters[arm]) + (0.0 if effective == 0 else self.rho)
+        self._current = arm if effective + 1.0 < counter else -1
+        self.counters[arm] = counter
+        self._cursor = arm + 1
+        return np.array([arm], dtype=np.int64)
+
     def _continue_visit(self, limit: int, effective: np.ndarray, chunks: list[IntArray]) -> int:
         arm = self._current
         self._current = -1
-        if arm < 0 or not (self.available[arm] and self.active[arm]):
+        if arm < 0 or not self.available[arm]:
             return 0
         wanted = math.ceil(float(self.counters[arm] - effective[arm]))
-        if wanted <= 0:
+        if wanted <= 0 or not self._activity_of(arm):
             return 0
         take = min(limit, wanted)
         chunks.append(np.full(take, arm, dtype=np.int64))
@@ -93,7 +116,7 @@ class WeightedRoundRobin(KSigmaAlgorithm):
 
     def _visit_cycle(self, remaining: int, effective: np.ndarray, chunks: list[IntArray]) -> int:
         """Visit up to one full cycle of available workers; returns the pulls scheduled."""
-        candidates = np.flatnonzero(self.available)
+        candidates = self._available_arms()
         if candidates.size == 0:
             return 0
         start = int(np.searchsorted(candidates, self._cursor)) % candidates.size
@@ -101,7 +124,7 @@ class WeightedRoundRobin(KSigmaAlgorithm):
         first_pull = effective[visits] == 0
         counters = self.counters[visits] + np.where(first_pull, 0.0, self.rho)
         extra = np.where(
-            self.active[visits] & ~first_pull,
+            self._activities_of(visits) & ~first_pull,
             np.maximum(0.0, np.ceil(counters - effective[visits] - 1.0)),
             0.0,
         ).astype(np.int64)

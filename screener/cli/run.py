@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from tqdm.auto import tqdm
 
 from screener.algorithms import ALGORITHMS, Algorithm, Result, accepted_parameters
 from screener.cli.console import ExitCode, note, verbosity
@@ -216,8 +217,11 @@ def plan(
         pool = choose_pool(pool_file, *synthetic, seed, "simulated", {})
         accuracies, draw = list(pool.require_accuracies()), False
     size = synthetic.workers if draw and synthetic.workers else len(accuracies)
-    cost = plan_cost(name, params, accuracies, runs=runs, seed=seed, draw=draw,
-                     n_workers=size, processes=processes)  # fmt: skip
+    quiet = verbosity() < 0 or not sys.stderr.isatty()
+    with tqdm(total=runs, desc="plan", unit="run", leave=False, disable=quiet,
+              file=sys.stderr) as bar:  # fmt: skip
+        cost = plan_cost(name, params, accuracies, runs=runs, seed=seed, draw=draw,
+                         n_workers=size, processes=processes, progress=bar.update)  # fmt: skip
     summary = {"algorithm": name, "params": params, "workers": size, "seed": seed}
     summary |= cost.summary(prices)
     click.echo(json.dumps(summary, indent=2) if as_json else render_plan(summary))

@@ -12,7 +12,7 @@ import hashlib
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["uniforms", "worker_rng"]
+__all__ = ["uniforms", "uniforms_keyed", "worker_rng"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -39,10 +39,45 @@ def uniforms(seed: int, stream: int, arms: ArrayLike, seqs: ArrayLike) -> NDArra
     a = np.asarray(arms, dtype=np.int64).astype(np.uint64)
     s = np.asarray(seqs, dtype=np.int64).astype(np.uint64)
     base = _stream_key(seed, stream)
+    if a.shape == s.shape == (1,):  # one draw: the same arithmetic on Python ints
+        return np.array([_uniform(int(base[0]), int(a[0]), int(s[0]))])
+    return _draws(base, a, s)
+
+
+def uniforms_keyed(seeds: ArrayLike, arms: ArrayLike, seqs: ArrayLike) -> NDArray[np.float64]:
+    """``uniforms(seed, 0, arm, seq)`` with a seed of its own per draw (many runs at once)."""
+    seed = np.asarray(seeds, dtype=np.int64)
+    distinct, where = np.unique(seed, return_inverse=True)
+    keys = np.concatenate([_stream_key(int(value), 0) for value in distinct.tolist()])
+    a = np.asarray(arms, dtype=np.int64).astype(np.uint64)
+    s = np.asarray(seqs, dtype=np.int64).astype(np.uint64)
+    return _draws(keys[where.reshape(seed.shape)], a, s)
+
+
+def _draws(
+    base: NDArray[np.uint64], a: NDArray[np.uint64], s: NDArray[np.uint64]
+) -> NDArray[np.float64]:
     with np.errstate(over="ignore"):
         x = _splitmix(base + a * _ARM)
         x = _splitmix(x + s * _GOLDEN)
     return (x >> np.uint64(11)).astype(np.float64) * _TO_UNIT
+
+
+_MASK = 0xFFFFFFFFFFFFFFFF
+_INT_MIX_1, _INT_MIX_2, _INT_ARM, _INT_GOLDEN = map(int, (_MIX_1, _MIX_2, _ARM, _GOLDEN))
+
+
+def _splitmix_int(x: int) -> int:
+    """``_splitmix`` of one value, modulo 2^64 as numpy's uint64 wraps."""
+    x = ((x ^ (x >> 30)) * _INT_MIX_1) & _MASK
+    x = ((x ^ (x >> 27)) * _INT_MIX_2) & _MASK
+    return x ^ (x >> 31)
+
+
+def _uniform(base: int, arm: int, seq: int) -> float:
+    x = _splitmix_int((base + arm * _INT_ARM) & _MASK)
+    x = _splitmix_int((x + seq * _INT_GOLDEN) & _MASK)
+    return (x >> 11) * _TO_UNIT
 
 
 def worker_rng(seed: int, stream: int, worker: str) -> np.random.Generator:

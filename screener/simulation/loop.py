@@ -9,7 +9,7 @@ from screener.errors import ScreenerError
 from screener.simulation.recorded import EXHAUSTED_RECORDS
 from screener.simulation.rewards import RewardModel
 
-__all__ = ["simulate"]
+__all__ = ["drive", "simulate"]
 
 
 def simulate(algorithm: Algorithm, rewards: RewardModel, *, batch: int | None = None) -> Result:
@@ -29,6 +29,12 @@ def simulate(algorithm: Algorithm, rewards: RewardModel, *, batch: int | None = 
     >>> result.condition_met, result.outliers
     (True, (7,))
     """
+    drive(algorithm, rewards, batch=batch)
+    return algorithm.result()
+
+
+def drive(algorithm: Algorithm, rewards: RewardModel, *, batch: int | None = None) -> None:
+    """``simulate`` without the result: run ``algorithm`` until it is done."""
     if rewards.n_arms != algorithm.n_arms:
         raise ScreenerError(
             f"the reward model has {rewards.n_arms} workers, the algorithm {algorithm.n_arms}"
@@ -37,7 +43,7 @@ def simulate(algorithm: Algorithm, rewards: RewardModel, *, batch: int | None = 
     while True:
         ask = algorithm.ask(size)
         if ask.done:
-            return algorithm.result()
+            return
         if ask.wait:
             raise ScreenerError(f"{algorithm.name} waits although no answer is outstanding")
         draws = rewards.sample(ask.arms, ask.seqs)

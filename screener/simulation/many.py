@@ -59,6 +59,7 @@ def map_seeds(
     processes: int | None = None,
     executor: Executor | None = None,
     chunksize: int | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> list[_Out]:
     """``[run(seed) for seed in seeds]``, computed in parallel, in seed order.
 
@@ -69,6 +70,9 @@ def map_seeds(
     out in chunks of ``chunksize`` (default: about four chunks per process). Any
     ``concurrent.futures.Executor`` may be passed instead, to reuse a warm pool or to reach
     many machines through an engine the caller already runs; the result is the same.
+
+    ``progress``, when given, is called with the number of runs just finished (after each
+    run here, after each chunk on a pool), e.g. a progress bar's ``update``.
 
     Raises ``SeededRunError`` naming the first seed (in seed order) whose run failed.
 
@@ -92,17 +96,17 @@ def map_seeds(
     if executor is not None:
         if processes is not None:
             raise ConfigError("give processes or an executor, not both")
-        return _gather(executor, run, _chunks(order, chunksize, _usable_cpus()))
+        return _gather(executor, run, _chunks(order, chunksize, _usable_cpus()), progress)
     width = _usable_cpus() if processes is None else processes
     if width < 1:
         raise ConfigError(f"processes must be at least 1, got {width}")
     width = min(width, len(order))
     if width <= 1:
-        return _run_chunk(run, order)
+        return _run_chunk(run, order, progress)
     _require_picklable(run)
     context = multiprocessing.get_context("spawn")  # no fork: safe beside threads and loops
     with ProcessPoolExecutor(width, mp_context=context) as pool:
-        return _gather(pool, run, _chunks(order, chunksize, width))
+        return _gather(pool, run, _chunks(order, chunksize, width), progress)
 
 
 def simulate_many(
@@ -113,14 +117,15 @@ def simulate_many(
     processes: int | None = None,
     executor: Executor | None = None,
     chunksize: int | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> list[Result]:
     """``simulate(*build(seed), batch=batch)`` for every seed, in parallel, in seed order.
 
     ``build(seed)`` returns a fresh algorithm and reward model for the run with that seed;
     like ``run`` in ``map_seeds`` (which says where the runs go: ``processes``, ``executor``,
-    ``chunksize``) it must be picklable: a module-level function, a ``functools.partial``
-    of one, or a frozen dataclass with ``__call__``. The results equal those of the runs
-    made one by one.
+    ``chunksize``, and reports ``progress``) it must be picklable: a module-level function,
+    a ``functools.partial`` of one, or a frozen dataclass with ``__call__``. The results
+    equal those of the runs made one by one.
 
     Examples
     --------
@@ -143,6 +148,7 @@ def simulate_many(
         processes=processes,
         executor=executor,
         chunksize=chunksize,
+        progress=progress,
     )
 
 
@@ -163,6 +169,10 @@ class BernoulliRun:
     algorithm: str
     params: Mapping[str, Any]
     means: tuple[float, ...]
+
+    def means_of(self, seed: int) -> tuple[float, ...]:
+        """The workers' accuracies in the run with ``seed`` (the same in every run)."""
+        return self.means
 
     def __call__(self, seed: int) -> tuple[Algorithm, RewardModel]:
         algorithm = create_algorithm(self.algorithm, len(self.means), {**self.params, "seed": seed})
@@ -192,17 +202,28 @@ def _chunks(seeds: list[int], chunksize: int | None, width: int) -> list[list[in
     return [seeds[start : start + size] for start in range(0, len(seeds), size)]
 
 
-def _run_chunk(run: Callable[[int], _Out], seeds: Sequence[int]) -> list[_Out]:
+def _run_chunk(
+    run: Callable[[int], _Out],
+    seeds: Sequence[int],
+    progress: Callable[[int], object] | None = None,
+) -> list[_Out]:
     out = []
     for seed in seeds:
         try:
             out.append(run(seed))
         except Exception as error:
             raise SeededRunError(seed, f"{type(error).__name__}: {error}") from error
+        if progress is not None:
+            progress(1)
     return out
 
 
-def _gather(executor: Executor, run: Callable[[int], _Out], chunks: list[list[int]]) -> list[_Out]:
+def _gather(
+    executor: Executor,
+    run: Callable[[int], _Out],
+    chunks: list[list[int]],
+    progress: Callable[[int], object] | None,
+) -> list[_Out]:
     futures: list[Future[list[_Out]]] = [
         executor.submit(_run_chunk, run, chunk) for chunk in chunks
     ]
@@ -211,6 +232,8 @@ def _gather(executor: Executor, run: Callable[[int], _Out], chunks: list[list[in
         for future, chunk in zip(futures, chunks, strict=True):
             try:
                 results.extend(future.result())
+                if progress is not None:
+                    progress(len(chunk))
             except BrokenProcessPool as error:
                 raise ScreenerError(
                     f"a worker process died during the runs with seeds {chunk[0]} to "

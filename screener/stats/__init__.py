@@ -12,6 +12,7 @@ from screener.stats.bounds import (
     ksigma_lk,
     ksigma_threshold_bounds,
     ksigma_threshold_enclosure,
+    ksigma_threshold_end,
     normal_quantile,
     scaled_agresti_coull_radius,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "ksigma_lk",
     "ksigma_threshold_bounds",
     "ksigma_threshold_enclosure",
+    "ksigma_threshold_end",
     "log_beta",
     "log_gamma",
     "max_clearing_count",

@@ -55,6 +55,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from screener.stats.bounds import bernoulli_kl, kl_bounds
 from screener.stats.running import ArmRuns
+from screener.stats.tables import CountTable, PairTable
 
 __all__ = [
     "JEFFREYS",
@@ -69,6 +70,8 @@ __all__ = [
     "mixture_log_inverse",
     "mixture_log_inverse_max",
     "mixture_radius",
+    "tabulated_mixture_bounds",
+    "tabulated_mixture_interval",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -153,9 +156,22 @@ def mixture_log_inverse(
     docstring; it contains the true mean at every t at once with probability >= 1 - alpha.
     """
     _check_alpha(alpha)
-    s = np.asarray(sums, dtype=np.float64)
-    t = np.asarray(counts, dtype=np.float64)
-    return np.asarray(math.log(1.0 / alpha) + _mixture_regret(s, t, prior), dtype=np.float64)
+    s, t = np.broadcast_arrays(
+        np.asarray(sums, dtype=np.float64), np.asarray(counts, dtype=np.float64)
+    )
+    (budget,) = _budget_table(alpha, prior)(s.reshape(-1), t.reshape(-1))
+    return budget.reshape(t.shape)
+
+
+def _mixture_budget(
+    sums: FloatArray, counts: FloatArray, alpha: float, prior: tuple[float, float]
+) -> tuple[FloatArray]:
+    return (np.asarray(math.log(1.0 / alpha) + _mixture_regret(sums, counts, prior)),)
+
+
+@functools.lru_cache(maxsize=16)
+def _budget_table(alpha: float, prior: tuple[float, float]) -> PairTable:
+    return PairTable(functools.partial(_mixture_budget, alpha=alpha, prior=prior), 1)
 
 
 def mixture_log_inverse_max(
@@ -183,11 +199,46 @@ def mixture_bounds(
     in [0, 1], graded or not; both ends together miss the mean with probability at most
     alpha. Arms with no answers get [0, 1].
     """
-    s = np.asarray(sums, dtype=np.float64)
-    t = np.asarray(counts, dtype=np.float64)
+    _check_alpha(alpha)
+    s, t = np.broadcast_arrays(
+        np.asarray(sums, dtype=np.float64), np.asarray(counts, dtype=np.float64)
+    )
+    low, high = _bounds_table(alpha, prior)(s.reshape(-1), t.reshape(-1))
+    return low.reshape(t.shape), high.reshape(t.shape)
+
+
+def tabulated_mixture_interval(
+    sum_: float, count: float, alpha: float, prior: tuple[float, float] = JEFFREYS
+) -> tuple[float, float] | None:
+    """``mixture_bounds`` of one worker (a sum of rewards in [0, 1], a count) as floats, if
+    the level's table holds it (``tabulated_mixture_bounds`` for one worker), else None."""
+    _check_alpha(alpha)
+    found = _bounds_table(alpha, prior).known(float(sum_), float(count))
+    return None if found is None else (found[0], found[1])
+
+
+def tabulated_mixture_bounds(
+    sums: FloatArray, counts: FloatArray, alpha: float, prior: tuple[float, float] = JEFFREYS
+) -> tuple[FloatArray, FloatArray, NDArray[np.bool_]]:
+    """``mixture_bounds`` where the level's table holds them (flat arrays), and where that
+    is: the rest is left for the caller (unset)."""
+    _check_alpha(alpha)
+    (low, high), found = _bounds_table(alpha, prior).lookup(sums, counts)
+    return low, high, found
+
+
+def _mixture_interval(
+    sums: FloatArray, counts: FloatArray, alpha: float, prior: tuple[float, float]
+) -> tuple[FloatArray, FloatArray]:
     with np.errstate(divide="ignore", invalid="ignore"):
-        means = np.where(t > 0, s / np.where(t > 0, t, 1.0), 0.5)
-    return kl_bounds(means, t, mixture_log_inverse(s, t, alpha, prior))
+        means = np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), 0.5)
+    return kl_bounds(means, counts, mixture_log_inverse(sums, counts, alpha, prior))
+
+
+@functools.lru_cache(maxsize=16)
+def _bounds_table(alpha: float, prior: tuple[float, float]) -> PairTable:
+    """Each level's intervals, shared by every worker and run at that level."""
+    return PairTable(functools.partial(_mixture_interval, alpha=alpha, prior=prior), 2)
 
 
 def mixture_radius(
@@ -202,10 +253,21 @@ def mixture_radius(
     rewards in [0, 1]: a symmetric, data-free anytime radius, for rules that need every arm's
     radius to be the same function of its count (GOLD's neighbour test). ``inf`` at t = 0.
     """
-    t = np.asarray(counts, dtype=np.float64)
-    budget = mixture_log_inverse_max(np.maximum(t, 1.0), alpha, prior)
+    _check_alpha(alpha)
+    return _radius_table(alpha, prior)(np.asarray(counts, dtype=np.float64))
+
+
+def _pinsker_radius(counts: FloatArray, alpha: float, prior: tuple[float, float]) -> FloatArray:
+    budget = mixture_log_inverse_max(np.maximum(counts, 1.0), alpha, prior)
     with np.errstate(divide="ignore"):
-        return np.asarray(np.where(t > 0, np.sqrt(budget / (2.0 * t)), np.inf), dtype=np.float64)
+        return np.asarray(
+            np.where(counts > 0, np.sqrt(budget / (2.0 * counts)), np.inf), dtype=np.float64
+        )
+
+
+@functools.lru_cache(maxsize=16)
+def _radius_table(alpha: float, prior: tuple[float, float]) -> CountTable:
+    return CountTable(functools.partial(_pinsker_radius, alpha=alpha, prior=prior))
 
 
 # ----------------------------------------------------------------------- betting (WSR 2024)

@@ -47,6 +47,9 @@ class ArmStats:
         """Add a batch of (arm, reward) pairs; repeated arms are fine."""
         a = np.asarray(arms, dtype=np.int64)
         r = np.asarray(rewards, dtype=np.float64)
+        if a.size == 1:
+            self.update(int(a.reshape(-1)[0]), float(r.reshape(-1)[0]))
+            return
         n = self.n_arms
         self._count += np.bincount(a, minlength=n)
         self._sum += np.bincount(a, weights=r, minlength=n)

@@ -23,7 +23,12 @@ from screener.algorithms.thresholding import (
 )
 from screener.errors import ConfigError
 from screener.simulation import BernoulliRewards, simulate
-from screener.stats import clearing_count, mixture_log_inverse
+from screener.stats import (
+    Divergence,
+    anytime_log_inverse,
+    clearing_count,
+    mixture_log_inverse,
+)
 
 FloatArray = NDArray[np.float64]
 
@@ -176,6 +181,39 @@ def reference_keys(alg: ConfidentThresholding) -> FloatArray:
 
     keys = clearing_count(hopeful, alg.threshold, alg.threshold, budget) - counts
     return np.asarray(keys, dtype=np.float64)
+
+
+@pytest.mark.parametrize("interval", ["kl", "hoeffding", "mixture"])
+def test_an_open_pools_clearing_counts_spread_delta_over_max_workers(
+    interval: ConfidentInterval,
+) -> None:
+    """The t* looked up per (sum, count) is the definition's, with delta / max_workers (the
+    roster the level is spread over), not delta / the workers present, after joins too."""
+    alg = ConfidentThresholding(4, threshold=0.6, eps=0.1, interval=interval, max_workers=50)
+    plant(alg, [[1.0] * 6, [1.0, 0.0] * 4, [0.0] * 3, [1.0]])
+    alg.result()  # a refresh: the t* of the workers with new answers
+    alg.add_workers(3)
+    plant(alg, [[], [], [], [], [1.0] * 4, [0.0, 1.0, 1.0], []])
+    alg.result()
+    counts = alg.stats.count.astype(float)
+    answered = np.flatnonzero(counts > 0)
+    sums, t = alg.stats.total[answered], counts[answered]
+    means = sums / t
+    error = HOPE * np.sqrt((sums + 0.5) * (t - sums + 0.5)) / ((t + 1) * np.sqrt(t))
+    hopeful = np.where(
+        means >= alg.threshold, np.minimum(means + error, 1), np.maximum(means - error, 0)
+    )
+
+    def budget(s: FloatArray, n: FloatArray) -> FloatArray:
+        if interval == "mixture":
+            return mixture_log_inverse(s, n, alg.delta / 50)
+        return anytime_log_inverse(n, alg.delta, 50)
+
+    kind: Divergence = "quadratic" if interval == "hoeffding" else "kl"
+    bars = (alg.threshold - alg.eps, alg.threshold + alg.eps)
+    for mean, found in ((means, alg._clear_plugin), (hopeful, alg._clear_hopeful)):
+        expected = np.maximum(clearing_count(mean, *bars, budget, kind), alg.min_answers)
+        np.testing.assert_allclose(found[answered], expected, rtol=1e-12)
 
 
 def test_settle_asks_the_worker_nearest_to_a_decision() -> None:
