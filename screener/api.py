@@ -20,11 +20,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from screener.algorithms import Result
+from screener.gate import Prices
 from screener.orchestrator import Progress, RunOptions
 from screener.orchestrator.progress import auto_progress
 from screener.pool import WorkerPool
 from screener.runs.session import start_run
-from screener.runs.setup import AlgorithmSettings, OracleSettings, RunSettings, set_up_run
+from screener.runs.setup import (
+    AlgorithmSettings,
+    MoneySettings,
+    OracleSettings,
+    RunSettings,
+    set_up_run,
+)
 
 __all__ = ["arun", "run"]
 
@@ -42,6 +49,7 @@ def run(
     seed: int | None = None,
     options: RunOptions | None = None,
     progress: Progress | Literal["auto"] | None = "auto",
+    price: Prices | str | Mapping[str, float] | None = None,
 ) -> Result:
     """Screen ``pool`` with ``algorithm`` against ``oracle`` and return the named result.
 
@@ -55,7 +63,8 @@ def run(
     (``screener report RUN_ID --db FILE`` shows it); default: the run file's, else a
     temporary file, removed afterwards (``result.run_id`` then names nothing).
     ``progress``: "auto" shows a tqdm bar of the answers in a notebook or on a terminal
-    (``screener.orchestrator.progress.auto_progress``); None shows nothing.
+    (``screener.orchestrator.progress.auto_progress``); None shows nothing. ``price``: as
+    ``--price`` (or ``Prices``), or a mapping as a run file's ``[price]`` (``budget``: money).
 
     Examples
     --------
@@ -72,6 +81,7 @@ def run(
     coroutine = arun(
         pool, config=config, algorithm=algorithm, params=params, top=top, oracle=oracle,
         oracle_options=oracle_options, db=db, seed=seed, options=options, progress=progress,
+        price=price,
     )  # fmt: skip
     try:
         asyncio.get_running_loop()
@@ -96,6 +106,7 @@ async def arun(
     seed: int | None = None,
     options: RunOptions | None = None,
     progress: Progress | Literal["auto"] | None = "auto",
+    price: Prices | str | Mapping[str, float] | None = None,
 ) -> Result:
     """``run`` as a coroutine, for code that already runs an event loop.
 
@@ -120,6 +131,7 @@ async def arun(
         oracle=OracleSettings(name=oracle, options=dict(oracle_options or {})),
         options={} if options is None else dataclasses.asdict(options),
         db=None if db is None else os.fspath(db),
+        money=_money(price),
     )
     setup = set_up_run(settings)
     names = setup.plan.pool.workers
@@ -130,6 +142,14 @@ async def arun(
         path = os.path.join(folder, "run.db")
         run_id, result = await start_run(setup.plan, path, progress=progress)
     return result.named(names, run_id)
+
+
+def _money(price: Prices | str | Mapping[str, float] | None) -> MoneySettings:
+    """``price`` as the settings take it: a mapping's ``budget`` is the budget in money."""
+    if not isinstance(price, Mapping):
+        return MoneySettings(price=price)
+    prices = {key: value for key, value in price.items() if key != "budget"}
+    return MoneySettings(price=prices or None, budget=price.get("budget"))
 
 
 def _path(path: str | os.PathLike[str] | None) -> Path | None:

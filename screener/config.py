@@ -21,6 +21,11 @@ A TOML file holds what the command line would, so a screening job can be kept wi
     concurrency = 32
     timeout = 30.0
 
+    [price]                        # what questions cost (any currency)
+    gold = 0.05                    # a gold question
+    task = 0.05                    # a real task (the gate's; a screening run asks gold only)
+    budget = 25.0                  # the budget in money instead: 500 gold questions here
+
 Relative paths are relative to the file. Command-line options given explicitly win.
 """
 
@@ -51,7 +56,10 @@ _TOP_LEVEL = {
     "params",
     "oracle",
     "run",
+    "price",
 }
+#: The [price] table's keys: the prices (screener.gate.Prices) and a budget in money.
+_PRICE_KEYS = {"gold", "task", "budget"}
 
 
 def _field_types(options: type) -> dict[str, type]:
@@ -92,6 +100,8 @@ class RunConfig:
     oracle: str | None = None
     oracle_options: dict[str, Any] = field(default_factory=dict)
     run: dict[str, Any] = field(default_factory=dict)
+    #: The [price] table: ``gold`` and ``task`` prices, ``budget`` (money) if given.
+    price: dict[str, float] = field(default_factory=dict)
 
 
 def load_run_config(path: str | Path) -> RunConfig:
@@ -112,6 +122,9 @@ def load_run_config(path: str | Path) -> RunConfig:
     run = _table(data, "run", file)
     _no_unknown(run, set(_RUN_KEYS), f"{file} [run]")
     run = {key: _typed(run, key, _RUN_KEYS[key], file) for key in run}
+    price = _table(data, "price", file)
+    _no_unknown(price, _PRICE_KEYS, f"{file} [price]")
+    price = {key: _typed(price, key, float, file) for key in price}
     params = _table(data, "params", file)
     for key in _TOP_LEVEL_ONLY:
         if key in params:
@@ -132,6 +145,7 @@ def load_run_config(path: str | Path) -> RunConfig:
         oracle=None if oracle_name is None else _typed({"name": oracle_name}, "name", str, file),
         oracle_options=oracle,
         run=run,
+        price=price,
     )
 
 

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from screener.algorithms import Algorithm, create_algorithm
 from screener.errors import ConfigError
+from screener.gate import Prices, money
 from screener.simulation import BernoulliRun, RewardModel, map_seeds
 from screener.simulation.ksigma_runs import ksigma_runs
 from screener.simulation.loop import drive
@@ -55,18 +56,26 @@ class CostPlan:
     undecided: NDArray[np.int64]
     stop_reasons: tuple[str, ...]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self, prices: Prices | None = None) -> dict[str, Any]:
         """Median, 90th percentile and largest number of questions per worker and per run;
-        the share of runs that ended with undecided workers; how the runs stopped."""
+        the share of runs that ended with undecided workers; how the runs stopped; with
+        ``prices``, the money those questions cost."""
         per_run = self.questions.sum(axis=1)
         reasons = {reason: self.stop_reasons.count(reason) for reason in set(self.stop_reasons)}
-        return {
+        summary: dict[str, Any] = {
             "runs": len(per_run),
             "questions_per_worker": _spread(self.questions.ravel()),
             "questions_in_total": _spread(per_run),
             "runs_with_undecided": float(np.mean(self.undecided > 0)),
             "stop_reasons": dict(sorted(reasons.items())),
         }
+        if prices is not None:
+            summary["money"] = {
+                "gold_price": prices.gold,
+                **{key: {name: value * prices.gold for name, value in summary[key].items()}
+                   for key in ("questions_per_worker", "questions_in_total")},
+            }  # fmt: skip
+        return summary
 
 
 def plan_cost(
@@ -226,6 +235,14 @@ def render_plan(summary: Mapping[str, Any]) -> str:
             f"{'questions ' + label:22} {spread['median']:>7,.0f} {spread['p90']:>9,.0f} "
             f"{spread['max']:>8,.0f} {spread['mean']:>7,.1f}"
         )
+        if "money" in summary:
+            spent = {name: money(value) for name, value in summary["money"][key].items()}
+            lines.append(
+                f"{'money ' + label:22} {spent['median']:>7} {spent['p90']:>9} "
+                f"{spent['max']:>8} {spent['mean']:>7}"
+            )
+    if "money" in summary:
+        lines.append(f"money at {summary['money']['gold_price']:g} a gold question")
     stops = ", ".join(f"{reason} {count}" for reason, count in summary["stop_reasons"].items())
     lines.append(
         f"runs ending with undecided workers: {summary['runs_with_undecided']:.0%} "

@@ -7,24 +7,27 @@ import io
 import math
 import shutil
 import sys
-import textwrap
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
-from screener.algorithms import Decision, Result, WorkerResult
+from screener.algorithms import Decision, Result, Verdict, WorkerResult, verdict_of
 from screener.algorithms._checks import check_choice, check_count
 from screener.algorithms.result import WORKER_FIELDS, away
+from screener.gate import Prices, money
 from screener.journal import Journal
 from screener.pool import WorkerPool
+from screener.report_table import num, table_rows, wrap
 
 __all__ = [
     "FORMATS",
     "ONLY",
     "Only",
+    "banned_workers",
+    "cost_line",
     "decision_counts",
     "describe_status",
+    "money_spent",
     "render_comparison",
     "render_csv",
     "render_json",
@@ -36,9 +39,10 @@ __all__ = [
 
 #: What ``--format`` prints.
 FORMATS = ("table", "json", "csv")
-Only = Literal["decided", "undecided"]
-#: The choices of ``--only``.
-ONLY: tuple[Only, ...] = ("decided", "undecided")
+Only = Literal["decided", "undecided", "banned", "accepted"]
+#: The choices of ``--only``: by decision, or by what a platform does with it
+#: (``screener.algorithms.verdicts``).
+ONLY: tuple[Only, ...] = ("decided", "undecided", "banned", "accepted")
 
 #: Columns of the CSV report, one row per worker (``WORKER_FIELDS`` says what each means).
 _CSV_COLUMNS = tuple(name for name in WORKER_FIELDS if name != "arm")
@@ -47,10 +51,12 @@ _CSV_COLUMNS = tuple(name for name in WORKER_FIELDS if name != "arm")
 def shown_workers(
     result: Result, *, only: Only | None = None, limit: int | None = None
 ) -> tuple[WorkerResult, ...]:
-    """The workers a report lists, in rank order: only the decided or only the undecided ones
-    when ``only`` says so, then the first ``limit`` of them."""
+    """The workers a report lists, in rank order: only the decided, the undecided, the
+    banned or the accepted ones when ``only`` says so, then the first ``limit`` of them."""
     ranked = result.ranking
-    if only is not None:
+    if only in ("banned", "accepted"):
+        ranked = tuple(w for w in ranked if verdict_of(w.decision, result.params) == only)
+    elif only is not None:
         check_choice("only", only, ONLY)
         want_undecided = only == "undecided"
         ranked = tuple(w for w in ranked if (w.decision is Decision.UNDECIDED) == want_undecided)
@@ -79,12 +85,16 @@ def render_json(
     only: Only | None = None,
     limit: int | None = None,
     state: str | None = None,
+    prices: Prices | None = None,
 ) -> dict[str, Any]:
     """The result as plain data, workers named, ranked (``only`` and ``limit`` as in
     ``shown_workers``), with the status line the table shows (``state`` as in
-    ``describe_status``)."""
+    ``describe_status``) and, with ``prices``, the money spent (``money_spent``)."""
     data = result.to_dict()
     data["status"] = describe_status(result, state)
+    data["money"] = None if prices is None else money_spent(result, prices)
+    banned = banned_workers(result)
+    data["banned"] = None if banned is None else [pool.workers[arm] for arm in banned]
     shown = {w.arm for w in shown_workers(result, only=only, limit=limit)}
     data["workers"] = [line for line in data["workers"] if line["arm"] in shown]
     for line in data["workers"]:
@@ -120,10 +130,11 @@ def render_table(
     only: Only | None = None,
     limit: int | None = None,
     state: str | None = None,
+    prices: Prices | None = None,
 ) -> str:
     """A ranked report: headline, stopping status (``state`` as in ``describe_status``),
-    workers per decision, threshold, then one row per worker (``only`` and ``limit`` as in
-    ``shown_workers``).
+    workers per decision, threshold, questions (and with ``prices`` their cost), then one
+    row per worker (``only`` and ``limit`` as in ``shown_workers``).
 
     A reason that several listed workers share is printed once, as a numbered note under the
     table. ``width`` (terminal columns; None: no limit) wraps the lines above the table,
@@ -139,15 +150,15 @@ def render_table(
     if result.threshold is not None:
         t = result.threshold
         if t.given:
-            head.append(f"threshold: {_num(t.estimate)} (given)")
+            head.append(f"threshold: {num(t.estimate)} (given)")
         else:
-            head.append(
-                f"threshold: {_num(t.estimate)}  interval [{_num(t.lower)}, {_num(t.upper)}]"
-            )
+            head.append(f"threshold: {num(t.estimate)}  interval [{num(t.lower)}, {num(t.upper)}]")
     head.append(
         f"pulls: {result.total_pulls:,} answered, {result.pending_pulls:,} pending, "
         f"{result.released_pulls:,} released (timed out, failed, cancelled or not sent)"
     )
+    if prices is not None:
+        head.append(cost_line(result, prices))
     bound = result.extra.get("max_questions_per_worker")
     if bound is not None:
         head.append(f"at most {bound:,} gold questions per worker, by construction")
@@ -157,9 +168,9 @@ def render_table(
     shown = shown_workers(result, only=only, limit=limit)
     if len(shown) < len(result.workers):
         head.append(_listed(len(shown), len(result.workers), only, limit))
-    lines = [wrapped for line in head for wrapped in _wrap(line, width)]
+    lines = [wrapped for line in head for wrapped in wrap(line, width)]
     lines.append("")
-    lines.extend(_rows(shown, pool, width, only))
+    lines.extend(table_rows(shown, pool, width, only))
     return "\n".join(lines)
 
 
@@ -197,6 +208,41 @@ def run_state(db: str, run_id: str) -> str:
     return summary.status if summary.state == "failed" else summary.state
 
 
+def money_spent(result: Result, prices: Prices) -> dict[str, float | None]:
+    """What the run's gold questions cost at ``prices`` (answered ones: a question is paid
+    for when answered), and its budget in money (None without one).
+
+    Examples
+    --------
+    >>> from screener import RoundRobin
+    >>> result = RoundRobin(3, budget=40).result()
+    >>> money_spent(result, Prices(gold=0.05))
+    {'gold_price': 0.05, 'gold': 0.0, 'budget': 2.0}
+    """
+    budget = result.params.get("budget")
+    return {
+        "gold_price": prices.gold,
+        "gold": result.total_pulls * prices.gold,
+        "budget": None if budget is None else budget * prices.gold,
+    }
+
+
+def cost_line(result: Result, prices: Prices) -> str:
+    """The money spent, in words (the table's "cost:" line, the page's Cost).
+
+    Examples
+    --------
+    >>> from screener import RoundRobin
+    >>> cost_line(RoundRobin(3, budget=40).result(), Prices(gold=0.05))
+    'cost: 0.00 (0 gold questions at 0.05), of a budget of 2.00'
+    """
+    spent = money_spent(result, prices)
+    line = f"cost: {money(result.total_pulls * prices.gold)} ({result.total_pulls:,} gold "
+    line += f"questions at {prices.gold:g})"
+    budget = spent["budget"]
+    return line if budget is None else f"{line}, of a budget of {money(budget)}"
+
+
 def decision_counts(result: Result) -> dict[str, int]:
     """Workers per decision (each decision the result gives, and undecided always), then, when
     any, how many ran out of gold questions ("exhausted") or left otherwise ("unavailable").
@@ -228,7 +274,7 @@ _AWAY = ("exhausted", "unavailable")
 
 
 def _cell(line: WorkerResult) -> str:
-    text = f"{line.decision.value:<9} {_num(line.estimate):>6} {line.pulls:>8,}"
+    text = f"{line.decision.value:<9} {num(line.estimate):>6} {line.pulls:>8,}"
     return f"{text:<32}"
 
 
@@ -242,151 +288,44 @@ def _headline(result: Result, pool: WorkerPool, run_id: str | None) -> str:
     return f"{prefix}{result.algorithm} · {len(pool)} workers · {' '.join(shown)}"
 
 
+def banned_workers(result: Result) -> list[int] | None:
+    """The workers ``result`` bans, their arms in order (``screener.algorithms.verdicts``);
+    None when its question bans no one (the best K, outliers on the high side or either
+    side)."""
+    params, bar = result.params, result.threshold is not None and result.threshold.given
+    if verdict_of(Decision.BELOW if bar else Decision.OUTLIER, params) is not Verdict.BANNED:
+        return None
+    return sorted(w.arm for w in result.workers if verdict_of(w.decision, params) is Verdict.BANNED)
+
+
 def _highlights(result: Result, pool: WorkerPool) -> list[str]:
-    """One line per headline decision the algorithm makes (outliers, above the bar, ...)."""
+    """One line per headline decision: the banned workers where the question bans any, then
+    the algorithm's own (outliers, above the bar, ...)."""
     present = {w.decision for w in result.workers}
     shown = [d for d in (Decision.OUTLIER, Decision.ABOVE, Decision.SELECTED) if d in present]
     if not shown:
-        shown = [Decision.ABOVE] if "threshold" in result.extra else [Decision.OUTLIER]
-    lines = []
+        bar = result.threshold is not None and result.threshold.given
+        shown = [Decision.ABOVE] if bar else [Decision.OUTLIER]
+    banned = banned_workers(result)
+    lines = [] if banned is None else [_names_line("banned", banned, pool)]
     for decision in shown:
-        names = [pool.workers[arm] for arm in sorted(result.arms_with(decision))]
         label = {Decision.OUTLIER: "outliers"}.get(decision, decision.value)
-        listed = ", ".join(names[:_NAMES]) if names else "none"
-        if len(names) > _NAMES:  # a large crowd: the rows below (or --only decided) list all
-            listed += f" and {len(names) - _NAMES:,} more"
-        lines.append(f"{label}: {listed}")
+        lines.append(_names_line(label, result.arms_with(decision), pool))
     return lines
+
+
+def _names_line(label: str, arms: Sequence[int], pool: WorkerPool) -> str:
+    """``label: names`` (at most ``_NAMES``; a large crowd's rows, or --only, list all)."""
+    names = [pool.workers[arm] for arm in sorted(arms)]
+    listed = ", ".join(names[:_NAMES]) if names else "none"
+    if len(names) > _NAMES:
+        listed += f" and {len(names) - _NAMES:,} more"
+    return f"{label}: {listed}"
 
 
 #: Most names a headline decision lists above the table.
 _NAMES = 20
 
 
-#: Narrowest worker column a terminal width may squeeze names to, and the room a reason
-#: column needs at least (its header; a note number such as "[12]" is shorter).
-_MIN_NAME = 8
-_MIN_REASON = len("reason")
-#: Columns given up, in this order, when a terminal is too narrow for every column.
-_DROPPABLE = ("interval",)
-
-
-@dataclass(frozen=True)
-class _Column:
-    header: str
-    cells: list[str]
-    right: bool = False  # numbers are right-aligned
-
-    @property
-    def width(self) -> int:
-        return max(len(self.header), *map(len, self.cells))
-
-
-def _rows(
-    shown: Sequence[WorkerResult], pool: WorkerPool, width: int | None, only: Only | None
-) -> list[str]:
-    """The table of ``shown`` with its notes; fitted to ``width`` columns when given (see
-    ``render_table``), the interval column dropped if even short names do not fit."""
-    if not shown:
-        return [f"no {only} workers" if only else "no workers"]
-    columns = _columns(shown, pool)
-    widths = {key: column.width for key, column in columns.items()}
-    widths["worker"] = max(widths["worker"], 6)
-    room = None if width is None else _fit(widths, width)
-    columns = {key: columns[key] for key in widths}
-    notes = _notes([w.reason for w in shown], room)
-    reasons = [f"[{notes[w.reason]}]" if w.reason in notes else w.reason for w in shown]
-
-    def line(cells: Sequence[str], reason: str) -> str:
-        parts = [
-            f"{_shorten(cell, widths[key]):{'>' if column.right else '<'}{widths[key]}}"
-            for (key, column), cell in zip(columns.items(), cells, strict=True)
-        ]
-        return "  ".join([*parts, reason])
-
-    rows = [line([column.header for column in columns.values()], "reason")]
-    for index, reason in enumerate(reasons):
-        rows.append(line([column.cells[index] for column in columns.values()], reason))
-    if notes:
-        rows.append("")
-        for reason, number in notes.items():
-            rows.extend(_wrap(f"[{number}] {reason}", width))
-    return rows
-
-
-def _fit(widths: dict[str, int], width: int) -> int:
-    """Make rows fit in ``width``: drop columns (``_DROPPABLE``) until short names would fit,
-    then shorten the worker column as needed; return the room left for the reason."""
-    names = widths["worker"]
-    shortest = min(_MIN_NAME, names)
-    for key in _DROPPABLE:
-        if _spare(widths, width) + names - shortest >= _MIN_REASON:
-            break
-        del widths[key]
-    widths["worker"] = max(shortest, names + min(0, _spare(widths, width) - _MIN_REASON))
-    return max(_MIN_REASON, _spare(widths, width))
-
-
-def _spare(widths: dict[str, int], width: int) -> int:
-    """Columns left for the reason: every other column is followed by two spaces."""
-    return width - sum(widths.values()) - 2 * len(widths)
-
-
-def _columns(shown: Sequence[WorkerResult], pool: WorkerPool) -> dict[str, _Column]:
-    """Every column but the reason; "leaning" only when a listed worker is undecided."""
-    undecided = [w.decision is Decision.UNDECIDED for w in shown]
-    columns = {
-        "rank": _Column("rank", [str(w.rank) for w in shown], right=True),
-        "worker": _Column("worker", [pool.workers[w.arm] for w in shown]),
-        "decision": _Column("decision", [w.decision.value for w in shown]),
-        "leaning": _Column(
-            "leaning", [w.leaning.value if u else "" for w, u in zip(shown, undecided, strict=True)]
-        ),
-        "estimate": _Column("estimate", [_num(w.estimate) for w in shown], right=True),
-        "interval": _Column("interval", [f"[{_num(w.lower)}, {_num(w.upper)}]" for w in shown]),
-        "share": _Column(
-            "share", [_num(math.nan if w.share is None else w.share) for w in shown], right=True
-        ),
-        "pulls": _Column("pulls", [f"{w.pulls:,}" for w in shown], right=True),
-    }
-    if not any(undecided):
-        del columns["leaning"]
-    if all(w.share is None for w in shown):
-        del columns["share"]
-    return columns
-
-
-def _notes(reasons: Sequence[str], room: int | None) -> dict[str, int]:
-    """Reasons printed once under the table, numbered in order of first appearance: those
-    several workers share, and those longer than ``room`` (the reason column's width)."""
-    counts = Counter(reasons)
-    noted = [
-        r for r in dict.fromkeys(reasons) if counts[r] > 1 or (room is not None and len(r) > room)
-    ]
-    return {reason: number for number, reason in enumerate(noted, start=1)}
-
-
-def _shorten(name: str, width: int) -> str:
-    """``name`` cut to ``width`` characters in the middle, keeping its start and its end,
-    where worker ids (numbered names, emails, platform hashes) differ: 'A1B2C3D4E5F6G7' at
-    width 9 -> 'A1B2…F6G7'."""
-    if len(name) <= width:
-        return name
-    tail = (width - 1) // 2
-    return f"{name[: width - 1 - tail]}…{name[len(name) - tail :]}"
-
-
-def _wrap(line: str, width: int | None) -> list[str]:
-    if width is None or len(line) <= width or not line:
-        return [line]
-    return textwrap.wrap(
-        line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
-    )
-
-
 def _csv_float(value: float | None) -> str:
     return repr(float(value)) if value is not None and math.isfinite(value) else ""
-
-
-def _num(value: float) -> str:
-    return f"{value:.3f}" if math.isfinite(value) else "-"

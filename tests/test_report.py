@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import dataclasses
 import html
 import io
 import math
@@ -153,6 +154,25 @@ def test_only_and_limit_choose_the_rows_of_every_format() -> None:
     rows = list(csv.DictReader(io.StringIO(render_csv(MIXED, pool, only="undecided"))))
     assert [row["worker"] for row in rows] == ["w4", "w5", "w6", "w7"]
     assert "no decided workers" in render_table(_result(MIXED.workers[4:]), pool, only="decided")
+
+
+@pytest.mark.parametrize(
+    ("params", "banned"),
+    [
+        ({"k": 2.0, "direction": "low"}, ["w0", "w1"]),  # spammers: the low outliers
+        ({"k": 2.0, "direction": "high"}, None),  # a high outlier is not banned for it
+        ({"k": 2.0}, None),  # nor is either side's
+    ],
+)
+def test_the_headline_names_the_banned_where_the_question_bans(
+    params: dict[str, float | str], banned: list[str] | None
+) -> None:
+    result, pool = dataclasses.replace(MIXED, params=params), _pool([f"w{i}" for i in range(8)])
+    headline = [line for line in render_table(result, pool).splitlines() if ":" in line]
+    named = [line for line in headline if line.startswith("banned:")]
+    assert named == ([] if banned is None else [f"banned: {', '.join(banned)}"])
+    assert "outliers: w0, w1" in headline
+    assert render_json(result, pool)["banned"] == banned
 
 
 def test_csv_has_one_row_per_worker_under_a_header() -> None:

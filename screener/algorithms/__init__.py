@@ -28,6 +28,7 @@ from screener.algorithms.thresholding import LSA, ConfidentThresholding, Thresho
 from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
 from screener.algorithms.topk import AdaptiveTopK
 from screener.algorithms.topk_baselines import CLUCBPAC, OptMAI
+from screener.algorithms.verdicts import Verdict, streamable_verdicts, verdict_of
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 
 __all__ = [
@@ -64,9 +65,12 @@ __all__ = [
     "ThresholdingAlgorithm",
     "TolokaRule",
     "UniformThresholding",
+    "Verdict",
     "WeightedRoundRobin",
     "WorkerResult",
     "accepted_parameters",
     "create_algorithm",
     "parameter_choices",
+    "streamable_verdicts",
+    "verdict_of",
 ]

@@ -529,6 +529,14 @@ class CrowdPrior(ThresholdingAlgorithm):
     def _above(self) -> NDArray[np.bool_]:
         return np.asarray(self.prob_below < 0.5, dtype=np.bool_)
 
+    def _leaning(self, arm: int) -> Decision:
+        """A decided worker's reason does not rest on its leaning, so ``explain`` need not
+        compute every worker's posterior (``prob_below``) for it: a stream explains each
+        decision as it is made."""
+        if self.state[arm] != _UNDECIDED:
+            return Decision.BELOW if self.state[arm] == _BANNED else Decision.ABOVE
+        return super()._leaning(arm)
+
     def _posterior(self) -> FloatArray:
         """Each worker's posterior weights on the prior's grid (the prior itself without
         answers)."""

@@ -88,6 +88,9 @@ class ThresholdingAlgorithm(Algorithm):
     fixed_roster: ClassVar[str | None] = None
     #: True when the run length is the budget (then a budget is required).
     fixed_budget: ClassVar[bool] = True
+    #: True when every decision ``verdicts`` reports stands for the rest of the run, so a
+    #: stream may act on it at once; False when a verdict may still be taken back.
+    verdicts_final: ClassVar[bool] = True
     pull_each_first: ClassVar[bool] = True
     needs_answers: ClassVar[bool] = True
 
@@ -137,8 +140,11 @@ class ThresholdingAlgorithm(Algorithm):
         self._ensure_fresh()
         if self.stats.count[arm] == 0:
             return self._decide_unanswered(arm)[1]
-        leaning = Decision.ABOVE if self._above()[arm] else Decision.BELOW
-        return self._decide(arm, leaning)[1]
+        return self._decide(arm, self._leaning(arm))[1]
+
+    def _leaning(self, arm: int) -> Decision:
+        """One worker's classification by ``_above`` (its result line's leaning)."""
+        return Decision.ABOVE if self._above()[arm] else Decision.BELOW
 
     def _decided_now(self) -> NDArray[np.bool_]:
         """Which workers' decisions are taken (the fixed-budget classification: at the end)."""
@@ -545,6 +551,9 @@ class ConfidentThresholding(ThresholdingAlgorithm):
 
     name = "confident-thresholding"
     fixed_budget = False
+    #: A decision follows the current interval, which answers still in flight when it
+    #: cleared, and released pulls asked again, can move back over the bar.
+    verdicts_final = False
     guarantee: ClassVar[str | None] = (
         "every decided worker whose mean is more than eps from the threshold (eps = 0 by "
         "default: every decided worker) is on the correct side of it, jointly, with "

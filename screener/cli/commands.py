@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from screener.cli.algorithms import algorithms
+from screener.cli.decisions import decisions
 from screener.cli.gate import gate
 from screener.cli.oracles import oracles
 from screener.cli.run import plan, replay, run
@@ -20,6 +21,7 @@ COMMANDS: tuple[click.Command, ...] = (
     plan,
     replay,
     report,
+    decisions,
     export,
     invalidate,
     runs,

@@ -23,6 +23,7 @@ from screener.cli.options import (
     key_values,
     listen_options,
     option_group,
+    price_spec,
     refuse_beside_resume,
 )
 from screener.errors import ConfigError
@@ -72,8 +73,7 @@ def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], 
              type=float),
     _setting("--on-change", "What the change detector's alarm does to a qualified worker.",
              type=click.Choice(get_args(OnChange))),
-    (("--price",), dict(default=_PRICES, show_default=True,
-                        help="What a gold question and a real task cost.")),
+    price_spec(_PRICES, "What a gold question and a real task cost."),
     _setting("--expected-tasks", "Real tasks a worker does, before the stream says (value "
              "policy).", type=float),
     _setting("--bad-label", "What a label from a worker under the bar costs (default: twice "

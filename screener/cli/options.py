@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 from click.core import ParameterSource
@@ -31,12 +31,14 @@ from screener.runs.setup import (
     DEFAULT_SEED,
     PARAMETER_DEFAULTS,
     AlgorithmSettings,
+    MoneySettings,
     OracleSettings,
 )
 
 __all__ = [
     "DB_ENV",
     "DEFAULT_DB",
+    "SyntheticPool",
     "algorithm_options",
     "cannot_listen",
     "db_option",
@@ -44,10 +46,12 @@ __all__ = [
     "json_option",
     "key_values",
     "listen_options",
+    "money_options",
     "option_group",
     "oracle_options",
     "output_file_option",
     "output_options",
+    "price_spec",
     "refuse_beside_resume",
     "run_options",
     "synthetic_pool_options",
@@ -191,7 +195,8 @@ output_options = option_group("out", _output, [
         "(one row per worker).")),
     _json("The same as --format json."),
     (("--only",), dict(type=click.Choice(ONLY), default=None,
-                       help="List only the decided or only the undecided workers.")),
+                       help="List only the decided or the undecided workers, or those the "
+                       "run bans or accepts (what a platform blocks or qualifies).")),
     (("--limit",), dict(type=click.IntRange(min=1), default=None, metavar="N",
                         help="List only the first N workers by rank.")),
     (("--html",), dict(
@@ -308,6 +313,31 @@ oracle_options = option_group("oracle", _oracle, [
                                 help="Simulated answers are released in groups of this size.")),
 ])  # fmt: skip
 
+
+def _money(values: dict[str, Any]) -> MoneySettings:
+    given = _given(values)
+    return MoneySettings(price=given.get("price"), budget=given.get("budget_money"))
+
+
+def price_spec(default: str | None, help_text: str) -> Spec:
+    """``--price gold=P,task=P``, read by ``screener.gate.Prices.parse`` (`run`, `plan`,
+    `gate`; ``default``: the command's)."""
+    return ("--price",), dict(default=default, show_default=default is not None,
+                              metavar="gold=P,task=P", help=help_text)  # fmt: skip
+
+
+#: What questions cost and a budget in money (`run`, `plan`): handed to the command as
+#: ``money``, a MoneySettings holding the flags typed.
+money_options = option_group("money", _money, [
+    price_spec(None, "What a gold question (and a real task) costs, in any currency: "
+               "progress, plan and report show the money beside the questions (a run file: "
+               "[price])."),
+    (("--budget-money",), dict(
+        type=float, default=None, metavar="AMOUNT",
+        help="The budget in money: at most AMOUNT / the gold price gold questions "
+        "(instead of --budget; needs --price).")),
+])  # fmt: skip
+
 _RUN_DEFAULTS = RunOptions()
 #: How a run talks to its oracle (`run`): handed to the command as ``options``, the
 #: RunOptions fields typed.
@@ -320,9 +350,18 @@ run_options = option_group("options", _given, [
 ])  # fmt: skip
 
 
+class SyntheticPool(NamedTuple):
+    """``--workers N --outliers M``: a synthetic pool of N workers (None: not asked for), M
+    of them of low accuracy."""
+
+    workers: int | None
+    outliers: int
+
+
 def synthetic_pool_options(workers_help: str) -> Decorator:
-    """``--workers N --outliers M``: a synthetic pool (`run`, `plan`)."""
-    return _stack([
+    """``--workers N --outliers M``: a synthetic pool (`run`, `plan`), handed to the command
+    as ``synthetic``, a SyntheticPool."""
+    return option_group("synthetic", lambda v: SyntheticPool(v["n_workers"], v["n_outliers"]), [
         (("--workers", "n_workers"), dict(type=int, default=None, help=workers_help)),
         (("--outliers", "n_outliers"), dict(type=int, default=DEFAULT_OUTLIERS,
                                             show_default=True,

@@ -14,6 +14,7 @@ from click.core import ParameterSource
 from screener.cli.console import note
 from screener.errors import ConfigError
 from screener.files import is_stdio, write_output
+from screener.gate import Prices
 from screener.pool import WorkerPool
 from screener.report import (
     Only,
@@ -81,10 +82,14 @@ def print_report(
     out: Output,
     db: str,
     changes: list[DecisionChange] | None = None,
+    *,
+    prices: Prices | None = None,
 ) -> None:
     """The report in the chosen format on standard output or in -o's file (with the
-    decisions an invalidation changed, when given); with --html, the page too."""
-    write_output(out.output, _report_text(result, pool, run_id, out, changes), what="report")
+    decisions an invalidation changed, when given, and the money spent at ``prices``); with
+    --html, the page too."""
+    text = _report_text(result, pool, run_id, out, changes, prices)
+    write_output(out.output, text, what="report")
     if not is_stdio(out.output):
         note(f"report written to {out.output}")
     if out.html is not None:
@@ -100,10 +105,11 @@ def _report_text(
     run_id: str,
     out: Output,
     changes: list[DecisionChange] | None,
+    prices: Prices | None,
 ) -> str:
     only, limit = out.only, out.limit
     if out.format == "json":
-        data = render_json(result, pool, run_id, only=only, limit=limit)
+        data = render_json(result, pool, run_id, only=only, limit=limit, prices=prices)
         if changes is not None:
             data["invalidation_changes"] = changes_as_json(changes)
         return json.dumps(data, indent=2) + "\n"
@@ -111,5 +117,6 @@ def _report_text(
         return render_csv(result, pool, only=only, limit=limit)
     # A table for a file is not fitted to this terminal.
     width = terminal_width() if is_stdio(out.output) else None
-    text = render_table(result, pool, run_id, width=width, only=only, limit=limit) + "\n"
+    text = render_table(result, pool, run_id, width=width, only=only, limit=limit, prices=prices)
+    text += "\n"
     return text if changes is None else text + changes_as_text(changes) + "\n"

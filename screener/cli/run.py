@@ -18,11 +18,14 @@ from tqdm.auto import tqdm
 
 from screener.algorithms import ALGORITHMS, Algorithm, Result, accepted_parameters
 from screener.cli.console import ExitCode, note, verbosity
+from screener.cli.decisions import check_decisions_file, decision_lines
 from screener.cli.options import (
+    SyntheticPool,
     algorithm_options,
     db_option,
     given_on_command_line,
     json_option,
+    money_options,
     oracle_options,
     output_options,
     refuse_beside_resume,
@@ -35,17 +38,21 @@ from screener.journal import display_name
 from screener.orchestrator import Progress
 from screener.planning import plan_cost, render_plan
 from screener.report import render_comparison, render_json
-from screener.runs import observed_accuracies, worker_pool
+from screener.runs import observed_accuracies, run_prices, worker_pool
+from screener.runs.decisions import run_decisions
 from screener.runs.logged import replay_logged_run
 from screener.runs.session import RunPlan, load_result, resume_run, start_run
 from screener.runs.setup import (
     DEFAULT_SEED,
     AlgorithmSettings,
+    MoneySettings,
     OracleSettings,
     RunSettings,
     algorithm_params,
     choose_algorithm,
     choose_pool,
+    choose_prices,
+    question_budget,
     set_up_run,
 )
 
@@ -53,14 +60,16 @@ __all__ = ["plan", "replay", "run"]
 
 #: What may be given beside --resume: where the run is and how to print it.
 _RESUME_OPTIONS = frozenset(
-    {"resume_id", "db", "as_json", "output_format", "only", "limit", "html", "output"}
-)
+    {"resume_id", "db", "as_json", "output_format", "only", "limit", "html", "output",
+     "decisions_file"}
+)  # fmt: skip
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
 @click.command()
 @click.argument("pool_file", required=False, type=_FILE)
 @algorithm_options()
+@money_options
 @synthetic_pool_options("Synthetic pool of this many simulated workers (instead of POOL_FILE).")
 @click.option(
     "--questions",
@@ -80,11 +89,18 @@ _FILE = click.Path(dir_okay=False, path_type=Path)
 )  # fmt: skip
 @db_option
 @output_options
+@click.option(
+    "--decisions", "decisions_file", type=click.Path(dir_okay=False, allow_dash=True,
+    path_type=Path), default=None, metavar="FILE",
+    help="Also write each decision as it is made, a JSON line (worker, decision, reason, seq, "
+    "at) flushed at once, to FILE (- for standard output, with -o FILE for the report; "
+    "a resume appends, first what was journaled after the file's last line).",
+)  # fmt: skip
 def run(
     pool_file: Path | None,
     algorithm: AlgorithmSettings,
-    n_workers: int | None,
-    n_outliers: int,
+    money: MoneySettings,
+    synthetic: SyntheticPool,
     questions: Path | None,
     config_file: Path | None,
     oracle: OracleSettings,
@@ -92,6 +108,7 @@ def run(
     resume_id: str | None,
     db: str,
     out: Output,
+    decisions_file: Path | None,
 ) -> None:
     """Screen POOL_FILE (CSV: worker[,accuracy]; - reads standard input) or, without it, an
     embedded demo pool.
@@ -101,16 +118,29 @@ def run(
     quiet = verbosity() < 0
     # On stderr whenever it is a terminal, whatever stdout gets (--json included).
     progress = None if quiet or not sys.stderr.isatty() else Progress(sys.stderr)
+    check_decisions_file(decisions_file, out)
     if resume_id is not None:
-        _resume(resume_id, db, out, progress)
+        _resume(resume_id, db, out, progress, decisions_file)
         return
     settings = RunSettings(
-        run_file=config_file, pool=pool_file, workers=n_workers, outliers=n_outliers,
-        questions=questions, algorithm=algorithm, oracle=oracle, options=options,
-        db=db if given_on_command_line("db") else None,
+        run_file=config_file, pool=pool_file, workers=synthetic.workers,
+        outliers=synthetic.outliers, questions=questions, algorithm=algorithm, oracle=oracle,
+        options=options, db=db if given_on_command_line("db") else None, money=money,
     )  # fmt: skip
     setup = set_up_run(settings)
     plan, db = setup.plan, setup.db or db
+    run_id, result = _start(plan, db, progress, decisions_file)
+    if out.format == "table" and is_stdio(out.output):
+        shown = display_name(db)
+        note(f"run {run_id} saved in {shown} (report again: screener report {run_id} --db {shown})")
+    print_report(result, plan.pool, run_id, out, db, prices=plan.prices)
+    _exit_unless_completed(result)
+
+
+def _start(
+    plan: RunPlan, db: str, progress: Progress | None, decisions_file: Path | None
+) -> tuple[str, Result]:
+    """Start the run and drive it to its end, saying what it is about to do and cost."""
     started: list[str] = []
 
     def on_start(run_id: str, algorithm: Algorithm) -> None:
@@ -119,23 +149,24 @@ def run(
         note(_plan_line(run_id, plan, algorithm, db), level=1)
 
     began = time.perf_counter()
-    with _resume_hint_on_interrupt(started, db):
-        run_id, result = asyncio.run(start_run(plan, db, progress=progress, on_start=on_start))
-    note(_cost_line(result, time.perf_counter() - began), level=1)
-    if out.format == "table" and is_stdio(out.output):
-        shown = display_name(db)
-        note(f"run {run_id} saved in {shown} (report again: screener report {run_id} --db {shown})")
-    print_report(result, plan.pool, run_id, out, db)
-    _exit_unless_completed(result)
+    with _resume_hint_on_interrupt(started, db), decision_lines(decisions_file) as sink:
+        done = asyncio.run(
+            start_run(plan, db, progress=progress, on_start=on_start, on_decided=sink)
+        )
+    note(_cost_line(done[1], time.perf_counter() - began), level=1)
+    return done
 
 
-def _resume(run_id: str, db: str, out: Output, progress: Progress | None) -> None:
+def _resume(
+    run_id: str, db: str, out: Output, progress: Progress | None, decisions_file: Path | None
+) -> None:
     """``run --resume``: continue run ``run_id`` with its own settings and print its report."""
     _refuse_settings_on_resume(run_id)
-    with _resume_hint_on_interrupt([run_id], db):
-        result = asyncio.run(resume_run(run_id, db, progress=progress))
+    journaled = None if decisions_file is None else run_decisions(db, run_id)
+    with _resume_hint_on_interrupt([run_id], db), decision_lines(decisions_file, journaled) as sink:
+        result = asyncio.run(resume_run(run_id, db, progress=progress, on_decided=sink))
     record, _ = load_result(db, run_id)
-    print_report(result, worker_pool(record), run_id, out, db)
+    print_report(result, worker_pool(record), run_id, out, db, prices=run_prices(record))
     _exit_unless_completed(result)
 
 
@@ -148,6 +179,7 @@ def _refuse_settings_on_resume(run_id: str) -> None:
 @click.command()
 @click.argument("pool_file", required=False, type=_FILE)
 @algorithm_options()
+@money_options
 @synthetic_pool_options("Plan for this many workers (synthetic, or drawn as --like).")
 @click.option("--like", "pilot", metavar="RUN_ID", default=None,
               help="Draw workers from the accuracies seen in this pilot run.")  # fmt: skip
@@ -161,8 +193,8 @@ def _refuse_settings_on_resume(run_id: str) -> None:
 def plan(
     pool_file: Path | None,
     algorithm: AlgorithmSettings,
-    n_workers: int | None,
-    n_outliers: int,
+    money: MoneySettings,
+    synthetic: SyntheticPool,
     pilot: str | None,
     db: str,
     runs: int,
@@ -173,23 +205,25 @@ def plan(
     runs on simulated workers (POOL_FILE's accuracies, a synthetic pool, or a crowd like
     a pilot run's) RUNS times, and the distribution of its questions is printed."""
     name = choose_algorithm(algorithm)
-    params = algorithm_params(name, algorithm, budget=algorithm.budget)
+    prices = choose_prices(money.price)
+    budget = question_budget(algorithm.budget, money.budget, prices)
+    params = algorithm_params(name, algorithm, budget=budget)
     seed = DEFAULT_SEED if algorithm.seed is None else algorithm.seed
     if pilot is not None:
         if pool_file is not None:
             raise click.UsageError("give either POOL_FILE or --like, not both")
         accuracies, draw = observed_accuracies(db, pilot), True
     else:
-        pool = choose_pool(pool_file, n_workers, n_outliers, seed, "simulated", {})
+        pool = choose_pool(pool_file, *synthetic, seed, "simulated", {})
         accuracies, draw = list(pool.require_accuracies()), False
-    size = n_workers if draw and n_workers else len(accuracies)
+    size = synthetic.workers if draw and synthetic.workers else len(accuracies)
     quiet = verbosity() < 0 or not sys.stderr.isatty()
     with tqdm(total=runs, desc="plan", unit="run", leave=False, disable=quiet,
               file=sys.stderr) as bar:  # fmt: skip
         cost = plan_cost(name, params, accuracies, runs=runs, seed=seed, draw=draw,
                          n_workers=size, processes=processes, progress=bar.update)  # fmt: skip
     summary = {"algorithm": name, "params": params, "workers": size, "seed": seed}
-    summary |= cost.summary()
+    summary |= cost.summary(prices)
     click.echo(json.dumps(summary, indent=2) if as_json else render_plan(summary))
 
 

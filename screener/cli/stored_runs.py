@@ -11,15 +11,21 @@ from typing import Any
 
 import click
 
-from screener.algorithms import Result
+from screener.algorithms import Result, Verdict
 from screener.cli.console import note
 from screener.cli.options import db_option, json_option, output_file_option, output_options
 from screener.cli.output import Output, print_report
 from screener.files import is_stdio
 from screener.journal import Journal, RunSummary, display_name
 from screener.report import decision_counts
-from screener.runs import worker_pool
-from screener.runs.logged import export_answers, export_crowdkit, invalidate_question
+from screener.runs import run_prices, worker_pool
+from screener.runs.decisions import block_list, run_decisions, write_block_list
+from screener.runs.logged import (
+    export_answers,
+    export_crowdkit,
+    export_kept_labels,
+    invalidate_question,
+)
 from screener.runs.rescoring import changes_as_json, changes_as_text, decision_changes
 from screener.runs.session import load_result, load_results
 
@@ -38,44 +44,110 @@ def report(run_id: str | None, db: str, out: Output) -> None:
     remaining (or rescored) answers and says which decisions changed.
     """
     record, original, rescored = load_results(db, run_id)
-    pool = worker_pool(record)
+    pool, prices = worker_pool(record), run_prices(record)
     if rescored is None:
-        print_report(original, pool, record.id, out, db)
+        print_report(original, pool, record.id, out, db, prices=prices)
         return
     changes = decision_changes(original, rescored, pool)
-    print_report(rescored, pool, record.id, out, db, changes)
+    print_report(rescored, pool, record.id, out, db, changes, prices=prices)
 
 
 @click.command()
 @click.argument("run_id")
-@output_file_option("CSV file to write (- for standard output, the long layout only).")
+@output_file_option("File to write (- for standard output, but for crowd-kit's answers).")
 @click.option(
-    "--format", "layout", type=click.Choice(["long", "crowd-kit"]), default="long",
-    show_default=True,
-    help="long: worker,item,answer,gold,score. crowd-kit: task,worker,label, and the gold "
-    "answers (task,true_label) in a second file beside it, NAME.gold.csv.",
+    "--format", "layout", type=click.Choice(["long", "crowd-kit", "csv", "json"]), default=None,
+    help="The answers: long (the default): worker,item,answer,gold,score; crowd-kit: "
+    "task,worker,label and their gold (task,true_label) in a second file beside it, "
+    "NAME.gold.csv; with --labels, your task labels without the banned workers'. The block "
+    "list (--decisions): csv (the default) or json.",
+)  # fmt: skip
+@click.option(
+    "--decisions", "block", is_flag=True,
+    help="Write the block list instead: each decided worker's standing decision (worker, "
+    "decision, reason, when), the shape of a platform's block or qualify upload.",
+)  # fmt: skip
+@click.option(
+    "--labels", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path), default=None,
+    metavar="FILE",
+    help="With --format crowd-kit: your task labels (CSV task,worker,label, as crowd-kit "
+    "takes them), written without the labels of the workers the run banned.",
 )  # fmt: skip
 @db_option
 @json_option("Say what was written as JSON.")
-def export(run_id: str, output: Path, layout: str, db: str, as_json: bool) -> None:
-    """Write the answers of run RUN_ID as CSV (replay it with --oracle dataset -O path=FILE)."""
+def export(
+    run_id: str,
+    output: Path,
+    layout: str | None,
+    block: bool,
+    labels: Path | None,
+    db: str,
+    as_json: bool,
+) -> None:
+    """Write the answers of run RUN_ID as CSV (replay it with --oracle dataset -O path=FILE),
+    its block list (--decisions), or your task labels without the banned workers' (--labels)."""
+    layout = _export_layout(layout, block, labels)
     if is_stdio(output) and as_json:
-        raise click.UsageError("--json and the CSV would both go to standard output: give -o FILE")
-    if is_stdio(output) and layout == "crowd-kit":
+        raise click.UsageError("--json and the data would both go to standard output: give -o FILE")
+    if is_stdio(output) and layout == "crowd-kit" and labels is None:
         raise click.UsageError(
             "--format crowd-kit writes two files (answers and gold): give -o FILE, not -"
         )
-    if layout == "long":
-        rows, gold = export_answers(db, run_id, output), None
+    if block:
+        written, said = _export_block_list(db, run_id, output, layout)
+    elif labels is not None:
+        written, said = _export_labels(db, run_id, labels, output)
+    elif layout == "long":
+        rows = export_answers(db, run_id, output)
+        written, said = {"answers": rows, "gold_path": None}, f"{rows:,} answers of run {run_id}"
     else:
-        rows, gold = export_crowdkit(db, run_id, output)
+        rows, gold_file = export_crowdkit(db, run_id, output)
+        written = {"answers": rows, "gold_path": str(gold_file)}
+        said = f"{rows:,} answers of run {run_id}"
     if as_json:
-        written = {"run_id": run_id, "answers": rows, "path": str(output)}
-        click.echo(json.dumps({**written, "gold_path": None if gold is None else str(gold)}))
+        click.echo(json.dumps({"run_id": run_id, **written, "path": str(output)}))
         return
-    also = "" if gold is None else f", their gold to {gold}"
     where = "standard output" if is_stdio(output) else output
-    note(f"{rows:,} answers of run {run_id} written to {where}{also}")
+    gold_path = written.get("gold_path")
+    also = "" if gold_path is None else f", their gold to {gold_path}"
+    note(f"{said} written to {where}{also}")
+
+
+def _export_layout(layout: str | None, block: bool, labels: Path | None) -> str:
+    """The layout asked for, checked against --decisions and --labels; its default."""
+    if block and labels is not None:
+        raise click.UsageError("--decisions and --labels write different files: give one")
+    if block:
+        if layout in ("long", "crowd-kit"):
+            raise click.UsageError(f"the block list is csv or json, not {layout}")
+        return layout or "csv"
+    if layout in ("csv", "json"):
+        raise click.UsageError(f"--format {layout} is the block list's: add --decisions")
+    if labels is not None and layout != "crowd-kit":
+        raise click.UsageError("--labels filters crowd-kit's task labels: add --format crowd-kit")
+    return layout or "long"
+
+
+def _export_block_list(
+    db: str, run_id: str, output: Path, layout: str
+) -> tuple[dict[str, Any], str]:
+    standing = block_list(run_decisions(db, run_id))
+    write_block_list(standing, output, "json" if layout == "json" else "csv")
+    banned = sum(d.decision == Verdict.BANNED for d in standing)
+    counts = {"workers": len(standing), "banned": banned, "accepted": len(standing) - banned}
+    said = f"the block list of run {run_id} ({banned:,} banned, {counts['accepted']:,} accepted)"
+    return counts, said
+
+
+def _export_labels(db: str, run_id: str, labels: Path, output: Path) -> tuple[dict[str, Any], str]:
+    kept = export_kept_labels(db, run_id, labels, output)
+    said = (
+        f"{kept.kept:,} labels of {labels} ({kept.dropped:,} labels of "
+        f"{kept.banned_workers:,} banned workers dropped"
+    )
+    if kept.unscreened_workers:
+        said += f"; {kept.unscreened_workers:,} workers the run never screened kept"
+    return dataclasses.asdict(kept), said + ")"
 
 
 @click.command()

@@ -7,7 +7,14 @@ worker, whether to give a gold question or a real task, and hands back the gold 
 
 from screener.gate.core import AnswerOutcome, Decided, Gate, Reply, ReplyKind
 from screener.gate.roster import Status
-from screener.gate.settings import DEFAULT_PARAMS, GateSettings, GoldPolicy, OnChange, Prices
+from screener.gate.settings import (
+    DEFAULT_PARAMS,
+    GateSettings,
+    GoldPolicy,
+    OnChange,
+    Prices,
+    money,
+)
 
 __all__ = [
     "DEFAULT_PARAMS",
@@ -21,4 +28,5 @@ __all__ = [
     "Reply",
     "ReplyKind",
     "Status",
+    "money",
 ]

@@ -12,9 +12,9 @@ what it returned, in the order the gate served them:
   ``worker``, ``detail`` the gold id, ``question``, and ``reward`` as given, or ``response``
   the raw answer as JSON (then ``reward`` is None);
 * ``unavailable``: ``Gate.leave``: ``worker``, ``detail`` the reason;
-* ``decided``, after the call that made the decision, in the same transaction:
-  ``worker``, ``arm``, ``detail`` "banned", "accepted" or "reopened", ``response`` JSON
-  ``{"seq", "reason"}``; its ``at`` is when the decision was made.
+* ``decided``, after the call that made the decision, in the same transaction: the one
+  decided event of every run (``screener.orchestrator.decided_event``), ``arm`` the worker's
+  current one; its ``at`` is when the decision was made.
 
 The gate is pure and deterministic, so ``replay_gate`` makes the same calls in the same order
 on a fresh gate and checks that every reply, outcome and decision is the one journaled: a
@@ -27,10 +27,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from screener.algorithms import Verdict
 from screener.bank import GoldBank
 from screener.errors import JournalError, JournalMismatchError, ScreenerError
 from screener.gate import AnswerOutcome, Decided, Gate, GateSettings, Reply
 from screener.journal import Event, EventKind, RunRecord, RunSpec
+from screener.orchestrator import decided_event
 from screener.runs.stored import GATE_ORACLE
 
 __all__ = [
@@ -105,13 +107,8 @@ def decision_events(gate: Gate, decisions: Sequence[Decided], at: float) -> list
     """The ``decided`` events of decisions just made (the worker's current arm: the one a
     reopened screening gave it)."""
     return [
-        Event(
-            kind=EventKind.DECIDED,
-            at=at,
-            worker=d.worker,
-            arm=gate.workers[d.worker].arm,
-            detail=d.decision,
-            response=json.dumps({"seq": d.seq, "reason": d.reason}),
+        decided_event(
+            at, gate.workers[d.worker].arm, d.worker, Verdict(d.decision), d.seq, d.reason
         )
         for d in decisions
     ]

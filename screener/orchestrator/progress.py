@@ -4,7 +4,8 @@ What a run has done is read off its algorithm (``ProgressLine.of``). Two rules k
 numbers honest: "decided" counts only final decisions (an algorithm whose decisions are
 provisional until it stops, such as the k-sigma family, shows them as "provisional"), so it
 never goes down; the time left is an upper bound, from the budget or the per-worker bound on
-questions, and is shown only where one of them exists.
+questions, and is shown only where one of them exists. A run with a gold question's price
+shows the money its answers cost beside them (and its budget in money).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms import Algorithm, Decision
+from screener.gate import money
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -48,10 +50,13 @@ class ProgressLine:
     most_answers: int | None = None
     #: Workers decided for now by an algorithm whose decisions are provisional until it stops.
     provisional: int = 0
+    #: What one gold question costs, when the run was given prices.
+    gold_price: float | None = None
 
     @classmethod
-    def of(cls, algorithm: Algorithm) -> ProgressLine:
-        """The line for ``algorithm`` as it stands (reading its result changes nothing)."""
+    def of(cls, algorithm: Algorithm, *, gold_price: float | None = None) -> ProgressLine:
+        """The line for ``algorithm`` as it stands (reading its result changes nothing);
+        ``gold_price``: what an answer costs, for the money spent."""
         result = algorithm.result()
         t = result.threshold
         decided = np.zeros(algorithm.n_arms, dtype=bool)  # by arm (the result is ranked)
@@ -68,6 +73,7 @@ class ProgressLine:
             threshold=None if t is None or t.given else (t.estimate, t.lower, t.upper),
             most_answers=_most_answers(algorithm, decided & final),
             provisional=0 if final else int(decided.sum()),
+            gold_price=gold_price,
         )
 
     def text(self, elapsed: float) -> str:
@@ -79,11 +85,17 @@ class ProgressLine:
                           *self._time_left(rate)])  # fmt: skip
 
     def details(self) -> list[str]:
-        """The parts between the answers and the rate: in flight, decided, out, threshold."""
+        """The parts between the answers and the rate: money spent, in flight, decided, out,
+        threshold."""
         decided = f"decided {self.decided}/{self.workers}"
         if self.provisional:
             decided += f" ({self.provisional} provisional)"
         parts = [f"in flight {self.in_flight:,}", decided]
+        if self.gold_price is not None:
+            spent = f"spent {money(self.answered * self.gold_price)}"
+            if self.budget is not None:
+                spent += f" / {money(self.budget * self.gold_price)}"
+            parts.insert(0, spent)
         if self.unavailable:
             parts.append(f"out {self.unavailable}")
         if self.threshold is not None and all(map(math.isfinite, self.threshold)):

@@ -17,6 +17,9 @@ Rules it keeps:
   the journal keeps the question and the raw answer, so they can be rescored later.
 - When the algorithm stops (condition met, budget spent, workers exhausted), pulls still in
   flight are cancelled; answers arriving within ``drain`` seconds are still logged as late.
+- Each decision is journaled as a "decided" event (``decisions.py``): at the top of the loop
+  as soon as the algorithm takes it for good, or with the "finished" event, from the final
+  result, for an algorithm whose decisions are provisional until it stops.
 - Every ``snapshot_every`` events the algorithm's state is stored as the run's snapshot, at
   the top of the loop, where the state is exactly the replay of the events journaled so far
   (asks are journaled right after they are made, answers told right after they are
@@ -37,8 +40,10 @@ from screener.algorithms import Algorithm, Result
 from screener.algorithms.snapshot import dump_state
 from screener.bank import GoldQuestion
 from screener.errors import ConfigError, SnapshotError
+from screener.gate import Prices
 from screener.journal import AsyncJournal, Event, EventKind
 from screener.oracles import Answer, Oracle, PullRequest
+from screener.orchestrator.decisions import DecisionStream
 from screener.orchestrator.intake import (
     EXHAUSTED,
     FailureStreaks,
@@ -95,6 +100,8 @@ class Orchestrator:
         progress: Progress | None = None,
         *,
         seed: int = 0,
+        decisions: DecisionStream | None = None,
+        prices: Prices | None = None,
     ) -> None:
         self.algorithm = algorithm
         self.oracle = oracle
@@ -104,6 +111,8 @@ class Orchestrator:
         self.options = options
         self.progress = progress
         self.seed = seed
+        self.decisions = decisions or DecisionStream(pool.workers, algorithm.params())
+        self.prices = prices
         self.counts: collections.Counter[str] = collections.Counter()
         self._in_flight = InFlight()
         self._streaks = FailureStreaks(options.max_failures, pool.workers)
@@ -130,6 +139,7 @@ class Orchestrator:
     async def _drive(self) -> None:
         algorithm = self.algorithm
         while True:
+            await self._journal_decisions()
             await self._snapshot_if_due()
             await self._top_up()
             if algorithm.finished:
@@ -276,13 +286,18 @@ class Orchestrator:
             await self._drain()
         reason = self.algorithm.stop_reason
         detail = "interrupted" if reason is None else reason.value
-        finished = Event(
-            kind=EventKind.FINISHED,
-            at=time.time(),
-            detail=detail,
-            response=_final_result(self.algorithm),
-        )
-        await self._append([finished])
+        result, at = self.algorithm.result(), time.time()
+        decided = self.decisions.final(result, at)
+        finished = Event(kind=EventKind.FINISHED, at=at, detail=detail, response=_as_json(result))
+        await self._append([*decided, finished])
+        self.decisions.publish(decided)
+
+    async def _journal_decisions(self) -> None:
+        """The decisions the algorithm has taken for good since the last look."""
+        decided = self.decisions.made(self.algorithm, time.time())
+        if decided:
+            await self._append(decided)
+            self.decisions.publish(decided)
 
     async def _drain(self) -> None:
         """Log answers that still arrive for cancelled pulls, for ``drain`` seconds."""
@@ -322,14 +337,15 @@ class Orchestrator:
         progress.show(self._progress_line())
 
     def _progress_line(self) -> ProgressLine:
-        return ProgressLine.of(self.algorithm)
+        gold = None if self.prices is None else self.prices.gold
+        return ProgressLine.of(self.algorithm, gold_price=gold)
 
 
-def _final_result(algorithm: Algorithm) -> str | None:
+def _as_json(result: Result) -> str | None:
     """The result as JSON, kept with the finished event so that a report reads it instead of
     replaying every answer; None when a (third-party) algorithm put something in it that JSON
     cannot hold: the report then replays, as it always can."""
     try:
-        return algorithm.result().to_json()
+        return result.to_json()
     except (TypeError, ValueError):
         return None

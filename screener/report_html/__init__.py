@@ -34,7 +34,13 @@ from screener._version import __version__
 from screener.algorithms import Result, Threshold
 from screener.journal import Event, EventKind, RunRecord
 from screener.pool import WorkerPool
-from screener.report import decision_counts, describe_status, run_state
+from screener.report import (
+    banned_workers,
+    cost_line,
+    decision_counts,
+    describe_status,
+    run_state,
+)
 from screener.report_html._figures import (
     answers_figure,
     figure_html,
@@ -48,7 +54,14 @@ from screener.report_html._workers import (
     truth_label,
     workers_section,
 )
-from screener.runs import build_algorithm, invalidations, read_run, replay, worker_pool
+from screener.runs import (
+    build_algorithm,
+    invalidations,
+    read_run,
+    replay,
+    run_prices,
+    worker_pool,
+)
 
 __all__ = [
     "ANSWER_POINTS",
@@ -192,6 +205,15 @@ def _header(
         given = t.lower == t.upper
         rows.insert(3, ("Threshold", f"{t.estimate:.3f} (given)" if given else
                         f"{t.estimate:.3f}, interval [{t.lower:.3f}, {t.upper:.3f}]"))  # fmt: skip
+    prices = run_prices(record)
+    if prices is not None:
+        rows.insert(5, ("Cost", cost_line(result, prices).removeprefix("cost: ")))
+    banned = banned_workers(result)
+    if banned is not None:
+        names = sorted(pool.workers[arm] for arm in banned)
+        more = f" and {len(names) - PAGE_SIZE:,} more" if len(names) > PAGE_SIZE else ""
+        listed = f"{len(names):,}: {', '.join(names[:PAGE_SIZE])}{more}" if names else "none"
+        rows.insert(4, ("Banned", listed))
     if history.invalidated:
         rows.append(("Invalidated", f"gold question(s) {', '.join(history.invalidated)}: "
                      "the result is rebuilt from the remaining answers; the plots over time "

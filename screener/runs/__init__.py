@@ -18,6 +18,7 @@ from screener.runs.stored import (
     observed_accuracies,
     read_run,
     restored,
+    run_prices,
     worker_pool,
 )
 
@@ -34,5 +35,6 @@ __all__ = [
     "read_run",
     "replay",
     "restored",
+    "run_prices",
     "worker_pool",
 ]

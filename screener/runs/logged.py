@@ -5,27 +5,33 @@ what that does to the result)."""
 from __future__ import annotations
 
 import csv
+import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from screener.algorithms import Result
+from screener.algorithms import Result, Verdict
 from screener.errors import ConfigError
-from screener.files import open_output
+from screener.files import is_stdio, open_output, source_name
 from screener.journal import EventKind, Journal, RunRecord
 from screener.orchestrator import RunOptions
 from screener.runs.answers import Invalidation, LoggedAnswer, invalidation_event, logged_answers
+from screener.runs.decisions import block_list, run_decisions
 from screener.runs.session import RunPlan, start_run
-from screener.runs.stored import read_run, worker_pool
+from screener.runs.stored import GATE_ORACLE, read_run, worker_pool
 
 __all__ = [
     "CROWDKIT_COLUMNS",
     "CROWDKIT_GOLD_COLUMNS",
     "EXPORT_COLUMNS",
+    "KeptLabels",
     "crowdkit_gold_path",
     "export_answers",
     "export_crowdkit",
+    "export_kept_labels",
     "invalidate_question",
     "replay_logged_run",
 ]
@@ -128,6 +134,87 @@ def crowdkit_gold_path(path: str | Path) -> Path:
     """The gold file written beside a crowd-kit export: ``answers.csv`` -> ``answers.gold.csv``."""
     target = Path(path)
     return target.with_name(f"{target.stem}.gold{target.suffix or '.csv'}")
+
+
+@dataclass(frozen=True)
+class KeptLabels:
+    """What ``export_kept_labels`` wrote: labels kept and dropped, the banned workers whose
+    labels were dropped, and the workers with labels that the run never screened (kept)."""
+
+    kept: int
+    dropped: int
+    banned_workers: int
+    unscreened_workers: int
+
+
+def export_kept_labels(db: str, run_id: str, labels: str | Path, path: str | Path) -> KeptLabels:
+    """Write the requester's task labels ``labels`` (crowd-kit's long format: a CSV with
+    columns task, worker and label, any others kept) without the labels of the workers run
+    ``run_id`` banned: ready for ``crowdkit.aggregation`` (``DawidSkene().fit(df)``).
+
+    Rows stay as they were, in their order; a worker is matched by its id as the run knows
+    it (surrounding spaces aside). A run still going bans by its decisions so far.
+    """
+    standing = block_list(run_decisions(db, run_id))
+    banned = {d.worker for d in standing if d.decision == Verdict.BANNED}
+    screened = _screened_workers(db, run_id)
+    kept = dropped = 0
+    seen: set[str] = set()
+    with _labels_rows(labels) as (header, rows), open_output(path, what="the labels") as out:
+        column = _worker_column(header, labels)
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(header)
+        for row in rows:
+            worker = row[column].strip() if column < len(row) else ""
+            seen.add(worker)
+            if worker in banned:
+                dropped += 1
+                continue
+            writer.writerow(row)
+            kept += 1
+    return KeptLabels(kept, dropped, len(seen & banned), len(seen - screened))
+
+
+def _screened_workers(db: str, run_id: str) -> set[str]:
+    """A run's workers: its pool's, or for a gate run those who asked the gate for work."""
+    with Journal(db, create=False) as journal:
+        record = journal.get_run(run_id)
+        if record.oracle.get("name") != GATE_ORACLE:
+            return set(worker_pool(record).workers)
+        return {event.worker for event in journal.events(run_id) if event.worker is not None}
+
+
+@contextmanager
+def _labels_rows(labels: str | Path) -> Iterator[tuple[list[str], Iterator[list[str]]]]:
+    """The labels file's header and its rows, read as they are written out."""
+    name = source_name(labels)
+    with ExitStack() as stack:
+        try:
+            handle = (
+                sys.stdin
+                if is_stdio(labels)
+                else stack.enter_context(Path(labels).open(encoding="utf-8-sig", newline=""))
+            )
+        except FileNotFoundError:
+            raise ConfigError(f"no labels file at {name}", "check the path") from None
+        except (OSError, ValueError) as error:
+            raise ConfigError(f"cannot read labels file {name}: {error}") from None
+        try:
+            reader = csv.reader(handle)
+            yield next(reader, []), reader
+        except (UnicodeDecodeError, csv.Error) as error:
+            raise ConfigError(f"cannot read labels file {name}: {error}") from None
+
+
+def _worker_column(header: Sequence[str], labels: str | Path) -> int:
+    names = [name.strip().lower() for name in header]
+    if not set(CROWDKIT_COLUMNS) <= set(names):
+        raise ConfigError(
+            f"labels file {source_name(labels)} has columns {', '.join(header) or 'none'}; "
+            f"crowd-kit's labels need {', '.join(CROWDKIT_COLUMNS)}",
+            "give the task labels in crowd-kit's long format: task,worker,label",
+        )
+    return names.index("worker")
 
 
 def _run_answers(db: str, run_id: str) -> list[LoggedAnswer]:

@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from screener.algorithms import Algorithm, Result, create_algorithm
 from screener.algorithms._checks import MAX_BUDGET, MAX_CONCURRENCY, check_count, check_seed
 from screener.errors import ConfigError, JournalError, ScreenerError
+from screener.gate import Prices
 from screener.journal import (
     HEARTBEAT_SECONDS,
     AsyncJournal,
@@ -28,12 +29,19 @@ from screener.journal import (
     new_run_id,
 )
 from screener.oracles import Oracle, load_oracle_class
-from screener.orchestrator import Orchestrator, Progress, RunOptions
+from screener.orchestrator import DecisionSink, DecisionStream, Orchestrator, Progress, RunOptions
 from screener.pool import WorkerPool
 from screener.runs.answers import invalidations
 from screener.runs.rescoring import refuse_resume_after_invalidation, rescored_result
 from screener.runs.state import pending_pulls, replay
-from screener.runs.stored import build_algorithm, restored, worker_pool
+from screener.runs.stored import (
+    build_algorithm,
+    restored,
+    run_config,
+    run_options,
+    run_prices,
+    worker_pool,
+)
 
 #: How the journal stores an oracle option that names the run's own database (see
 #: ``_stored_options``); a resumed run reads it as the database it is resumed from.
@@ -52,7 +60,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class RunPlan:
-    """Everything that defines a run."""
+    """Everything that defines a run; ``prices``: what its questions cost, when given."""
 
     pool: WorkerPool
     algorithm: str = "wrr"
@@ -61,6 +69,7 @@ class RunPlan:
     oracle_options: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
     options: RunOptions = field(default_factory=RunOptions)
+    prices: Prices | None = None
 
     def __post_init__(self) -> None:
         """The limits a run must stay within (screener.algorithms._checks names them)."""
@@ -101,10 +110,12 @@ async def start_run(
     *,
     progress: Progress | None = None,
     on_start: Callable[[str, Algorithm], None] | None = None,
+    on_decided: DecisionSink | None = None,
 ) -> tuple[str, Result]:
     """Create a run in ``db`` and drive it to its end; ``on_start`` sees the run id and the
     algorithm once everything is validated and the run is written, before the first question
-    (to announce what the run may cost, and how to resume it).
+    (to announce what the run may cost, and how to resume it); ``on_decided`` sees each
+    batch of "decided" events once it is journaled.
 
     The run is written only once its inputs are checked and the oracle is open: a start that
     fails (an unreachable service) leaves no run behind.
@@ -116,7 +127,7 @@ async def start_run(
         seed=plan.seed,
         oracle={"name": plan.oracle, "options": _stored_options(oracle.describe(), db)},
         pool=plan.pool.to_dict(),
-        config=_options_dict(plan.options),
+        config=run_config(plan.options, plan.prices),
     )
     run_id = new_run_id()
     oracle.bind_run(run_id)
@@ -126,9 +137,10 @@ async def start_run(
             run_id = await journal.create_run(spec, run_id, claim=True)
             if on_start is not None:
                 on_start(run_id, algorithm)
+            decisions = DecisionStream(plan.pool.workers, spec.params, sink=on_decided)
             orchestrator = Orchestrator(
                 algorithm, oracle, journal, run_id, plan.pool, plan.options, progress,
-                seed=plan.seed,
+                seed=plan.seed, decisions=decisions, prices=plan.prices,
             )  # fmt: skip
             return run_id, await _drive_owned(journal, run_id, orchestrator)
         finally:
@@ -142,12 +154,14 @@ async def resume_run(
     *,
     options: RunOptions | None = None,
     progress: Progress | None = None,
+    on_decided: DecisionSink | None = None,
 ) -> Result:
     """Rebuild run ``run_id`` from its journal and continue it until it stops.
 
     Pulls that were in flight when the previous process ended are logged as cancelled and
-    released; the algorithm asks for them again (same worker, same question number). A
-    finished run is refused, and nothing is written before the oracle is open.
+    released; the algorithm asks for them again (same worker, same question number). The
+    decisions journaled before carry over (``on_decided`` sees those journaled from now on).
+    A finished run is refused, and nothing is written before the oracle is open.
     """
     journal = AsyncJournal(Journal(db, create=False))
     try:
@@ -165,29 +179,38 @@ async def resume_run(
         oracle, pool = _oracle(record, db)
         algorithm, after = restored(record, await journal.snapshot(run_id))
         replay(algorithm, await journal.events(run_id, after_id=after))
-        run_options = options or RunOptions(**record.config)
+        journaled = await journal.events(run_id, kinds=(EventKind.DECIDED,))
+        decisions = DecisionStream(pool.workers, record.params, journaled, sink=on_decided)
+        options = options or run_options(record)
         oracle.bind_run(run_id)
         async with oracle:
             now = time.time()
             interrupted = pending_pulls(algorithm)
-            marks = [
-                Event(kind=EventKind.CANCELLED, at=now, pull_id=pull_id, arm=info.arm,
-                      worker=pool.workers[info.arm], seq=info.seq,
-                      detail="interrupted: the previous process ended before the answer")
-                for pull_id in interrupted
-                if (info := algorithm.pull_info(pull_id)) is not None
-            ]  # fmt: skip
+            marks = _cancelled(algorithm, pool, interrupted, now)
             await journal.append(run_id, [*marks, Event(kind=EventKind.RESUMED, at=now)])
             for pull_id in interrupted:
                 algorithm.release(pull_id)
             orchestrator = Orchestrator(
-                algorithm, oracle, journal, run_id, pool, run_options, progress,
-                seed=record.seed,
+                algorithm, oracle, journal, run_id, pool, options, progress,
+                seed=record.seed, decisions=decisions, prices=run_prices(record),
             )  # fmt: skip
             return await _drive_owned(journal, run_id, orchestrator)
     finally:
         await journal.release(run_id)
         await journal.aclose()
+
+
+def _cancelled(
+    algorithm: Algorithm, pool: WorkerPool, interrupted: Sequence[int], now: float
+) -> list[Event]:
+    """The "cancelled" events of the pulls in flight when the previous process ended."""
+    return [
+        Event(kind=EventKind.CANCELLED, at=now, pull_id=pull_id, arm=info.arm,
+              worker=pool.workers[info.arm], seq=info.seq,
+              detail="interrupted: the previous process ended before the answer")
+        for pull_id in interrupted
+        if (info := algorithm.pull_info(pull_id)) is not None
+    ]  # fmt: skip
 
 
 async def _drive_owned(journal: AsyncJournal, run_id: str, orchestrator: Orchestrator) -> Result:
@@ -319,8 +342,3 @@ def _oracle_options(name: str) -> Iterator[None]:
             f"bad option for the {name} oracle: {error}",
             "check its -O KEY=VALUE options or [oracle] table; `screener oracles` lists them",
         ) from None
-
-
-def _options_dict(options: RunOptions) -> dict[str, Any]:
-    """Every RunOptions field, so that ``--resume`` continues with all of them."""
-    return asdict(options)

@@ -20,6 +20,7 @@ from screener.bank import load_bank
 from screener.config import RunConfig, load_run_config
 from screener.errors import ConfigError
 from screener.files import is_stdio
+from screener.gate import Prices
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool, load_pool_csv, synthetic_pool
 from screener.runs.session import RunPlan, default_pool
@@ -32,12 +33,15 @@ __all__ = [
     "DEFAULT_SEED",
     "PARAMETER_DEFAULTS",
     "AlgorithmSettings",
+    "MoneySettings",
     "OracleSettings",
     "RunSettings",
     "RunSetup",
     "algorithm_params",
     "choose_algorithm",
     "choose_pool",
+    "choose_prices",
+    "question_budget",
     "set_up_run",
 ]
 
@@ -87,12 +91,27 @@ class OracleSettings:
 
 
 @dataclass(frozen=True)
+class MoneySettings:
+    """What questions cost and a budget in money, as given; None means not given.
+
+    ``price``: ``Prices``, or as ``--price`` writes them (``"gold=0.05,task=0.05"``), or a
+    mapping of them. ``budget``: the most money the run may spend on gold questions (it
+    becomes a budget of that many questions at the gold price; not with a budget in
+    questions).
+    """
+
+    price: Prices | str | Mapping[str, Any] | None = None
+    budget: float | None = None
+
+
+@dataclass(frozen=True)
 class RunSettings:
     """Everything a run is set up from, as given; None (or empty) means not given.
 
     ``run_file``: a TOML run file (screener.config). ``pool``: the workers, or a CSV file of
     them; ``workers`` and ``outliers`` build a synthetic pool instead. ``questions``: a gold
     question bank file. ``options``: RunOptions fields. ``db``: where the run is journaled.
+    ``money``: prices and a budget in money.
     """
 
     run_file: str | Path | None = None
@@ -104,6 +123,7 @@ class RunSettings:
     oracle: OracleSettings = field(default_factory=OracleSettings)
     options: Mapping[str, Any] = field(default_factory=dict)
     db: str | None = None
+    money: MoneySettings = field(default_factory=MoneySettings)
 
 
 @dataclass(frozen=True)
@@ -138,7 +158,9 @@ def set_up_run(settings: RunSettings) -> RunSetup:
     seed = _chosen(given.seed, file.seed, DEFAULT_SEED)
     oracle = _chosen(settings.oracle.name, file.oracle, DEFAULT_ORACLE)
     options = RunOptions(**{**file.run, **settings.options})
-    params = algorithm_params(algorithm, given, file.params, _first(given.budget, file.budget))
+    prices = choose_prices(settings.money.price, file.price)
+    budget = _budget(given, settings.money, file, prices)
+    params = algorithm_params(algorithm, given, file.params, budget)
     oracle_options = {
         **file.oracle_options,
         **(settings.oracle.simulated if oracle == "simulated" else {}),
@@ -149,7 +171,7 @@ def set_up_run(settings: RunSettings) -> RunSetup:
     questions = settings.questions if settings.questions is not None else file.questions
     if questions is not None:
         pool = dataclasses.replace(pool, bank=load_bank(questions))
-    plan = RunPlan(pool, algorithm, params, oracle, oracle_options, seed, options)
+    plan = RunPlan(pool, algorithm, params, oracle, oracle_options, seed, options, prices)
     return RunSetup(plan, _first(settings.db, file.db))
 
 
@@ -234,6 +256,64 @@ def choose_pool(
     if n_workers is not None:
         return synthetic_pool(n_workers, n_outliers, seed=seed)
     return default_pool(oracle, oracle_options)
+
+
+def choose_prices(
+    given: Prices | str | Mapping[str, Any] | None, configured: Mapping[str, Any] | None = None
+) -> Prices | None:
+    """The prices given (``Prices``, ``--price``'s text or a mapping), else a run file's
+    ``[price]`` table (its ``budget`` aside), else None: the run is not priced.
+
+    Examples
+    --------
+    >>> choose_prices("gold=0.1", {"gold": 0.2})
+    Prices(gold=0.1, task=0.05)
+    >>> choose_prices(None, {"task": 0.03, "budget": 10.0}), choose_prices(None, {})
+    (Prices(gold=0.05, task=0.03), None)
+    """
+    if isinstance(given, Prices):
+        return given
+    if isinstance(given, str):
+        return Prices.parse(given)
+    if given is not None:
+        return Prices.of(given)
+    table = {key: value for key, value in (configured or {}).items() if key != "budget"}
+    return Prices.of(table) if table else None
+
+
+def question_budget(
+    questions: int | None, money: float | None, prices: Prices | None
+) -> int | None:
+    """A budget in gold questions from one given in questions or in money (at the gold
+    price), not both.
+
+    Examples
+    --------
+    >>> question_budget(None, 25.0, Prices(gold=0.05)), question_budget(300, None, None)
+    (500, 300)
+    """
+    if money is None:
+        return questions
+    if questions is not None:
+        raise ConfigError(
+            "a budget in questions and one in money were both given", "give one of them"
+        )
+    if prices is None:
+        raise ConfigError(
+            "a budget in money needs the price of a gold question",
+            "give it, e.g. --price gold=0.05 (or gold in a run file's [price])",
+        )
+    return prices.questions(money)
+
+
+def _budget(
+    given: AlgorithmSettings, money: MoneySettings, file: RunConfig, prices: Prices | None
+) -> int | None:
+    """The run's budget in questions: one given (in questions or money) wins over the run
+    file's (its ``budget`` or its ``[price]`` budget, not both)."""
+    if given.budget is not None or money.budget is not None:
+        return question_budget(given.budget, money.budget, prices)
+    return question_budget(file.budget, file.price.get("budget"), prices)
 
 
 def _one_standard_input(settings: RunSettings) -> None:

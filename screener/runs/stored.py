@@ -6,12 +6,16 @@ pool and an algorithm is this package's work, so the journal imports neither.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from typing import Any
 
 from screener.algorithms import Algorithm, create_algorithm
 from screener.algorithms.snapshot import load_state
 from screener.errors import ConfigError, JournalError, SnapshotError
+from screener.gate import Prices
 from screener.journal import Event, Journal, RunRecord, Snapshot
+from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool
 from screener.runs.answers import answers_by_worker
 
@@ -21,9 +25,14 @@ __all__ = [
     "observed_accuracies",
     "read_run",
     "restored",
+    "run_config",
+    "run_options",
+    "run_prices",
     "worker_pool",
 ]
 
+#: Where a run's prices are kept in its stored config, beside its RunOptions' fields.
+PRICE_KEY = "price"
 #: The oracle name of a run that `screener gate` serves (screener.gate_service): its events
 #: are the gate's calls, not pulls, so it has neither a pool nor an algorithm to rebuild here.
 GATE_ORACLE = "gate"
@@ -153,3 +162,48 @@ def observed_accuracies(db: str, run_id: str) -> list[float]:
     if not observed:
         raise ConfigError(f"run {run_id} has no answers to plan from", "give a run with answers")
     return observed
+
+
+def run_config(options: RunOptions, prices: Prices | None) -> dict[str, Any]:
+    """What the journal keeps as a run's config: every RunOptions field, so that a resume
+    continues with all of them, and its prices when it has any.
+
+    Examples
+    --------
+    >>> config = run_config(RunOptions(concurrency=4), Prices(gold=0.1))
+    >>> config["concurrency"], config["price"]
+    (4, {'gold': 0.1, 'task': 0.05})
+    """
+    config: dict[str, Any] = dataclasses.asdict(options)
+    if prices is not None:
+        config[PRICE_KEY] = prices.to_dict()
+    return config
+
+
+def run_options(record: RunRecord) -> RunOptions:
+    """The RunOptions run ``record`` was started with.
+
+    Examples
+    --------
+    >>> record = RunRecord("wrr", {}, 0, {"name": "simulated"}, {"workers": ["a", "b"]},
+    ...                    run_config(RunOptions(concurrency=4), Prices()), id="r1",
+    ...                    created_at=0.0, screener_version="0.1.0")
+    >>> run_options(record).concurrency, run_prices(record)
+    (4, Prices(gold=0.05, task=0.05))
+    """
+    return RunOptions(**{k: v for k, v in record.config.items() if k != PRICE_KEY})
+
+
+def run_prices(record: RunRecord) -> Prices | None:
+    """What run ``record``'s questions cost, when it was given prices.
+
+    Examples
+    --------
+    >>> record = RunRecord("wrr", {}, 0, {"name": "simulated"}, {"workers": ["a", "b"]},
+    ...                    run_config(RunOptions(), None), id="r1", created_at=0.0,
+    ...                    screener_version="0.1.0")
+    >>> run_prices(record) is None
+    True
+    """
+    prices = record.config.get(PRICE_KEY)
+    return None if prices is None else Prices.of(prices)

@@ -82,6 +82,11 @@ SAME_SETTINGS: list[tuple[list[str], dict[str, Any]]] = [
     (["pool.csv", "-a", "wrr", "--budget", "300"], {"pool": "pool.csv", "algorithm": "wrr",
                                                     "params": {"budget": 300}}),
     (
+        ["pool.csv", "-a", "wrr", "--price", "gold=0.1,task=0.02", "--budget-money", "30"],
+        {"pool": "pool.csv", "algorithm": "wrr",
+         "price": {"gold": 0.1, "task": 0.02, "budget": 30.0}},
+    ),
+    (
         ["pool.csv", "-a", "adaptive-topk", "--top", "2", "-p", "eps=0.2", "--budget", "500"],
         {"pool": "pool.csv", "algorithm": "adaptive-topk", "top": 2,
          "params": {"eps": 0.2, "budget": 500}},
@@ -100,6 +105,9 @@ def test_the_command_line_and_python_store_the_same_run(
     assert from_cli == from_python
     if "adaptive-topk" in args:  # --top and top= are the top-K algorithm's k, both ways
         assert from_cli.params["k"] == 2
+    if "--price" in args:  # priced alike, and the budget in money is 300 questions both ways
+        assert from_cli.config["price"] == {"gold": 0.1, "task": 0.02}
+        assert from_cli.params["budget"] == 300
     if "direction" in from_cli.params:  # screening for spammers, both ways
         assert from_cli.params["direction"] == PARAMETER_DEFAULTS["direction"] == "low"
 

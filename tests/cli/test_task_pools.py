@@ -130,7 +130,7 @@ def test_bad_run_file_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "error: run.toml: unknown key(s) colour (known: algorithm, budget, db, oracle, params, "
-        "questions, run, seed, workers)"
+        "price, questions, run, seed, workers)"
     ]
     assert not (tmp_path / "screener.db").exists()
 

@@ -117,8 +117,30 @@ async def test_a_gate_is_served_stopped_killed_and_resumed(tmp_path: Path) -> No
     async with GateClient(url, token=TOKEN) as client:
         assert await client.decisions() == decided
     stop_gate(process)
+    _decisions_read_back_as_a_runs(tmp_path, run_id, decided[0])
     for written in tmp_path.iterdir():
         assert TOKEN.encode() not in written.read_bytes()
+
+
+def _decisions_read_back_as_a_runs(
+    folder: Path, run_id: str, streamed: list[dict[str, object]]
+) -> None:
+    """The gate run's decisions out of the command line as a `screener run`'s: the decided
+    events the stream served, and the block list; its report is refused, in one line."""
+    listed = screener(folder, "decisions", run_id, "--json")
+    assert listed.returncode == 0, listed.stderr
+    read = [json.loads(line) for line in listed.stdout.splitlines()]
+    fields = ("seq", "worker", "decision", "reason")
+    assert [[d[f] for f in fields] for d in read] == [[d[f] for f in fields] for d in streamed]
+    assert streamed, "the gate should have decided someone"
+    blocks = screener(folder, "export", run_id, "--decisions", "--format", "json")
+    assert blocks.returncode == 0, blocks.stderr
+    last = {str(d["worker"]): d["decision"] for d in streamed}
+    standing = {worker: last[worker] for worker in last if last[worker] != "reopened"}
+    assert {row["worker"]: row["decision"] for row in json.loads(blocks.stdout)} == standing
+    report = screener(folder, "report", run_id)
+    assert report.returncode == 2 and f"`screener gate --resume {run_id}`" in report.stderr
+    assert len(report.stderr.strip().splitlines()) == 1
 
 
 def test_the_gate_settings_are_kept_in_the_run() -> None:
