@@ -190,8 +190,8 @@ def describe_status(result: Result, state: str | None = None) -> str:
 
 def run_state(db: str, run_id: str) -> str:
     """A stored run's lifecycle state, as ``screener runs`` shows it: "finished",
-    "running", "interrupted", "crashed" or "failed: why"."""
-    with Journal(db, create=False) as journal:
+    "running", "paused", "interrupted", "crashed" or "failed: why"."""
+    with Journal(db, read_only=True) as journal:
         summary = next(run for run in journal.runs() if run.id == run_id)
     return summary.status if summary.state == "failed" else summary.state
 

@@ -113,7 +113,7 @@ def invalidate(
 @json_option("Print as JSON.")
 def runs(db: str, as_json: bool) -> None:
     """List the runs in a database."""
-    with Journal(db, create=False) as journal:
+    with Journal(db, read_only=True) as journal:
         summaries = journal.runs()
     if as_json:
         click.echo(json.dumps([_run_line(s) for s in summaries], indent=2))
@@ -171,4 +171,4 @@ def upgrade(db: str) -> None:
     """Upgrade a run database written by an older screener to this version's schema."""
     with Journal(db, create=False, check_version=False) as journal:
         applied = journal.upgrade()
-    click.echo("\n".join(applied) if applied else f"{db} is already up to date")
+    click.echo("\n".join(applied) if applied else f"{journal.name} is already up to date")
