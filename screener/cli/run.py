@@ -4,7 +4,6 @@ and checked by screener.runs.setup, the one set-up that `screener.run()` uses to
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import sys
@@ -29,6 +28,7 @@ from screener.cli.options import (
     synthetic_pool_options,
 )
 from screener.cli.output import Output, print_report
+from screener.cli.signals import Terminated, run_until_terminated
 from screener.errors import ConfigError
 from screener.files import is_stdio
 from screener.journal import display_name
@@ -120,7 +120,9 @@ def run(
 
     began = time.perf_counter()
     with _resume_hint_on_interrupt(started, db):
-        run_id, result = asyncio.run(start_run(plan, db, progress=progress, on_start=on_start))
+        run_id, result = run_until_terminated(
+            start_run(plan, db, progress=progress, on_start=on_start)
+        )
     note(_cost_line(result, time.perf_counter() - began), level=1)
     if out.format == "table" and is_stdio(out.output):
         shown = display_name(db)
@@ -133,7 +135,7 @@ def _resume(run_id: str, db: str, out: Output, progress: Progress | None) -> Non
     """``run --resume``: continue run ``run_id`` with its own settings and print its report."""
     _refuse_settings_on_resume(run_id)
     with _resume_hint_on_interrupt([run_id], db):
-        result = asyncio.run(resume_run(run_id, db, progress=progress))
+        result = run_until_terminated(resume_run(run_id, db, progress=progress))
     record, _ = load_result(db, run_id)
     print_report(result, worker_pool(record), run_id, out, db)
     _exit_unless_completed(result)
@@ -222,7 +224,7 @@ def replay(run_id: str, algorithm: AlgorithmSettings, db: str, as_json: bool) ->
     logged = {key: value for key, value in record.params.items() if key in accepted}
     params = algorithm_params(name, algorithm, logged, algorithm.budget)
     pool = worker_pool(record)
-    _, new_id, result = asyncio.run(
+    _, new_id, result = run_until_terminated(
         replay_logged_run(db, run_id, name, params, seed=algorithm.seed)
     )
     if as_json:
@@ -244,20 +246,22 @@ def _exit_unless_completed(result: Result) -> None:
 
 @contextlib.contextmanager
 def _resume_hint_on_interrupt(started: list[str], db: str) -> Iterator[None]:
-    """Ctrl-C during a run (once it is written: ``started`` holds its id) ends the command
-    with exit 130 and the exact command that continues it."""
+    """Ctrl-C or SIGTERM during a run (once it is written: ``started`` holds its id) ends
+    the command with exit 130 or 143 and the exact command that continues it."""
     try:
         yield
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         if not started:
             raise
         run_id, shown = started[0], display_name(db)
+        terminated = isinstance(stop, Terminated)
         click.echo(
-            f"\ninterrupted: run {run_id} is saved; continue it with "
-            f"`screener run --resume {run_id} --db {shown}`",
+            f"\n{'terminated' if terminated else 'interrupted'}: run {run_id} is saved; "
+            f"continue it with `screener run --resume {run_id} --db {shown}`",
             err=True,
         )
-        raise click.exceptions.Exit(ExitCode.INTERRUPTED) from None
+        code = ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
+        raise click.exceptions.Exit(code) from None
 
 
 def _announce_bound(algorithm: Algorithm) -> None:

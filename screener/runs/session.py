@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -38,9 +38,14 @@ from screener.runs.stored import build_algorithm, restored, worker_pool
 #: How the journal stores an oracle option that names the run's own database (see
 #: ``_stored_options``); a resumed run reads it as the database it is resumed from.
 RUN_DATABASE = "@run-database"
+#: The message a run's task is cancelled with when the process is asked to terminate
+#: (SIGTERM, as systemd, docker stop and `timeout` send): journaled "interrupted: terminated".
+TERMINATED = "terminated"
 
 __all__ = [
     "RUN_DATABASE",
+    "TERMINATED",
+    "UNJOURNALED_STOP",
     "RunPlan",
     "default_pool",
     "load_result",
@@ -132,7 +137,7 @@ async def start_run(
             )  # fmt: skip
             return run_id, await _drive_owned(journal, run_id, orchestrator)
         finally:
-            await journal.release(run_id)
+            await _release(journal, run_id)
             await journal.aclose()
 
 
@@ -146,38 +151,28 @@ async def resume_run(
     """Rebuild run ``run_id`` from its journal and continue it until it stops.
 
     Pulls that were in flight when the previous process ended are logged as cancelled and
-    released; the algorithm asks for them again (same worker, same question number). A
-    finished run is refused, and nothing is written before the oracle is open.
+    released; the algorithm asks for them again (same worker, same question number). When
+    that process did not journal how it stopped (killed, or its database could not be
+    written), a "stopped" event says so first. A finished run is refused before anything is
+    written, and nothing is written before the oracle is open.
     """
     journal = AsyncJournal(Journal(db, create=False))
     try:
         record = await journal.get_run(run_id)
+        _refuse_to_resume(run_id, await journal.events(run_id, kinds=_RESUME_MARKS))
         # Before reading the events: a run another live process drives is refused, and once
         # claimed no other process can append behind our back.
         await journal.claim(run_id)
-        marks = await journal.events(run_id, kinds=(EventKind.INVALIDATED, EventKind.FINISHED))
-        refuse_resume_after_invalidation(run_id, marks)
-        if any(event.kind is EventKind.FINISHED for event in marks):
-            raise JournalError(
-                f"run {run_id} has already finished: there is nothing to resume",
-                f"see its report with `screener report {run_id}`, or start a new run",
-            )
+        marks = await journal.events(run_id, kinds=_RESUME_MARKS)
+        _refuse_to_resume(run_id, marks)  # again: it may have finished before our claim
         oracle, pool = _oracle(record, db)
         algorithm, after = restored(record, await journal.snapshot(run_id))
         replay(algorithm, await journal.events(run_id, after_id=after))
         run_options = options or RunOptions(**record.config)
         oracle.bind_run(run_id)
         async with oracle:
-            now = time.time()
             interrupted = pending_pulls(algorithm)
-            marks = [
-                Event(kind=EventKind.CANCELLED, at=now, pull_id=pull_id, arm=info.arm,
-                      worker=pool.workers[info.arm], seq=info.seq,
-                      detail="interrupted: the previous process ended before the answer")
-                for pull_id in interrupted
-                if (info := algorithm.pull_info(pull_id)) is not None
-            ]  # fmt: skip
-            await journal.append(run_id, [*marks, Event(kind=EventKind.RESUMED, at=now)])
+            await journal.append(run_id, _resume_events(algorithm, pool, interrupted, marks))
             for pull_id in interrupted:
                 algorithm.release(pull_id)
             orchestrator = Orchestrator(
@@ -186,33 +181,91 @@ async def resume_run(
             )  # fmt: skip
             return await _drive_owned(journal, run_id, orchestrator)
     finally:
-        await journal.release(run_id)
+        await _release(journal, run_id)
         await journal.aclose()
+
+
+#: The events a resume looks at before it continues a run: how each process's work on it
+#: began and ended, and the invalidations that forbid a live continuation.
+_RESUME_MARKS = (
+    EventKind.INVALIDATED,
+    EventKind.STARTED,
+    EventKind.RESUMED,
+    EventKind.STOPPED,
+    EventKind.FINISHED,
+)
+UNJOURNALED_STOP = (
+    "crashed: the process that drove it ended without journaling how it stopped (killed, "
+    "or its database could not be written)"
+)
+
+
+def _refuse_to_resume(run_id: str, marks: Sequence[Event]) -> None:
+    refuse_resume_after_invalidation(run_id, marks)
+    if any(event.kind is EventKind.FINISHED for event in marks):
+        raise JournalError(
+            f"run {run_id} has already finished: there is nothing to resume",
+            f"see its report with `screener report {run_id}`, or start a new run",
+        )
+
+
+def _resume_events(
+    algorithm: Algorithm, pool: WorkerPool, interrupted: Sequence[int], marks: Sequence[Event]
+) -> list[Event]:
+    """What a resume journals before it continues: the pulls left in flight, cancelled, a
+    stop the previous process could not journal, then "resumed"."""
+    now = time.time()
+    events = [
+        Event(kind=EventKind.CANCELLED, at=now, pull_id=pull_id, arm=info.arm,
+              worker=pool.workers[info.arm], seq=info.seq,
+              detail="interrupted: the previous process ended before the answer")
+        for pull_id in interrupted
+        if (info := algorithm.pull_info(pull_id)) is not None
+    ]  # fmt: skip
+    lifecycle = [event.kind for event in marks if event.kind is not EventKind.INVALIDATED]
+    if lifecycle and lifecycle[-1] is not EventKind.STOPPED:
+        events.append(Event(kind=EventKind.STOPPED, at=now, detail=UNJOURNALED_STOP))
+    return [*events, Event(kind=EventKind.RESUMED, at=now)]
 
 
 async def _drive_owned(journal: AsyncJournal, run_id: str, orchestrator: Orchestrator) -> Result:
     """Drive the run while renewing its lease, and journal how a run that did not finish
-    stopped ("interrupted" or "failed: why"), so that `screener runs` can tell a stop from a
-    crash. A process that loses its lease stops at once and writes nothing more."""
+    stopped ("interrupted", "interrupted: terminated" when cancelled with TERMINATED, or
+    "failed: why"), so that `screener runs` can tell a stop from a crash. A process that
+    loses its lease stops at once and writes nothing more; a stop that cannot be journaled
+    (the database cannot be written) is said in the error, with the command that resumes."""
     work = asyncio.create_task(orchestrator.run())
     lost: list[LeaseLostError] = []
     heartbeat = asyncio.create_task(_keep_lease(journal, run_id, work, lost))
     try:
         return await work
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as cancel:
         if lost:
             raise lost[0] from None
-        await _journal_stop(journal, run_id, "interrupted")
+        why = f"interrupted: {TERMINATED}" if cancel.args == (TERMINATED,) else "interrupted"
+        await _journal_stop(journal, run_id, why)
         raise
     except LeaseLostError:
         raise
     except Exception as error:
-        await _journal_stop(journal, run_id, f"failed: {_one_line(error)}")
+        if not await _journal_stop(journal, run_id, f"failed: {_one_line(error)}"):
+            raise _unjournaled(error, run_id, journal.journal.name) from error
         raise
     finally:
         heartbeat.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await heartbeat
+
+
+def _unjournaled(error: Exception, run_id: str, name: str) -> JournalError:
+    """The error of a run whose stop could not be journaled either: what failed, that the
+    journal does not say so, and the command that continues the run."""
+    cause = error.args[0] if isinstance(error, ScreenerError) and error.args else error
+    return JournalError(
+        f"{_one_line(cause)}; run {run_id} stopped, and its journal could not record why",
+        f"once {name} can be written again, continue it with "
+        f"`screener run --resume {run_id} --db {name}`",
+    )
 
 
 async def _keep_lease(
@@ -230,9 +283,20 @@ async def _keep_lease(
             pass  # a busy database: the next beat tries again, long before the lease expires
 
 
-async def _journal_stop(journal: AsyncJournal, run_id: str, why: str) -> None:
-    with contextlib.suppress(JournalError):  # the database may be what failed
+async def _journal_stop(journal: AsyncJournal, run_id: str, why: str) -> bool:
+    """Journal how the run stopped; False when the database refuses (it may be what failed)."""
+    try:
         await journal.append(run_id, [Event(kind=EventKind.STOPPED, at=time.time(), detail=why)])
+    except JournalError:
+        return False
+    return True
+
+
+async def _release(journal: AsyncJournal, run_id: str) -> None:
+    """Give the run's lease up. When the database cannot be written (a full disk) the lease
+    is left to expire: the error that stopped the run is the one to report."""
+    with contextlib.suppress(JournalError):
+        await journal.release(run_id)
 
 
 def _one_line(error: BaseException) -> str:
@@ -260,10 +324,10 @@ def load_results(
     one whose answers were invalidated after it finished, is replayed from its events, and so
     is every run with ``from_events`` (to check the stored result against the journal).
     """
-    with Journal(db, create=False) as journal:
+    with Journal(db, read_only=True) as journal:
         chosen = run_id or journal.latest_run_id()
         if chosen is None:
-            raise JournalError(f"{db} holds no runs", "start one with `screener run`")
+            raise JournalError(f"{journal.name} holds no runs", "start one with `screener run`")
         record = journal.get_run(chosen)
         stored = None if from_events else journal.stored_result(chosen)
         if stored is not None and (result := Result.from_json(stored)) is not None:
