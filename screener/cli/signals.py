@@ -11,7 +11,7 @@ from collections.abc import Coroutine, Iterator
 from types import FrameType
 from typing import Any, TypeVar
 
-from screener.runs.session import TERMINATED
+from screener.runs.stops import TERMINATED
 
 __all__ = ["Terminated", "run_until_terminated", "terminate_like_interrupt"]
 

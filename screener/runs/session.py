@@ -6,7 +6,6 @@ first row is written, so a bad command leaves nothing half-written behind.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -17,12 +16,10 @@ from screener.algorithms import Algorithm, Result, create_algorithm
 from screener.algorithms._checks import MAX_BUDGET, MAX_CONCURRENCY, check_count, check_seed
 from screener.errors import ConfigError, JournalError, ScreenerError
 from screener.journal import (
-    HEARTBEAT_SECONDS,
     AsyncJournal,
     Event,
     EventKind,
     Journal,
-    LeaseLostError,
     RunRecord,
     RunSpec,
     new_run_id,
@@ -33,19 +30,15 @@ from screener.pool import WorkerPool
 from screener.runs.answers import invalidations
 from screener.runs.rescoring import refuse_resume_after_invalidation, rescored_result
 from screener.runs.state import pending_pulls, replay
+from screener.runs.stops import UNJOURNALED_STOP, drive_owned, release
 from screener.runs.stored import build_algorithm, restored, worker_pool
 
 #: How the journal stores an oracle option that names the run's own database (see
 #: ``_stored_options``); a resumed run reads it as the database it is resumed from.
 RUN_DATABASE = "@run-database"
-#: The message a run's task is cancelled with when the process is asked to terminate
-#: (SIGTERM, as systemd, docker stop and `timeout` send): journaled "interrupted: terminated".
-TERMINATED = "terminated"
 
 __all__ = [
     "RUN_DATABASE",
-    "TERMINATED",
-    "UNJOURNALED_STOP",
     "RunPlan",
     "default_pool",
     "load_result",
@@ -135,9 +128,9 @@ async def start_run(
                 algorithm, oracle, journal, run_id, plan.pool, plan.options, progress,
                 seed=plan.seed,
             )  # fmt: skip
-            return run_id, await _drive_owned(journal, run_id, orchestrator)
+            return run_id, await drive_owned(journal, run_id, orchestrator)
         finally:
-            await _release(journal, run_id)
+            await release(journal, run_id)
             await journal.aclose()
 
 
@@ -179,9 +172,9 @@ async def resume_run(
                 algorithm, oracle, journal, run_id, pool, run_options, progress,
                 seed=record.seed,
             )  # fmt: skip
-            return await _drive_owned(journal, run_id, orchestrator)
+            return await drive_owned(journal, run_id, orchestrator)
     finally:
-        await _release(journal, run_id)
+        await release(journal, run_id)
         await journal.aclose()
 
 
@@ -193,10 +186,6 @@ _RESUME_MARKS = (
     EventKind.RESUMED,
     EventKind.STOPPED,
     EventKind.FINISHED,
-)
-UNJOURNALED_STOP = (
-    "crashed: the process that drove it ended without journaling how it stopped (killed, "
-    "or its database could not be written)"
 )
 
 
@@ -226,82 +215,6 @@ def _resume_events(
     if lifecycle and lifecycle[-1] is not EventKind.STOPPED:
         events.append(Event(kind=EventKind.STOPPED, at=now, detail=UNJOURNALED_STOP))
     return [*events, Event(kind=EventKind.RESUMED, at=now)]
-
-
-async def _drive_owned(journal: AsyncJournal, run_id: str, orchestrator: Orchestrator) -> Result:
-    """Drive the run while renewing its lease, and journal how a run that did not finish
-    stopped ("interrupted", "interrupted: terminated" when cancelled with TERMINATED, or
-    "failed: why"), so that `screener runs` can tell a stop from a crash. A process that
-    loses its lease stops at once and writes nothing more; a stop that cannot be journaled
-    (the database cannot be written) is said in the error, with the command that resumes."""
-    work = asyncio.create_task(orchestrator.run())
-    lost: list[LeaseLostError] = []
-    heartbeat = asyncio.create_task(_keep_lease(journal, run_id, work, lost))
-    try:
-        return await work
-    except asyncio.CancelledError as cancel:
-        if lost:
-            raise lost[0] from None
-        why = f"interrupted: {TERMINATED}" if cancel.args == (TERMINATED,) else "interrupted"
-        await _journal_stop(journal, run_id, why)
-        raise
-    except LeaseLostError:
-        raise
-    except Exception as error:
-        if not await _journal_stop(journal, run_id, f"failed: {_one_line(error)}"):
-            raise _unjournaled(error, run_id, journal.journal.name) from error
-        raise
-    finally:
-        heartbeat.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await heartbeat
-
-
-def _unjournaled(error: Exception, run_id: str, name: str) -> JournalError:
-    """The error of a run whose stop could not be journaled either: what failed, that the
-    journal does not say so, and the command that continues the run."""
-    cause = error.args[0] if isinstance(error, ScreenerError) and error.args else error
-    return JournalError(
-        f"{_one_line(cause)}; run {run_id} stopped, and its journal could not record why",
-        f"once {name} can be written again, continue it with "
-        f"`screener run --resume {run_id} --db {name}`",
-    )
-
-
-async def _keep_lease(
-    journal: AsyncJournal, run_id: str, work: asyncio.Task[Result], lost: list[LeaseLostError]
-) -> None:
-    while True:
-        await asyncio.sleep(HEARTBEAT_SECONDS)
-        try:
-            await journal.renew(run_id)
-        except LeaseLostError as error:
-            lost.append(error)
-            work.cancel()
-            return
-        except JournalError:
-            pass  # a busy database: the next beat tries again, long before the lease expires
-
-
-async def _journal_stop(journal: AsyncJournal, run_id: str, why: str) -> bool:
-    """Journal how the run stopped; False when the database refuses (it may be what failed)."""
-    try:
-        await journal.append(run_id, [Event(kind=EventKind.STOPPED, at=time.time(), detail=why)])
-    except JournalError:
-        return False
-    return True
-
-
-async def _release(journal: AsyncJournal, run_id: str) -> None:
-    """Give the run's lease up. When the database cannot be written (a full disk) the lease
-    is left to expire: the error that stopped the run is the one to report."""
-    with contextlib.suppress(JournalError):
-        await journal.release(run_id)
-
-
-def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text if len(text) <= 300 else text[:299] + "…"
 
 
 def load_result(db: str, run_id: str | None = None) -> tuple[RunRecord, Result]:
