@@ -12,6 +12,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+
 from screener.algorithms import Algorithm, Result, create_algorithm
 from screener.algorithms._checks import MAX_BUDGET, MAX_CONCURRENCY, check_count, check_seed
 from screener.errors import ConfigError, JournalError, ScreenerError
@@ -271,8 +274,25 @@ def _oracle(record: RunRecord, db: str) -> tuple[Oracle, WorkerPool]:
 
 def _stored_options(options: Mapping[str, Any], db: str) -> dict[str, Any]:
     """The oracle's options as the journal keeps them: one naming the run's own database
-    (a log replay's source) is kept as RUN_DATABASE, since its URL may hold a password."""
-    return {key: RUN_DATABASE if value == db else value for key, value in options.items()}
+    (a log replay's source) is kept as RUN_DATABASE, since its URL may hold a password;
+    another database URL with a password is refused, before anything is written."""
+    stored = {key: RUN_DATABASE if value == db else value for key, value in options.items()}
+    for key, value in stored.items():
+        if isinstance(value, str) and _has_password(value):
+            shown = make_url(value).render_as_string(hide_password=True)
+            raise ConfigError(
+                f"oracle option {key} is a URL with a password ({shown}), which the journal "
+                "would keep",
+                "leave the password out of the URL: PGPASSWORD, ~/.pgpass or a service file",
+            )
+    return stored
+
+
+def _has_password(text: str) -> bool:
+    try:
+        return "://" in text and make_url(text).password is not None
+    except (SQLAlchemyError, ValueError):
+        return False
 
 
 def _finished_result(algorithm: Algorithm) -> Result:
