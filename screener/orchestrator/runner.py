@@ -226,7 +226,7 @@ class Orchestrator:
             answers, algorithm, self._in_flight, self.pool.workers, self._question, now
         )
         self._streaks.answered(intake.tell_arms)
-        give_ups = self._streaks.failed(intake.failed, now)
+        give_ups = self._streaks.failed(intake.failed, now, intake.failure_reasons)
         await self._append([*intake.events, *give_ups])
         self.counts.update(intake.counts)
         if intake.tell_ids:
@@ -258,7 +258,8 @@ class Orchestrator:
     ) -> None:
         at = time.time()
         events = released_events(requests, kind, detail, at)
-        give_ups = self._streaks.failed(requests, at) if kind is EventKind.TIMED_OUT else []
+        timed_out = kind is EventKind.TIMED_OUT
+        give_ups = self._streaks.failed(requests, at, [detail] * len(requests)) if timed_out else []
         await self._append([*events, *give_ups])
         pull_ids = [r.pull_id for r in requests]
         for pull_id in pull_ids:
