@@ -69,10 +69,13 @@ class RunOptions:
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {self.concurrency}")
-        if self.timeout is not None and not self.timeout > 0:
-            raise ConfigError(f"timeout must be positive seconds, got {self.timeout}")
-        if not self.drain >= 0:
-            raise ConfigError(f"drain must be >= 0 seconds, got {self.drain}")
+        if self.timeout is not None and not 0 < self.timeout < math.inf:
+            raise ConfigError(
+                f"timeout must be a finite number of seconds > 0, got {self.timeout}",
+                "a question never timed out is never asked again; e.g. --timeout 600",
+            )
+        if not 0 <= self.drain < math.inf:
+            raise ConfigError(f"drain must be a finite number of seconds >= 0, got {self.drain}")
         if self.max_failures < 1:
             raise ConfigError(f"max_failures must be at least 1, got {self.max_failures}")
         if self.snapshot_every < 0:
