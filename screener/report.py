@@ -152,6 +152,8 @@ def render_table(
         head.append(f"at most {bound:,} gold questions per worker, by construction")
     if "estimate" in result.extra:
         head.append(f"estimate: {result.extra['estimate']}")
+    if "intervals" in result.extra:
+        head.append(f"intervals: {result.extra['intervals']}")
     head.extend(_highlights(result, pool))
     shown = shown_workers(result, only=only, limit=limit)
     if len(shown) < len(result.workers):
