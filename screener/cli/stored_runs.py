@@ -16,7 +16,7 @@ from screener.cli.console import note
 from screener.cli.options import db_option, json_option, output_file_option, output_options
 from screener.cli.output import Output, print_report
 from screener.files import is_stdio
-from screener.journal import Journal, RunSummary, display_name
+from screener.journal import Journal, RunRecord, RunSummary, display_name
 from screener.report import decision_counts
 from screener.runs import worker_pool
 from screener.runs.logged import export_answers, export_crowdkit, invalidate_question
@@ -32,18 +32,33 @@ __all__ = ["export", "invalidate", "report", "runs", "upgrade"]
 @output_options
 def report(run_id: str | None, db: str, out: Output) -> None:
     """Report a run (default: the latest): the result a finished run stored, else its journal
-    replayed.
+    replayed. --json adds how the run was set up (run_spec: algorithm, parameters, seed,
+    answer source and run options, as stored).
 
     When gold questions of the run were invalidated, the report is rebuilt from the
     remaining (or rescored) answers and says which decisions changed.
     """
     record, original, rescored = load_results(db, run_id)
     pool = worker_pool(record)
+    spec = stored_spec(record)
     if rescored is None:
-        print_report(original, pool, record.id, out, db)
+        print_report(original, pool, record.id, out, db, spec=spec)
         return
     changes = decision_changes(original, rescored, pool)
-    print_report(rescored, pool, record.id, out, db, changes)
+    print_report(rescored, pool, record.id, out, db, changes, spec=spec)
+
+
+def stored_spec(record: RunRecord) -> dict[str, Any]:
+    """How the run was set up, as its journal keeps it (`report --json`'s ``run_spec``):
+    what a run given these settings must hold, value for value."""
+    return {
+        "algorithm": record.algorithm,
+        "params": dict(record.params),
+        "seed": record.seed,
+        "oracle": dict(record.oracle),
+        "options": dict(record.config),
+        "screener_version": record.screener_version,
+    }
 
 
 @click.command()
