@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from refusals import DB, finished_run, read_only_copy, refused, screener, snapshot
 
+from screener.cli.commands import COMMANDS as REGISTERED
 from screener.journal import Journal
 from screener.journal.events import RunSpec
 
@@ -25,7 +26,16 @@ COMMANDS = {
     "invalidate": ["invalidate", "abc", "q1"],
     "upgrade": ["upgrade"],
     "plan": ["plan", "--like", "abc", "--budget", "50"],
+    "gate": ["gate"],
 }
+
+
+def test_every_command_with_a_database_is_checked() -> None:
+    """The cases below cover each command that takes --db, as the registry lists them."""
+    with_db = {
+        command.name for command in REGISTERED if any(p.name == "db" for p in command.params)
+    }
+    assert with_db == set(COMMANDS)
 
 
 def journal_mode(path: Path) -> str:
