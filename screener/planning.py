@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms import Algorithm, create_algorithm
+from screener.algorithms._checks import MAX_SEED, check_seed
 from screener.errors import ConfigError
 from screener.gate import Prices, money
 from screener.simulation import BernoulliRun, RewardModel, map_seeds
@@ -107,6 +108,13 @@ def plan_cost(
     """
     if not 1 <= runs <= MAX_RUNS:
         raise ConfigError(f"runs must be 1 to {MAX_RUNS:,}, got {runs}", "e.g. --runs 200")
+    check_seed(seed)
+    if seed + runs - 1 > MAX_SEED:
+        raise ConfigError(
+            f"{runs:,} runs take seeds {seed:,} to {seed + runs - 1:,}, past the largest seed, "
+            f"{MAX_SEED:,}",
+            f"give --seed {MAX_SEED - runs + 1} or less",
+        )
     pool = np.asarray(accuracies, dtype=np.float64)
     if pool.size == 0 or not np.all((pool >= 0) & (pool <= 1)):
         raise ConfigError(

@@ -126,6 +126,7 @@ def load_pool_csv(path: str | Path) -> WorkerPool:
             f"{file}: no 'worker' column (found {', '.join(header) or 'nothing'})",
             "start the file with a header line such as 'worker,accuracy'",
         )
+    _one_of_each(file, header)
     accuracy_column = next((c for c in _ACCURACY_COLUMNS if c in header), None)
     workers: list[str] = []
     accuracies: list[float] = []
@@ -145,6 +146,23 @@ def load_pool_csv(path: str | Path) -> WorkerPool:
                     f"{file}, line {line}: accuracy {clean[accuracy_column]!r} is not a number"
                 ) from None
     return WorkerPool(tuple(workers), tuple(accuracies) if accuracy_column else None, file)
+
+
+def _one_of_each(file: str, header: list[str]) -> None:
+    """A column screener reads appears once: of two (or an accuracy under two names), one
+    would be read and the other ignored without a word."""
+    repeated = sorted({name for name in header if name and header.count(name) > 1})
+    if repeated:
+        raise PoolError(
+            f"{file}: the header has more than one {' and more than one '.join(repeated)} column",
+            "keep one of each",
+        )
+    accuracies = [name for name in _ACCURACY_COLUMNS if name in header]
+    if len(accuracies) > 1:
+        raise PoolError(
+            f"{file}: the header has two accuracy columns, {' and '.join(accuracies)}",
+            "keep one of them",
+        )
 
 
 def synthetic_pool(n_workers: int, n_outliers: int, *, seed: int = 0) -> WorkerPool:

@@ -164,6 +164,8 @@ def render_table(
         head.append(f"at most {bound:,} gold questions per worker, by construction")
     if "estimate" in result.extra:
         head.append(f"estimate: {result.extra['estimate']}")
+    if "intervals" in result.extra:
+        head.append(f"intervals: {result.extra['intervals']}")
     head.extend(_highlights(result, pool))
     shown = shown_workers(result, only=only, limit=limit)
     if len(shown) < len(result.workers):
@@ -202,8 +204,8 @@ def describe_status(result: Result, state: str | None = None) -> str:
 
 def run_state(db: str, run_id: str) -> str:
     """A stored run's lifecycle state, as ``screener runs`` shows it: "finished",
-    "running", "interrupted", "crashed" or "failed: why"."""
-    with Journal(db, create=False) as journal:
+    "running", "paused", "interrupted", "crashed" or "failed: why"."""
+    with Journal(db, read_only=True) as journal:
         summary = next(run for run in journal.runs() if run.id == run_id)
     return summary.status if summary.state == "failed" else summary.state
 

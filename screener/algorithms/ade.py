@@ -35,6 +35,9 @@ _Groups = tuple[IntArray, FloatArray, FloatArray]
 _PLANNED, _ANSWERED, _DROPPED = 0, 1, 2
 _MOVED_AT_MOST = 256  # moved workers folded in one by one before a full pass is cheaper
 _UNDECIDED, _NORMAL, _OUTLIER = 0, 1, 2
+#: The k-sigma base's interval options, which ADE's own radii leave unused: their defaults
+#: (what its runs are stored with) pass, anything else is refused rather than ignored.
+_NOT_USED = {"interval": "mixture", "quantile": "normal"}
 
 
 @dataclass(slots=True)
@@ -156,6 +159,13 @@ class ADE(KSigmaAlgorithm):
         min_answers: int = 1,
         **common: Any,
     ) -> None:
+        ignored = [f"{name}={common[name]!r}" for name in _NOT_USED if name in common
+                   and common[name] != _NOT_USED[name]]  # fmt: skip
+        if ignored:
+            raise ConfigError(
+                f"ADE uses the paper's Hoeffding radii, so {', '.join(ignored)} would be ignored",
+                "--interval and --quantile do not apply to ade: drop them",
+            )
         super().__init__(
             n_workers,
             k=k,

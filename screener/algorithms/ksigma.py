@@ -164,6 +164,12 @@ class KSigmaAlgorithm(Algorithm):
             )
         check_delta(delta)
         check_interval_options(interval, quantile)
+        if interval == "hoeffding" and quantile == "paper":
+            raise ConfigError(
+                "quantile='paper' changes the Agresti-Coull intervals only: "
+                "interval='hoeffding' has no normal quantile to change",
+                "drop --quantile paper, or give --interval agresti-coull with it",
+            )
         check_choice("direction", direction, ("high", "low"))
         self.k = float(k)
         self.delta = float(delta)

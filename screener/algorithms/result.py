@@ -222,7 +222,7 @@ class Result:
     def status(self, state: str | None = None) -> str:
         """Whether the run stopped, and if so whether its promise holds, in one sentence.
 
-        ``state``: a stored run's lifecycle when it has not finished ("running",
+        ``state``: a stored run's lifecycle when it has not finished ("running", "paused",
         "interrupted", "crashed" or "failed: why", as ``screener runs`` shows); None for a
         result read from a live algorithm."""
         if self.fixed_budget_spent:
@@ -415,6 +415,7 @@ def _unfinished(state: str | None) -> str:
         "running": "still running",
         "interrupted": "interrupted (screener run --resume continues it)",
         "crashed": "crashed (screener run --resume continues it)",
+        "paused": "paused: its process is stopped or not renewing its lease",
     }.get(state, state)
 
 

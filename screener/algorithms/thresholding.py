@@ -869,13 +869,29 @@ class ConfidentThresholding(ThresholdingAlgorithm):
 
     def _describe(self) -> Result:
         result = super()._describe()
-        extra = {**result.extra, "eps": self.eps}
+        extra = {**result.extra, "eps": self.eps, "intervals": self.interval_statement()}
         return replace(result, extra=extra)
 
     def n_undecided(self) -> int:
         # _decide: a worker is decided exactly when ``decided`` says so (none without answers).
         self._ensure_fresh()
         return int(np.count_nonzero(~self.decided))
+
+    def interval_statement(self) -> str:
+        """What the intervals of the result are, said with their levels (the report shows
+        it): anytime sequences at ``delta / n`` per end, or for the whole interval with the
+        mixture; their decisions need one end each."""
+        level = self.worker_level
+        if self.interval == "mixture":
+            return (
+                f"anytime: each worker's interval holds at every answer count at once with "
+                f"probability >= 1 - delta / n = {1 - level:.6g}"
+            )
+        return (
+            f"anytime, two-sided: each end of a worker's interval holds at every answer count "
+            f"with probability >= 1 - delta / n = {1 - level:.6g}, so the interval with "
+            f">= 1 - 2 delta / n = {1 - 2 * level:.6g} (a decision needs one end)"
+        )
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ class ExitCode(enum.IntEnum):
     NOT_COMPLETED = 3
     #: Ctrl-C.
     INTERRUPTED = 130
+    #: SIGTERM (128 + 15), handled as Ctrl-C is.
+    TERMINATED = 143
 
 
 def verbosity() -> int:

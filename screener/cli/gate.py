@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import ipaddress
 import os
 import signal
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, get_args
 
@@ -30,6 +32,7 @@ from screener.errors import ConfigError
 from screener.gate import DEFAULT_PARAMS, Gate, GateSettings, GoldPolicy, OnChange, Prices
 from screener.gate_service import TOKEN_ENV, GateSession, listen, serve_gate
 from screener.journal import display_name
+from screener.runs.stops import TERMINATED
 
 __all__ = ["gate"]
 
@@ -38,6 +41,11 @@ _PRICES = f"gold={_DEFAULTS.prices.gold:g},task={_DEFAULTS.prices.task:g}"
 #: What may be given beside --resume: where the run is and where to listen.
 _RESUME_OPTIONS = frozenset({"resume_id", "db", "host", "port"})
 _FILE = click.Path(dir_okay=False, path_type=Path)
+#: How a signal stops a gate: journaled as a run's stop is (runs/stops.py), and its exit code.
+STOPS = {
+    signal.SIGINT: ("interrupted", ExitCode.INTERRUPTED),
+    signal.SIGTERM: (f"interrupted: {TERMINATED}", ExitCode.TERMINATED),
+}
 
 
 def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
@@ -151,42 +159,63 @@ async def _serve(
     else:
         assert settings is not None
         session = await GateSession.create(settings, bank, db)
-    try:
-        runner, url = await serve_gate(session, token, sock)
-    except BaseException:
-        await session.close("failed: could not serve")
-        raise
-    click.echo(url)
-    shown, run_id = display_name(db), session.run_id
-    note(f"gate run {run_id} in {shown}")
-    if token is None:
-        note(f"warning: {TOKEN_ENV} is not set: the gate accepts any request from this machine")
-    interrupted = await _until_stopped(session)
+    with _stop_signals() as asked:  # before the URL is out: a stop may follow it at once
+        try:
+            runner, url = await serve_gate(session, token, sock)
+        except BaseException:
+            await session.close("failed: could not serve")
+            raise
+        click.echo(url)
+        shown, run_id = display_name(db), session.run_id
+        note(f"gate run {run_id} in {shown}")
+        if token is None:
+            note(f"warning: {TOKEN_ENV} is not set: the gate accepts any request from this "
+                 "machine")  # fmt: skip
+        stop = await _until_stopped(session, asked)
     await runner.cleanup()
-    await session.close("interrupted")
+    await session.close("interrupted" if stop is None else STOPS[stop][0])
     if session.failure is not None:
         raise ConfigError(
             f"gate run {run_id} stopped: {session.failure}",
             f"continue it with `screener gate --resume {run_id} --db {shown}`",
         )
-    assert interrupted
+    assert stop is not None
     note(f"stopped: gate run {run_id} is saved; continue it with "
          f"`screener gate --resume {run_id} --db {shown}`")  # fmt: skip
-    return ExitCode.INTERRUPTED
+    return STOPS[stop][1]
 
 
-async def _until_stopped(session: GateSession) -> bool:
-    """Serve until Ctrl-C or SIGTERM (True) or until the session stops by itself (False)."""
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[_Asked]:
+    """Within the block, Ctrl-C and SIGTERM are noted (which came first) instead of raised."""
     loop = asyncio.get_running_loop()
-    asked = asyncio.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, asked.set)
-    waits = [asyncio.create_task(asked.wait()), asyncio.create_task(session.stopped.wait())]
+    asked = _Asked([], asyncio.Event())
+    for signum in STOPS:
+        loop.add_signal_handler(signum, asked.note, signum)
+    try:
+        yield asked
+    finally:
+        for signum in STOPS:
+            loop.remove_signal_handler(signum)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Asked:
+    signals: list[signal.Signals]
+    arrived: asyncio.Event
+
+    def note(self, signum: signal.Signals) -> None:
+        self.signals.append(signum)
+        self.arrived.set()
+
+
+async def _until_stopped(session: GateSession, asked: _Asked) -> signal.Signals | None:
+    """Serve until Ctrl-C or SIGTERM (the first of them) or the session stops by itself."""
+    waits = [asyncio.create_task(asked.arrived.wait()),
+             asyncio.create_task(session.stopped.wait())]  # fmt: skip
     try:
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for task in waits:
             task.cancel()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
-    return asked.is_set()
+    return asked.signals[0] if asked.signals else None

@@ -19,6 +19,7 @@ import click
 from screener._version import DISTRIBUTION
 from screener.cli.commands import COMMANDS
 from screener.cli.console import ExitCode
+from screener.cli.signals import Terminated, terminate_like_interrupt
 from screener.errors import ScreenerError
 
 __all__ = ["cli", "main"]
@@ -76,7 +77,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
     _route_warnings()
     try:
         # Outside standalone mode click returns an Exit's code instead of raising it.
-        code = cli.main(args=args, prog_name="screener", standalone_mode=False)
+        with terminate_like_interrupt():
+            code = cli.main(args=args, prog_name="screener", standalone_mode=False)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.Abort:
@@ -92,10 +94,11 @@ def main(argv: list[str] | None = None) -> NoReturn:
             raise
         click.echo(f"error: {_one_line(str(error))}", err=True)
         sys.exit(ExitCode.BAD_INPUT)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         # A run that was already written said how to resume it (screener.cli.run).
-        click.echo("\ninterrupted", err=True)
-        sys.exit(ExitCode.INTERRUPTED)
+        terminated = isinstance(stop, Terminated)
+        click.echo("\nterminated" if terminated else "\ninterrupted", err=True)
+        sys.exit(ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED)
     except BrokenPipeError:
         # The reader went away (`screener runs | head -1`): not an error worth a message.
         # Point stdout at devnull so that the interpreter's final flush cannot raise again.

@@ -97,11 +97,16 @@ def refuse_beside_resume(run_id: str, allowed: frozenset[str], alternative: str)
 def key_values(items: Sequence[str], flag: str) -> dict[str, Any]:
     """``KEY=VALUE`` options (-p, -O) as a dict, values read as screener.config reads them."""
     values: dict[str, Any] = {}
+    given: dict[str, str] = {}
     for item in items:
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
             raise click.UsageError(f"{flag} takes KEY=VALUE, got {item!r}")
-        values[key.strip().replace("-", "_")] = parse_value(text.strip())
+        name = key.strip().replace("-", "_")
+        if name in given:
+            raise click.UsageError(f"{flag} {given[name]} and {flag} {item} both set {name}")
+        given[name] = item
+        values[name] = parse_value(text.strip())
     return values
 
 
@@ -228,8 +233,9 @@ _PARAMETER_FLAGS: list[Spec] = [
         f"guaranteed: {', '.join(HEURISTIC_INTERVALS)} (and --quantile paper).")),
     (("--quantile",), dict(type=click.Choice(parameter_choices("quantile")), default=None,
                            help="Normal quantile rule (paper: as printed in Zhuang 2017).")),
-    (("--rho",), dict(type=float, default=None, help="WRR: rho (default rho*); GOLD: share "
-                      "of normal workers (default 0.9).")),
+    (("--rho",), dict(type=float, default=None, help="WRR: how many times as often an "
+                      "active worker is asked, >= 1 (default rho*); GOLD: the share of normal "
+                      "workers, in (0.5, 1) (default 0.9).")),
     (("--threshold",), dict(type=float, default=None, help="Accuracy bar of the "
                             "thresholding algorithms (lsa, confident-thresholding...).")),
 ]  # fmt: skip
@@ -238,14 +244,14 @@ _PARAMETER_NAMES = [click.Option(list(decls)).name for decls, _ in _PARAMETER_FL
 
 def _algorithm(values: dict[str, Any]) -> AlgorithmSettings:
     given = _given(values)
-    named = {name: given[name] for name in _PARAMETER_NAMES if name in given}
     return AlgorithmSettings(
         name=given.get("algorithm"),
-        params={**named, **key_values(values["extra"], "--param")},
+        params=key_values(values["extra"], "--param"),
         error=given.get("error"),
         top=given.get("top"),
         budget=given.get("budget"),
         seed=given.get("seed"),
+        flags={name: given[name] for name in _PARAMETER_NAMES if name in given},
     )
 
 

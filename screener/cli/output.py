@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,11 +85,12 @@ def print_report(
     changes: list[DecisionChange] | None = None,
     *,
     prices: Prices | None = None,
+    spec: Mapping[str, Any] | None = None,
 ) -> None:
     """The report in the chosen format on standard output or in -o's file (with the
-    decisions an invalidation changed, when given, and the money spent at ``prices``); with
-    --html, the page too."""
-    text = _report_text(result, pool, run_id, out, changes, prices)
+    decisions an invalidation changed, when given, the money spent at ``prices``, and in JSON
+    the run's stored ``spec``); with --html, the page too."""
+    text = _report_text(result, pool, run_id, out, changes, prices, spec)
     write_output(out.output, text, what="report")
     if not is_stdio(out.output):
         note(f"report written to {out.output}")
@@ -106,12 +108,15 @@ def _report_text(
     out: Output,
     changes: list[DecisionChange] | None,
     prices: Prices | None,
+    spec: Mapping[str, Any] | None,
 ) -> str:
     only, limit = out.only, out.limit
     if out.format == "json":
         data = render_json(result, pool, run_id, only=only, limit=limit, prices=prices)
         if changes is not None:
             data["invalidation_changes"] = changes_as_json(changes)
+        if spec is not None:
+            data["run_spec"] = dict(spec)
         return json.dumps(data, indent=2) + "\n"
     if out.format == "csv":
         return render_csv(result, pool, only=only, limit=limit)

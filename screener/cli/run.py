@@ -4,7 +4,6 @@ and checked by screener.runs.setup, the one set-up that `screener.run()` uses to
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import sys
@@ -33,6 +32,7 @@ from screener.cli.options import (
     synthetic_pool_options,
 )
 from screener.cli.output import Output, print_report
+from screener.cli.signals import Terminated, run_until_terminated
 from screener.files import is_stdio
 from screener.journal import display_name
 from screener.orchestrator import Progress
@@ -150,7 +150,7 @@ def _start(
 
     began = time.perf_counter()
     with _resume_hint_on_interrupt(started, db), decision_lines(decisions_file) as sink:
-        done = asyncio.run(
+        done = run_until_terminated(
             start_run(plan, db, progress=progress, on_start=on_start, on_decided=sink)
         )
     note(_cost_line(done[1], time.perf_counter() - began), level=1)
@@ -164,7 +164,7 @@ def _resume(
     _refuse_settings_on_resume(run_id)
     journaled = None if decisions_file is None else run_decisions(db, run_id)
     with _resume_hint_on_interrupt([run_id], db), decision_lines(decisions_file, journaled) as sink:
-        result = asyncio.run(resume_run(run_id, db, progress=progress, on_decided=sink))
+        result = run_until_terminated(resume_run(run_id, db, progress=progress, on_decided=sink))
     record, _ = load_result(db, run_id)
     print_report(result, worker_pool(record), run_id, out, db, prices=run_prices(record))
     _exit_unless_completed(result)
@@ -246,7 +246,7 @@ def replay(run_id: str, algorithm: AlgorithmSettings, db: str, as_json: bool) ->
     logged = {key: value for key, value in record.params.items() if key in accepted}
     params = algorithm_params(name, algorithm, logged, algorithm.budget)
     pool = worker_pool(record)
-    _, new_id, result = asyncio.run(
+    _, new_id, result = run_until_terminated(
         replay_logged_run(db, run_id, name, params, seed=algorithm.seed)
     )
     if as_json:
@@ -268,20 +268,22 @@ def _exit_unless_completed(result: Result) -> None:
 
 @contextlib.contextmanager
 def _resume_hint_on_interrupt(started: list[str], db: str) -> Iterator[None]:
-    """Ctrl-C during a run (once it is written: ``started`` holds its id) ends the command
-    with exit 130 and the exact command that continues it."""
+    """Ctrl-C or SIGTERM during a run (once it is written: ``started`` holds its id) ends
+    the command with exit 130 or 143 and the exact command that continues it."""
     try:
         yield
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         if not started:
             raise
         run_id, shown = started[0], display_name(db)
+        terminated = isinstance(stop, Terminated)
         click.echo(
-            f"\ninterrupted: run {run_id} is saved; continue it with "
-            f"`screener run --resume {run_id} --db {shown}`",
+            f"\n{'terminated' if terminated else 'interrupted'}: run {run_id} is saved; "
+            f"continue it with `screener run --resume {run_id} --db {shown}`",
             err=True,
         )
-        raise click.exceptions.Exit(ExitCode.INTERRUPTED) from None
+        code = ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
+        raise click.exceptions.Exit(code) from None
 
 
 def _announce_bound(algorithm: Algorithm) -> None:

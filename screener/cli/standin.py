@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import statistics
+import urllib.parse
 from pathlib import Path
 from typing import Any, get_args
 
@@ -14,6 +15,7 @@ import click
 
 from screener.cli.console import note
 from screener.cli.options import option_group, output_file_option
+from screener.errors import ConfigError
 from screener.files import write_output
 from screener.gate_service import TOKEN_ENV
 from screener.oracles.dataset import load_answers
@@ -74,6 +76,7 @@ def standin(
 
     Sends "Authorization: Bearer $SCREENER_GATE_TOKEN" when that variable is set.
     """
+    _check_gate_url(gate_url)
     settings = StandInSettings(**given)
     answers = load_answers(dataset, gold_file)
     token = os.environ.get(TOKEN_ENV) or None
@@ -83,6 +86,22 @@ def standin(
     )  # fmt: skip
     text = json.dumps(report.to_dict(), indent=2) if as_json else render(report)
     write_output(output, text + "\n", what="the stand-in's report")
+
+
+def _check_gate_url(url: str) -> None:
+    """The gate's base URL, http(s) with a host: anything else is refused here, where the
+    client would retry it as a gate that is down."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018 (raises ValueError for a port that is no number)
+    except ValueError:
+        usable = False
+    if not usable:
+        raise ConfigError(
+            f"--gate {url} is not a gate's URL",
+            "give the base URL `screener gate` printed, e.g. http://127.0.0.1:8080",
+        )
 
 
 def render(report: StandInReport) -> str:

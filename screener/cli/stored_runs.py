@@ -16,7 +16,7 @@ from screener.cli.console import note
 from screener.cli.options import db_option, json_option, output_file_option, output_options
 from screener.cli.output import Output, print_report
 from screener.files import is_stdio
-from screener.journal import Journal, RunSummary, display_name
+from screener.journal import Journal, RunRecord, RunSummary, display_name
 from screener.report import decision_counts
 from screener.runs import run_prices, worker_pool
 from screener.runs.decisions import block_list, run_decisions, write_block_list
@@ -38,18 +38,32 @@ __all__ = ["export", "invalidate", "report", "runs", "upgrade"]
 @output_options
 def report(run_id: str | None, db: str, out: Output) -> None:
     """Report a run (default: the latest): the result a finished run stored, else its journal
-    replayed.
+    replayed. --json adds how the run was set up (run_spec: algorithm, parameters, seed,
+    answer source and run options, as stored).
 
     When gold questions of the run were invalidated, the report is rebuilt from the
     remaining (or rescored) answers and says which decisions changed.
     """
     record, original, rescored = load_results(db, run_id)
-    pool, prices = worker_pool(record), run_prices(record)
+    pool, prices, spec = worker_pool(record), run_prices(record), stored_spec(record)
     if rescored is None:
-        print_report(original, pool, record.id, out, db, prices=prices)
+        print_report(original, pool, record.id, out, db, prices=prices, spec=spec)
         return
     changes = decision_changes(original, rescored, pool)
-    print_report(rescored, pool, record.id, out, db, changes, prices=prices)
+    print_report(rescored, pool, record.id, out, db, changes, prices=prices, spec=spec)
+
+
+def stored_spec(record: RunRecord) -> dict[str, Any]:
+    """How the run was set up, as its journal keeps it (`report --json`'s ``run_spec``):
+    what a run given these settings must hold, value for value."""
+    return {
+        "algorithm": record.algorithm,
+        "params": dict(record.params),
+        "seed": record.seed,
+        "oracle": dict(record.oracle),
+        "options": dict(record.config),
+        "screener_version": record.screener_version,
+    }
 
 
 @click.command()
@@ -185,7 +199,7 @@ def invalidate(
 @json_option("Print as JSON.")
 def runs(db: str, as_json: bool) -> None:
     """List the runs in a database."""
-    with Journal(db, create=False) as journal:
+    with Journal(db, read_only=True) as journal:
         summaries = journal.runs()
     if as_json:
         click.echo(json.dumps([_run_line(s) for s in summaries], indent=2))
@@ -243,4 +257,4 @@ def upgrade(db: str) -> None:
     """Upgrade a run database written by an older screener to this version's schema."""
     with Journal(db, create=False, check_version=False) as journal:
         applied = journal.upgrade()
-    click.echo("\n".join(applied) if applied else f"{db} is already up to date")
+    click.echo("\n".join(applied) if applied else f"{journal.name} is already up to date")

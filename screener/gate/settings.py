@@ -114,6 +114,10 @@ def money(amount: float) -> str:
     return f"{amount:,.2f}"
 
 
+#: The share policy's default pace, which a gate of another policy is stored with.
+_GOLD_EVERY = 10
+
+
 @dataclass(frozen=True)
 class GateSettings:
     """Everything that defines a gate (plain values: a gate is rebuilt from them to replay).
@@ -140,7 +144,7 @@ class GateSettings:
     algorithm: str = "crowd-prior"
     params: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULT_PARAMS))
     policy: GoldPolicy = "value"
-    gold_every: int = 10
+    gold_every: int = _GOLD_EVERY
     max_unscreened: int = 3
     gold_share: float | None = None
     gold_budget: int | None = None
@@ -164,6 +168,11 @@ class GateSettings:
                 "use crowd-prior (the default), toloka-rule, quiz, lsa, or "
                 "confident-thresholding / fdr-thresholding with max_workers",
             )
+        if "seed" in self.params:
+            raise ConfigError(
+                "seed is the gate's setting, which the method is given too, not a parameter",
+                "give it with --seed N (seed= in Python), not -p seed=",
+            )
         _choice("policy", self.policy, get_args(GoldPolicy))
         _choice("on_change", self.on_change, get_args(OnChange))
         if self.policy == "value" and self.algorithm != "crowd-prior":
@@ -172,6 +181,12 @@ class GateSettings:
                 "use --algorithm crowd-prior, or --policy first or share",
             )
         check_count("gold_every", self.gold_every, 1, "one gold question in N requests, e.g. 10")
+        if self.policy != "share" and self.gold_every != _GOLD_EVERY:
+            raise ConfigError(
+                f"gold_every={self.gold_every} paces the share policy only, and this gate's "
+                f"policy is {self.policy}",
+                "add --policy share, or drop --gold-every",
+            )
         check_count("max_unscreened", self.max_unscreened, 0, "e.g. 3 tasks before the first")
         if self.gold_share is not None:
             _fraction("gold_share", self.gold_share, open_low=True)

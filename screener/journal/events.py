@@ -24,7 +24,7 @@ __all__ = [
 
 #: Where a run is: ended with its result, driven by a live process now, stopped by Ctrl-C,
 #: stopped by an error, or left behind by a process that died without a word.
-RunState = Literal["finished", "running", "interrupted", "failed", "crashed"]
+RunState = Literal["finished", "running", "paused", "interrupted", "failed", "crashed"]
 
 
 class EventKind(enum.StrEnum):

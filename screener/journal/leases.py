@@ -21,6 +21,7 @@ import socket
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Dialect, bindparam, delete, insert, select, update
@@ -109,10 +110,37 @@ class LeaseHolder:
 
     def describe(self, now: float) -> str:
         seen, left = max(0.0, now - self.heartbeat_at), max(0.0, self.expires_at - now)
+        stopped = " is stopped (SIGSTOP or Ctrl-Z)" if self._stopped() else ""
         return (
-            f"process {self.pid} on {self.host} (last seen {seen:.0f} s ago; its lease "
-            f"expires in {left:.0f} s unless renewed)"
+            f"process {self.pid} on {self.host}{stopped} (last seen {seen:.0f} s ago; its "
+            f"lease expires in {left:.0f} s unless renewed)"
         )
+
+    def paused(self, now: float) -> str | None:
+        """Why the holder, a process of this machine that still exists, is not driving the
+        run (it is stopped, or has let its lease expire), or None: a paused process is told
+        apart from a crashed one, and from one that drives the run."""
+        if self.host != socket.gethostname() or not _process_exists(self.pid):
+            return None
+        late = now - self.expires_at
+        if late >= 0:
+            lease = (
+                f"its lease expired {late:.0f} s ago, so `screener run --resume` takes the run "
+                "over (the paused process then stops without writing)"
+            )
+        else:
+            lease = f"its lease expires in {-late:.0f} s"
+        if self._stopped():
+            return (
+                f"process {self.pid} on {self.host} is stopped (SIGSTOP or Ctrl-Z; "
+                f"`kill -CONT {self.pid}` lets it go on); {lease}"
+            )
+        if late >= 0:
+            return f"process {self.pid} on {self.host} is alive but not renewing; {lease}"
+        return None
+
+    def _stopped(self) -> bool:
+        return self.host == socket.gethostname() and _process_stopped(self.pid)
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,3 +292,14 @@ def _process_exists(pid: int) -> bool:
     except PermissionError:  # exists, owned by another user
         return True
     return True
+
+
+def _process_stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped by a signal (Linux's /proc; False elsewhere)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    # "pid (command) state ...": the command may hold spaces and parentheses.
+    fields = stat.rpartition(")")[2].split()
+    return bool(fields) and fields[0] in ("T", "t")

@@ -22,8 +22,6 @@ from sqlalchemy import (
     Connection,
     Engine,
     Select,
-    create_engine,
-    event,
     func,
     insert,
     inspect,
@@ -31,7 +29,7 @@ from sqlalchemy import (
     or_,
     select,
 )
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import SQLModel
 
@@ -51,6 +49,17 @@ from screener.journal.events import (
 )
 from screener.journal.leases import Lease
 from screener.journal.loop_writers import LoopWriter, open_loop_writer
+from screener.journal.opening import (
+    BEGIN_OPTION,
+    check_file,
+    display_name,
+    has_content,
+    read_only_engine,
+    reason,
+    resolve,
+    writable,
+    writer_engine,
+)
 from screener.journal.rows import (
     WRITTEN_COLUMNS,
     events_from_rows,
@@ -67,7 +76,7 @@ from screener.journal.schema import (
     SCHEMA_VERSION,
 )
 
-__all__ = ["MIGRATIONS", "Journal", "Migration"]
+__all__ = ["MIGRATIONS", "Journal", "Migration", "display_name", "new_run_id"]
 
 # (from_version, description, function): the function moves a database from ``from_version``
 # to ``from_version + 1``; it runs in the same transaction that records the new version.
@@ -111,9 +120,6 @@ MIGRATIONS: list[Migration] = [
 #: The events that start or end a process's work on a run: the last one says where it is.
 _LIFECYCLE = (EventKind.STARTED, EventKind.RESUMED, EventKind.STOPPED, EventKind.FINISHED)
 _SYNCHRONOUS = {"normal": "NORMAL", "full": "FULL"}
-# Execution option read by the SQLite "begin" hook: writers take the write lock up front so
-# a read-then-write transaction never fails with "database is locked" halfway through.
-_BEGIN_OPTION = "screener_begin"
 
 
 class Journal:
@@ -121,7 +127,10 @@ class Journal:
 
     ``target`` is a SQLAlchemy URL (anything containing "://") or a file path. A missing
     database is created unless ``create`` is False. ``check_version=False`` opens a file
-    written by another schema version, for ``upgrade`` only.
+    written by another schema version, for ``upgrade`` only. ``read_only`` opens it through
+    connections that cannot write, for commands that only read: it is never created, and a
+    file on read-only media is read too (journal.opening). Nothing is written to a file
+    before it is found to be a screener journal, or empty.
 
     Durability on SQLite: the database runs in WAL mode. With ``synchronous="normal"`` (the
     default) a committed transaction survives the process being killed at any point,
@@ -151,28 +160,51 @@ class Journal:
         synchronous: Literal["normal", "full"] = "normal",
         create: bool = True,
         check_version: bool = True,
+        read_only: bool = False,
     ) -> None:
         if synchronous not in _SYNCHRONOUS:
             raise ConfigError(f"synchronous must be 'normal' or 'full', got {synchronous!r}")
-        url, self.name, db_file = _resolve(target)
+        url, self.name, db_file = resolve(target)
+        create = create and not read_only
         if db_file is not None:
-            _check_file(db_file, self.name, create)
-        with self._errors(f"cannot open {self.name}"):
-            self._engine = create_engine(url)
-        if self._engine.dialect.name == "sqlite":
-            _configure_sqlite(self._engine, _SYNCHRONOUS[synchronous])
-        self._writer = self._engine.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
+            check_file(db_file, self.name, create)
+        self.read_only = read_only
         self._sqlite_file = db_file
         self._synchronous = _SYNCHRONOUS[synchronous]
+        self._engine = self._connect(url, db_file, create, check_version)
+        self._writer = self._engine.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})
         self._insert_sql = _positional_event_insert(self._engine)
         dialect = self._engine.dialect
         self._postgres_batches = dialect.name == "postgresql" and dialect.driver == "psycopg"
         self._leases: dict[str, Lease] = {}
+
+    def _connect(self, url: URL, db_file: Path | None, create: bool, check_version: bool) -> Engine:
+        """The engine, once the database is known to be screener's: a SQLite file that holds
+        anything is read first through a connection that cannot write (journal.opening)."""
+        if self.read_only or (db_file is not None and has_content(db_file)):
+            with self._errors(f"cannot open {self.name}"):
+                reader = read_only_engine(url, db_file)
+            try:
+                self._check_schema(reader, check_version, empty_ok=create)
+            except BaseException:
+                reader.dispose()
+                raise
+            if self.read_only:
+                return reader
+            reader.dispose()
+            if db_file is not None and not writable(db_file):
+                raise JournalError(
+                    f"cannot write to {self.name}: it is read-only (or its folder is)",
+                    "pass another --db path, or copy the database to a writable place",
+                )
+        with self._errors(f"cannot open {self.name}"):
+            engine = writer_engine(url, self._synchronous)
         try:
-            self._open(create, check_version)
+            self._open(engine, create, check_version)
         except BaseException:
-            self._engine.dispose()
+            engine.dispose()
             raise
+        return engine
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -239,26 +271,34 @@ class Journal:
             raise _version_error(self.name, current)
         return applied
 
-    def _open(self, create: bool, check_version: bool) -> None:
-        with self._errors(f"cannot open {self.name}"):
-            tables = self._table_names()
-            if not tables and create:
-                self._create_schema()
-                tables = self._table_names()
-        if not tables:
-            raise JournalError(f"no database at {self.name}", "check the --db path")
-        if SCHEMA_INFO_TABLE.name not in tables:
-            raise JournalError(f"{self.name} is not a screener database", "pass another --db path")
-        found = self.schema_version()
+    def _open(self, engine: Engine, create: bool, check_version: bool) -> None:
+        """Check the schema, creating it first in a database with no tables if ``create``."""
+        if create and not self._check_schema(engine, check_version, empty_ok=True):
+            with self._errors(f"cannot open {self.name}"):
+                self._create_schema(engine)
+        self._check_schema(engine, check_version, empty_ok=False)
+
+    def _check_schema(self, engine: Engine, check_version: bool, *, empty_ok: bool) -> bool:
+        """Whether the database has tables; refused unless they are a screener journal (of
+        this schema version, with ``check_version``) or, with ``empty_ok``, there are none."""
+        with self._errors(f"cannot open {self.name}"), engine.connect() as conn:
+            tables = set(inspect(conn).get_table_names())
+            if not tables:
+                if empty_ok:
+                    return False
+                raise JournalError(f"no database at {self.name}", "check the --db path")
+            if SCHEMA_INFO_TABLE.name not in tables:
+                raise JournalError(
+                    f"{self.name} is not a screener database", "pass another --db path"
+                )
+            found = _read_version(conn, self.name)
         if check_version and found != SCHEMA_VERSION:
             raise _version_error(self.name, found)
+        return True
 
-    def _table_names(self) -> set[str]:
-        with self._engine.connect() as conn:
-            return set(inspect(conn).get_table_names())
-
-    def _create_schema(self) -> None:
-        with self._writer.begin() as conn:
+    def _create_schema(self, engine: Engine) -> None:
+        writer = engine.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})
+        with writer.begin() as conn:
             _lock_schema(conn)
             if inspect(conn).get_table_names():
                 return  # another process created it between our check and our lock
@@ -526,7 +566,7 @@ class Journal:
         try:
             yield
         except SQLAlchemyError as error:
-            raise JournalError(f"{doing}: {_reason(error)}") from error
+            raise JournalError(f"{doing}: {reason(error)}") from error
         except ModuleNotFoundError as error:  # the URL names a driver that is not installed
             raise JournalError(f"{doing}: {error}", "install the database driver") from error
 
@@ -541,90 +581,6 @@ def new_run_id() -> str:
     (12, True)
     """
     return uuid.uuid4().hex[:12]
-
-
-# ---------------------------------------------------------------------- opening
-def display_name(target: str | os.PathLike[str]) -> str:
-    """How output shows a database: its path, or its URL with the password hidden.
-
-    Examples
-    --------
-    >>> display_name("postgresql+psycopg://me:secret@db.example/runs")
-    'postgresql+psycopg://me:***@db.example/runs'
-    >>> display_name("runs.db")
-    'runs.db'
-    """
-    return _resolve(target)[1]
-
-
-def _resolve(target: str | os.PathLike[str]) -> tuple[URL, str, Path | None]:
-    """(URL, name for messages, SQLite file or None) for a URL or a path."""
-    if isinstance(target, str) and "://" in target:
-        try:
-            url = make_url(target)
-        except SQLAlchemyError as error:
-            raise JournalError(
-                f"{target!r} is not a database URL: {_reason(error)}",
-                "pass a file path or a SQLAlchemy URL such as sqlite:///runs.db",
-            ) from error
-        return url, url.render_as_string(hide_password=True), _sqlite_file(url)
-    path = Path(target).absolute()
-    # URL.create, not string formatting: paths may contain "?", "#" or "%".
-    return URL.create("sqlite", database=str(path)), os.fspath(target), path
-
-
-def _sqlite_file(url: URL) -> Path | None:
-    if url.get_backend_name() != "sqlite" or url.query.get("uri"):
-        return None
-    if not url.database or url.database == ":memory:":
-        return None
-    return Path(url.database)
-
-
-def _check_file(path: Path, name: str, create: bool) -> None:
-    """Fail before connecting: SQLite would create a missing file or fail obscurely."""
-    if not create and not path.exists():
-        raise JournalError(f"no database at {name}", "check the --db path")
-    if not path.parent.is_dir():
-        raise JournalError(
-            f"cannot open {name}: directory {path.parent} does not exist",
-            "create it or pass another --db path",
-        )
-    if path.exists() and not path.is_file():
-        raise JournalError(f"cannot open {name}: not a file", "pass another --db path")
-
-
-def _configure_sqlite(engine: Engine, synchronous: str) -> None:
-    """Per-connection settings: WAL, durability level, foreign keys, lock waits."""
-    # File databases get QueuePool with check_same_thread=False from SQLAlchemy 2, so
-    # AsyncJournal's worker thread may use connections opened on another thread.
-    pysqlite = engine.driver == "pysqlite"
-    pragmas = (
-        "PRAGMA busy_timeout=5000",  # first: switching to WAL may wait for a lock
-        "PRAGMA journal_mode=WAL",
-        f"PRAGMA synchronous={synchronous}",
-        "PRAGMA foreign_keys=ON",
-    )
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        if pysqlite:
-            # sqlite3 never emits BEGIN before DDL, so schema creation and migrations would
-            # not be atomic; SQLAlchemy emits BEGIN instead (the "begin" hook below).
-            dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        try:
-            for pragma in pragmas:
-                cursor.execute(pragma)
-        finally:
-            cursor.close()
-
-    if pysqlite:
-
-        @event.listens_for(engine, "begin")
-        def _on_begin(conn: Connection) -> None:
-            mode = conn.get_execution_options().get(_BEGIN_OPTION, "DEFERRED")
-            conn.exec_driver_sql(f"BEGIN {mode}")
 
 
 # ----------------------------------------------------------------------- schema
@@ -763,19 +719,19 @@ def _state(
     """A run's state from its last lifecycle event and its lease, and the line saying so."""
     if kind == EventKind.FINISHED.value:
         return "finished", f"finished: {detail}" if detail else "finished"
+    if holder is not None and (paused := holder.paused(now)) is not None:
+        return "paused", f"paused: {paused}"
     if holder is not None and holder.is_live(now):
         return "running", f"running: {holder.describe(now)}"
     if kind == EventKind.STOPPED.value and detail:
-        state: RunState = "failed" if detail.startswith("failed") else "interrupted"
+        state: RunState = "interrupted"
+        if detail.startswith(("failed", "crashed")):
+            state = "failed" if detail.startswith("failed") else "crashed"
         return state, detail
-    return "crashed", "crashed: its process ended without a word (killed?); it can be resumed"
-
-
-def _reason(error: SQLAlchemyError) -> str:
-    """The driver's message, first line only: no SQL, no link to the SQLAlchemy docs."""
-    cause = getattr(error, "orig", None) or error
-    lines = str(cause).strip().splitlines()
-    return lines[0] if lines else type(cause).__name__
+    return "crashed", (
+        "crashed: its process ended without journaling how it stopped (killed, or its "
+        "database could not be written); it can be resumed"
+    )
 
 
 def _screener_version() -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,8 +35,11 @@ class Latency:
             raise ConfigError(
                 f"unknown latency model {self.kind!r}", "use none, constant:S or exponential:S"
             )
-        if not self.seconds >= 0.0:
-            raise ConfigError(f"latency must be >= 0 seconds, got {self.seconds}")
+        if not 0.0 <= self.seconds < math.inf:  # NaN fails too
+            raise ConfigError(
+                f"latency must be a finite number of seconds >= 0, got {self.seconds:g}",
+                "e.g. constant:0.05; answers that never come are -O loss=P",
+            )
 
     @classmethod
     def parse(cls, text: str) -> Latency:

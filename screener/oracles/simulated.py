@@ -116,6 +116,11 @@ class SimulatedOracle(Oracle):
         delivery = delivery_options(options)
         accuracies = pool.require_accuracies()
         kind = options.get("rewards", "bernoulli")
+        if "concentration" in options and kind != "beta":
+            raise ConfigError(
+                f"concentration shapes graded (beta) rewards, and these are {kind}",
+                "drop the concentration option, or add -O rewards=beta",
+            )
         model: RewardModel
         if kind == "bernoulli":
             model = BernoulliRewards(accuracies, seed)

@@ -97,6 +97,8 @@ class Intake:
     tell_arms: list[int] = field(default_factory=list)
     gone: list[tuple[PullRequest, str]] = field(default_factory=list)
     failed: list[PullRequest] = field(default_factory=list)
+    #: Why each of ``failed`` failed, in the same order (the service's reason, if it gave one).
+    failure_reasons: list[str] = field(default_factory=list)
     counts: collections.Counter[str] = field(default_factory=collections.Counter)
 
 
@@ -136,6 +138,7 @@ def take_answers(
             intake.gone.append((request, detail or "unavailable"))
         elif kind is EventKind.FAILED:
             intake.failed.append(request)
+            intake.failure_reasons.append(detail or "failed")
     return intake
 
 
@@ -217,17 +220,21 @@ class FailureStreaks:
         for arm in arms:
             self._streak.pop(arm, None)
 
-    def failed(self, requests: Sequence[PullRequest], at: float) -> list[Event]:
-        """Count these failures; an "unavailable" event (no pull id) for each worker that
-        has just reached the limit."""
+    def failed(
+        self, requests: Sequence[PullRequest], at: float, reasons: Sequence[str]
+    ) -> list[Event]:
+        """Count these failures (``reasons``: why each failed); an "unavailable" event (no
+        pull id) for each worker that has just reached the limit, saying why the last one
+        failed (a service that refuses a worker says why: the reason reaches the report)."""
         give_ups = []
-        for request in requests:
+        for request, reason in zip(requests, reasons, strict=True):
             self._streak[request.arm] += 1
             if self._streak[request.arm] == self.limit:
                 give_ups.append(
                     Event(kind=EventKind.UNAVAILABLE, at=at, arm=request.arm,
                           worker=self._workers[request.arm],
-                          detail=f"no answer to {self.limit} questions in a row")
+                          detail=f"no answer to {self.limit} questions in a row (the last: "
+                          f"{reason})")
                 )  # fmt: skip
         return give_ups
 

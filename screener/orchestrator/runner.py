@@ -74,10 +74,13 @@ class RunOptions:
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {self.concurrency}")
-        if self.timeout is not None and not self.timeout > 0:
-            raise ConfigError(f"timeout must be positive seconds, got {self.timeout}")
-        if not self.drain >= 0:
-            raise ConfigError(f"drain must be >= 0 seconds, got {self.drain}")
+        if self.timeout is not None and not 0 < self.timeout < math.inf:
+            raise ConfigError(
+                f"timeout must be a finite number of seconds > 0, got {self.timeout}",
+                "a question never timed out is never asked again; e.g. --timeout 600",
+            )
+        if not 0 <= self.drain < math.inf:
+            raise ConfigError(f"drain must be a finite number of seconds >= 0, got {self.drain}")
         if self.max_failures < 1:
             raise ConfigError(f"max_failures must be at least 1, got {self.max_failures}")
         if self.snapshot_every < 0:
@@ -236,7 +239,7 @@ class Orchestrator:
             answers, algorithm, self._in_flight, self.pool.workers, self._question, now
         )
         self._streaks.answered(intake.tell_arms)
-        give_ups = self._streaks.failed(intake.failed, now)
+        give_ups = self._streaks.failed(intake.failed, now, intake.failure_reasons)
         await self._append([*intake.events, *give_ups])
         self.counts.update(intake.counts)
         if intake.tell_ids:
@@ -268,7 +271,8 @@ class Orchestrator:
     ) -> None:
         at = time.time()
         events = released_events(requests, kind, detail, at)
-        give_ups = self._streaks.failed(requests, at) if kind is EventKind.TIMED_OUT else []
+        timed_out = kind is EventKind.TIMED_OUT
+        give_ups = self._streaks.failed(requests, at, [detail] * len(requests)) if timed_out else []
         await self._append([*events, *give_ups])
         pull_ids = [r.pull_id for r in requests]
         for pull_id in pull_ids:

@@ -242,7 +242,7 @@ async def replay_logged_run(
     """Run ``algorithm`` against the answers run ``run_id`` received (the "log" oracle); the
     replay is journaled in ``db`` as a run of its own. Returns the original record, the new
     run id and its result."""
-    with Journal(db, create=False) as journal:
+    with Journal(db, read_only=True) as journal:
         record = journal.get_run(run_id)
     pool = worker_pool(record)
     plan = RunPlan(

@@ -6,24 +6,24 @@ first row is written, so a bad command leaves nothing half-written behind.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+
 from screener.algorithms import Algorithm, Result, create_algorithm
 from screener.algorithms._checks import MAX_BUDGET, MAX_CONCURRENCY, check_count, check_seed
 from screener.errors import ConfigError, JournalError, ScreenerError
 from screener.gate import Prices
 from screener.journal import (
-    HEARTBEAT_SECONDS,
     AsyncJournal,
     Event,
     EventKind,
     Journal,
-    LeaseLostError,
     RunRecord,
     RunSpec,
     new_run_id,
@@ -34,6 +34,7 @@ from screener.pool import WorkerPool
 from screener.runs.answers import invalidations
 from screener.runs.rescoring import refuse_resume_after_invalidation, rescored_result
 from screener.runs.state import pending_pulls, replay
+from screener.runs.stops import UNJOURNALED_STOP, drive_owned, release
 from screener.runs.stored import (
     build_algorithm,
     restored,
@@ -142,9 +143,9 @@ async def start_run(
                 algorithm, oracle, journal, run_id, plan.pool, plan.options, progress,
                 seed=plan.seed, decisions=decisions, prices=plan.prices,
             )  # fmt: skip
-            return run_id, await _drive_owned(journal, run_id, orchestrator)
+            return run_id, await drive_owned(journal, run_id, orchestrator)
         finally:
-            await journal.release(run_id)
+            await release(journal, run_id)
             await journal.aclose()
 
 
@@ -159,23 +160,21 @@ async def resume_run(
     """Rebuild run ``run_id`` from its journal and continue it until it stops.
 
     Pulls that were in flight when the previous process ended are logged as cancelled and
-    released; the algorithm asks for them again (same worker, same question number). The
-    decisions journaled before carry over (``on_decided`` sees those journaled from now on).
-    A finished run is refused, and nothing is written before the oracle is open.
+    released; the algorithm asks for them again (same worker, same question number). When
+    that process did not journal how it stopped (killed, or its database could not be
+    written), a "stopped" event says so first. The decisions journaled before carry over
+    (``on_decided`` sees those journaled from now on). A finished run is refused before
+    anything is written, and nothing is written before the oracle is open.
     """
     journal = AsyncJournal(Journal(db, create=False))
     try:
         record = await journal.get_run(run_id)
+        _refuse_to_resume(run_id, await journal.events(run_id, kinds=_RESUME_MARKS))
         # Before reading the events: a run another live process drives is refused, and once
         # claimed no other process can append behind our back.
         await journal.claim(run_id)
-        marks = await journal.events(run_id, kinds=(EventKind.INVALIDATED, EventKind.FINISHED))
-        refuse_resume_after_invalidation(run_id, marks)
-        if any(event.kind is EventKind.FINISHED for event in marks):
-            raise JournalError(
-                f"run {run_id} has already finished: there is nothing to resume",
-                f"see its report with `screener report {run_id}`, or start a new run",
-            )
+        marks = await journal.events(run_id, kinds=_RESUME_MARKS)
+        _refuse_to_resume(run_id, marks)  # again: it may have finished before our claim
         oracle, pool = _oracle(record, db)
         algorithm, after = restored(record, await journal.snapshot(run_id))
         replay(algorithm, await journal.events(run_id, after_id=after))
@@ -184,83 +183,57 @@ async def resume_run(
         options = options or run_options(record)
         oracle.bind_run(run_id)
         async with oracle:
-            now = time.time()
             interrupted = pending_pulls(algorithm)
-            marks = _cancelled(algorithm, pool, interrupted, now)
-            await journal.append(run_id, [*marks, Event(kind=EventKind.RESUMED, at=now)])
+            await journal.append(run_id, _resume_events(algorithm, pool, interrupted, marks))
             for pull_id in interrupted:
                 algorithm.release(pull_id)
             orchestrator = Orchestrator(
                 algorithm, oracle, journal, run_id, pool, options, progress,
                 seed=record.seed, decisions=decisions, prices=run_prices(record),
             )  # fmt: skip
-            return await _drive_owned(journal, run_id, orchestrator)
+            return await drive_owned(journal, run_id, orchestrator)
     finally:
-        await journal.release(run_id)
+        await release(journal, run_id)
         await journal.aclose()
 
 
-def _cancelled(
-    algorithm: Algorithm, pool: WorkerPool, interrupted: Sequence[int], now: float
+#: The events a resume looks at before it continues a run: how each process's work on it
+#: began and ended, and the invalidations that forbid a live continuation.
+_RESUME_MARKS = (
+    EventKind.INVALIDATED,
+    EventKind.STARTED,
+    EventKind.RESUMED,
+    EventKind.STOPPED,
+    EventKind.FINISHED,
+)
+
+
+def _refuse_to_resume(run_id: str, marks: Sequence[Event]) -> None:
+    refuse_resume_after_invalidation(run_id, marks)
+    if any(event.kind is EventKind.FINISHED for event in marks):
+        raise JournalError(
+            f"run {run_id} has already finished: there is nothing to resume",
+            f"see its report with `screener report {run_id}`, or start a new run",
+        )
+
+
+def _resume_events(
+    algorithm: Algorithm, pool: WorkerPool, interrupted: Sequence[int], marks: Sequence[Event]
 ) -> list[Event]:
-    """The "cancelled" events of the pulls in flight when the previous process ended."""
-    return [
+    """What a resume journals before it continues: the pulls left in flight, cancelled, a
+    stop the previous process could not journal, then "resumed"."""
+    now = time.time()
+    events = [
         Event(kind=EventKind.CANCELLED, at=now, pull_id=pull_id, arm=info.arm,
               worker=pool.workers[info.arm], seq=info.seq,
               detail="interrupted: the previous process ended before the answer")
         for pull_id in interrupted
         if (info := algorithm.pull_info(pull_id)) is not None
     ]  # fmt: skip
-
-
-async def _drive_owned(journal: AsyncJournal, run_id: str, orchestrator: Orchestrator) -> Result:
-    """Drive the run while renewing its lease, and journal how a run that did not finish
-    stopped ("interrupted" or "failed: why"), so that `screener runs` can tell a stop from a
-    crash. A process that loses its lease stops at once and writes nothing more."""
-    work = asyncio.create_task(orchestrator.run())
-    lost: list[LeaseLostError] = []
-    heartbeat = asyncio.create_task(_keep_lease(journal, run_id, work, lost))
-    try:
-        return await work
-    except asyncio.CancelledError:
-        if lost:
-            raise lost[0] from None
-        await _journal_stop(journal, run_id, "interrupted")
-        raise
-    except LeaseLostError:
-        raise
-    except Exception as error:
-        await _journal_stop(journal, run_id, f"failed: {_one_line(error)}")
-        raise
-    finally:
-        heartbeat.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await heartbeat
-
-
-async def _keep_lease(
-    journal: AsyncJournal, run_id: str, work: asyncio.Task[Result], lost: list[LeaseLostError]
-) -> None:
-    while True:
-        await asyncio.sleep(HEARTBEAT_SECONDS)
-        try:
-            await journal.renew(run_id)
-        except LeaseLostError as error:
-            lost.append(error)
-            work.cancel()
-            return
-        except JournalError:
-            pass  # a busy database: the next beat tries again, long before the lease expires
-
-
-async def _journal_stop(journal: AsyncJournal, run_id: str, why: str) -> None:
-    with contextlib.suppress(JournalError):  # the database may be what failed
-        await journal.append(run_id, [Event(kind=EventKind.STOPPED, at=time.time(), detail=why)])
-
-
-def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text if len(text) <= 300 else text[:299] + "…"
+    lifecycle = [event.kind for event in marks if event.kind is not EventKind.INVALIDATED]
+    if lifecycle and lifecycle[-1] is not EventKind.STOPPED:
+        events.append(Event(kind=EventKind.STOPPED, at=now, detail=UNJOURNALED_STOP))
+    return [*events, Event(kind=EventKind.RESUMED, at=now)]
 
 
 def load_result(db: str, run_id: str | None = None) -> tuple[RunRecord, Result]:
@@ -283,10 +256,10 @@ def load_results(
     one whose answers were invalidated after it finished, is replayed from its events, and so
     is every run with ``from_events`` (to check the stored result against the journal).
     """
-    with Journal(db, create=False) as journal:
+    with Journal(db, read_only=True) as journal:
         chosen = run_id or journal.latest_run_id()
         if chosen is None:
-            raise JournalError(f"{db} holds no runs", "start one with `screener run`")
+            raise JournalError(f"{journal.name} holds no runs", "start one with `screener run`")
         record = journal.get_run(chosen)
         stored = None if from_events else journal.stored_result(chosen)
         if stored is not None and (result := Result.from_json(stored)) is not None:
@@ -317,8 +290,25 @@ def _oracle(record: RunRecord, db: str) -> tuple[Oracle, WorkerPool]:
 
 def _stored_options(options: Mapping[str, Any], db: str) -> dict[str, Any]:
     """The oracle's options as the journal keeps them: one naming the run's own database
-    (a log replay's source) is kept as RUN_DATABASE, since its URL may hold a password."""
-    return {key: RUN_DATABASE if value == db else value for key, value in options.items()}
+    (a log replay's source) is kept as RUN_DATABASE, since its URL may hold a password;
+    another database URL with a password is refused, before anything is written."""
+    stored = {key: RUN_DATABASE if value == db else value for key, value in options.items()}
+    for key, value in stored.items():
+        if isinstance(value, str) and _has_password(value):
+            shown = make_url(value).render_as_string(hide_password=True)
+            raise ConfigError(
+                f"oracle option {key} is a URL with a password ({shown}), which the journal "
+                "would keep",
+                "leave the password out of the URL: PGPASSWORD, ~/.pgpass or a service file",
+            )
+    return stored
+
+
+def _has_password(text: str) -> bool:
+    try:
+        return "://" in text and make_url(text).password is not None
+    except (SQLAlchemyError, ValueError):
+        return False
 
 
 def _finished_result(algorithm: Algorithm) -> Result:

@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from screener.algorithms import ALGORITHMS, accepted_parameters
+from screener.algorithms.registry import parameters
 from screener.bank import load_bank
 from screener.config import RunConfig, load_run_config
 from screener.errors import ConfigError
 from screener.files import is_stdio
 from screener.gate import Prices
+from screener.oracles import load_oracle_class
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool, load_pool_csv, synthetic_pool
 from screener.runs.session import RunPlan, default_pool
@@ -32,6 +34,7 @@ __all__ = [
     "DEFAULT_OUTLIERS",
     "DEFAULT_SEED",
     "PARAMETER_DEFAULTS",
+    "TOP_K_ALGORITHMS",
     "AlgorithmSettings",
     "MoneySettings",
     "OracleSettings",
@@ -41,6 +44,7 @@ __all__ = [
     "choose_algorithm",
     "choose_pool",
     "choose_prices",
+    "oracle_given",
     "question_budget",
     "set_up_run",
 ]
@@ -59,6 +63,12 @@ BAR_ALGORITHMS: Mapping[str, str] = {
     "fdr": "fdr-thresholding",
     "bayes": "crowd-prior",
 }
+#: The algorithms that select the best K workers: their ``k`` is a whole number (``--top``).
+TOP_K_ALGORITHMS = frozenset(
+    name
+    for name, cls in ALGORITHMS.items()
+    if any(p.name == "k" and p.kind == "int" for p in parameters(cls))
+)
 T = TypeVar("T")
 
 
@@ -66,9 +76,11 @@ T = TypeVar("T")
 class AlgorithmSettings:
     """Which algorithm runs and how it is set, as given; None (or empty) means not given.
 
-    ``params`` are the algorithm's parameters; ``error`` (fwer, fdr or bayes) picks the bar
-    algorithm with that promise; ``top`` is how many workers a top-K algorithm selects (its
-    ``k``); ``budget`` and ``seed`` are the run's.
+    ``params`` are the algorithm's parameters (``-p KEY=VALUE``), ``flags`` those given by
+    a flag of their own (``--k``, ``--threshold``...: one parameter set both ways is
+    refused); ``error`` (fwer, fdr or bayes) picks the bar algorithm with that promise;
+    ``top`` is how many workers a top-K algorithm selects (its ``k``); ``budget`` and
+    ``seed`` are the run's.
     """
 
     name: str | None = None
@@ -77,13 +89,14 @@ class AlgorithmSettings:
     top: int | None = None
     budget: int | None = None
     seed: int | None = None
+    flags: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class OracleSettings:
-    """The answer source as given: its name and options; ``simulated`` holds options for the
-    simulated oracle alone (the command line's --rewards, --latency, --batch-release), used
-    only when it is the one that answers."""
+    """The answer source as given: its name and options; ``simulated`` holds the options the
+    command line sets by flags of their own (--rewards, --latency, --batch-release), for an
+    oracle that takes them (refused by another, and beside the same option in ``options``)."""
 
     name: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -161,11 +174,7 @@ def set_up_run(settings: RunSettings) -> RunSetup:
     prices = choose_prices(settings.money.price, file.price)
     budget = _budget(given, settings.money, file, prices)
     params = algorithm_params(algorithm, given, file.params, budget)
-    oracle_options = {
-        **file.oracle_options,
-        **(settings.oracle.simulated if oracle == "simulated" else {}),
-        **settings.oracle.options,
-    }
+    oracle_options = {**file.oracle_options, **oracle_given(oracle, settings.oracle)}
     workers = settings.pool if settings.pool is not None else file.workers
     pool = choose_pool(workers, settings.workers, settings.outliers, seed, oracle, oracle_options)
     questions = settings.questions if settings.questions is not None else file.questions
@@ -227,14 +236,67 @@ def algorithm_params(
     params = dict(base or {})
     if budget is not None:
         params["budget"] = budget
-    params.update(given.params)
+    params.update(_given_params(algorithm, given))
     accepted = accepted_parameters(ALGORITHMS[algorithm])
     for name, value in PARAMETER_DEFAULTS.items():
         if name in accepted:
             params.setdefault(name, value)
-    if given.top is not None:
-        params["k"] = given.top
     return params
+
+
+def _given_params(algorithm: str, given: AlgorithmSettings) -> dict[str, Any]:
+    """The parameters given, each in one way only: by its flag, by -p, or (k of a top-K
+    algorithm) by --top; ``seed`` is the run's, never an algorithm parameter."""
+    if "seed" in given.params:
+        raise ConfigError(
+            "seed is a setting of the run, not an algorithm parameter",
+            "give it with --seed N, or seed= in Python",
+        )
+    sources = [(f"--{name}", name, value) for name, value in given.flags.items()]
+    sources += [(f"-p {name}=", name, value) for name, value in given.params.items()]
+    if given.budget is not None:
+        sources.append(("--budget", "budget", given.budget))
+    if given.top is not None:
+        if algorithm not in TOP_K_ALGORITHMS:
+            raise ConfigError(
+                f"--top selects how many workers a top-K algorithm picks; {algorithm} picks no "
+                "number of workers",
+                f"drop --top, or use --algorithm {' or '.join(sorted(TOP_K_ALGORITHMS))}",
+            )
+        sources.append(("--top", "k", given.top))
+    chosen: dict[str, tuple[str, Any]] = {}
+    for how, name, value in sources:
+        if name in chosen:
+            first = chosen[name]
+            raise ConfigError(
+                f"{_shown(*first)} and {_shown(how, value)} both set {name}",
+                "give one of them",
+            )
+        chosen[name] = (how, value)
+    return {name: value for name, (how, value) in chosen.items() if how != "--budget"}
+
+
+def _shown(how: str, value: Any) -> str:
+    return f"{how}{value}" if how.endswith("=") else f"{how} {value}"
+
+
+def oracle_given(oracle: str, given: OracleSettings) -> dict[str, Any]:
+    """The options given to ``oracle``: -O's and its flags', each option one way only; a
+    flag for an option the oracle does not take is refused, not ignored."""
+    taken = {option.name for option in load_oracle_class(oracle).OPTIONS}
+    for name, value in given.simulated.items():
+        flag = f"--{name.replace('_', '-')} {value}"
+        if name not in taken:
+            raise ConfigError(
+                f"{flag} sets simulated answers, and the {oracle} oracle takes no {name}",
+                f"drop {flag.split()[0]}, or use --oracle simulated",
+            )
+        if name in given.options:
+            raise ConfigError(
+                f"{flag} and -O {name}={given.options[name]} both set {name}",
+                "give one of them",
+            )
+    return {**given.simulated, **given.options}
 
 
 def choose_pool(

@@ -54,7 +54,7 @@ def read_run(db: str, run_id: str) -> tuple[RunRecord, list[Event]]:
     >>> worker_pool(record).workers, type(build_algorithm(record)).__name__, len(events)
     (('ann', 'bob'), 'WeightedRoundRobin', 1)
     """
-    with Journal(db, create=False) as journal:
+    with Journal(db, read_only=True) as journal:
         record = journal.get_run(run_id)
         return record, journal.events(run_id)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -87,8 +88,11 @@ class BetaRewards(RewardModel):
 
     def __init__(self, means: ArrayLike, seed: int = 0, concentration: float = 10.0) -> None:
         super().__init__(means, seed)
-        if not concentration > 0:
-            raise ConfigError(f"concentration must be positive, got {concentration}")
+        if not 0 < concentration < math.inf:
+            raise ConfigError(
+                f"concentration must be a finite number > 0, got {concentration}",
+                "e.g. 10: the larger, the closer each score to the worker's accuracy",
+            )
         self.concentration = float(concentration)
         clipped = np.clip(self.means, 1e-6, 1 - 1e-6)
         self._alpha = clipped * self.concentration

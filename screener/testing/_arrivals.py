@@ -10,6 +10,7 @@ from typing import Literal
 
 import numpy as np
 
+from screener.algorithms._checks import check_seed
 from screener.errors import ConfigError
 from screener.simulation.hashing import worker_rng
 from screener.testing.platform import StreamSettings, TaskStream
@@ -64,6 +65,7 @@ class StandInSettings:
                 raise ConfigError(f"{name} must be a share in [0, 1], got {value!r}")
         if self.gold_share == 0 or self.session == 0:
             raise ConfigError("gold_share and session must be above 0")
+        check_seed(self.seed)
 
     def stream(self) -> StreamSettings:
         return StreamSettings(self.gold_share, self.overlap, self.session, self.seed)

@@ -310,18 +310,16 @@ def test_shared_mode_stops_when_free_pairs_decide_everything() -> None:
 def test_result_shows_ades_own_threshold_interval_and_no_heuristic_label() -> None:
     # The result used to show theta's interval as (-inf, inf) (the k-sigma base's, never
     # computed for ADE) and to call a run "heuristic" when interval="agresti-coull" was
-    # passed, though ADE's radii are its paper's bounds whatever that option says.
+    # passed, though ADE's radii are its paper's bounds whatever that option says: such an
+    # option is now refused rather than ignored.
     means = [0.9, 0.85, 0.8, 0.88, 0.3, 0.86]
-    results = []
-    for interval in ("mixture", "agresti-coull"):
-        alg = ADE(6, k=1.5, interval=interval, budget=4000, seed=0)
-        result = simulate(alg, BernoulliRewards(means, seed=1))
-        assert result.threshold is not None
-        assert result.threshold.lower == pytest.approx(alg.theta - alg.theta_radius)
-        assert result.threshold.upper == pytest.approx(alg.theta + alg.theta_radius)
-        assert math.isfinite(result.threshold.lower) and math.isfinite(result.threshold.upper)
-        assert result.guarantee is not None and "heuristic" not in result.guarantee
-        assert "heuristic" not in result.extra
-        results.append(result)
-    same = [(w.arm, w.pulls, w.decision) for w in results[0].workers]
-    assert same == [(w.arm, w.pulls, w.decision) for w in results[1].workers]
+    alg = ADE(6, k=1.5, budget=4000, seed=0)
+    result = simulate(alg, BernoulliRewards(means, seed=1))
+    assert result.threshold is not None
+    assert result.threshold.lower == pytest.approx(alg.theta - alg.theta_radius)
+    assert result.threshold.upper == pytest.approx(alg.theta + alg.theta_radius)
+    assert math.isfinite(result.threshold.lower) and math.isfinite(result.threshold.upper)
+    assert result.guarantee is not None and "heuristic" not in result.guarantee
+    assert "heuristic" not in result.extra
+    with pytest.raises(ConfigError, match="interval='agresti-coull' would be ignored"):
+        ADE(6, k=1.5, interval="agresti-coull", budget=4000, seed=0)

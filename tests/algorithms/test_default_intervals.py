@@ -236,7 +236,7 @@ def _finished(alg: Any) -> Any:
     ("params", "heuristic"),
     [
         ({}, False),
-        ({"interval": "hoeffding", "quantile": "paper"}, False),  # the quantile is unused
+        ({"interval": "hoeffding"}, False),  # with quantile="paper": refused (unused)
         ({"interval": "agresti-coull"}, True),
         ({"interval": "agresti-coull", "quantile": "paper"}, True),
     ],

@@ -381,9 +381,12 @@ def test_result_shape_ranks_by_estimate_and_carries_the_threshold() -> None:
         np.random.default_rng(0),
     ).result
     assert result.threshold == Threshold(0.6, 0.6, 0.6)
-    assert result.extra == {
+    extra = dict(result.extra)
+    intervals = extra.pop("intervals")  # what the intervals are, with their levels
+    assert extra == {
         "threshold": 0.6, "fixed_budget": False, "eps": 0.0, "max_questions_per_worker": None
     }  # fmt: skip
+    assert intervals.startswith("anytime, two-sided") and ">= 1 - 2 delta / n = 0.975" in intervals
     assert result.params["threshold"] == 0.6 and result.params["delta"] == 0.05
     estimates = [w.estimate for w in result.ranking]
     assert estimates == sorted(estimates, reverse=True)

@@ -156,14 +156,21 @@ def test_given_settings_win_over_the_run_file_which_wins_over_the_defaults(folde
     assert plan.oracle_options == {"rewards": "bernoulli"} and plan.options.concurrency == 2
 
 
-def test_the_simulated_oracles_own_flags_are_dropped_for_another_oracle(folder: Path) -> None:
+def test_a_simulated_flag_goes_to_another_oracle_that_takes_it_or_is_refused(
+    folder: Path,
+) -> None:
+    """The dataset oracle delivers with a latency too, and has no reward model: --latency is
+    passed on, --rewards refused (both were dropped without a word)."""
     answers = folder / "answers.csv"
     answers.write_text("worker,item,answer,gold\nw0,q1,a,a\nw1,q1,b,a\n", encoding="utf-8")
-    settings = RunSettings(
-        oracle=OracleSettings(name="dataset", options={"path": str(answers)},
-                              simulated={"rewards": "beta"}),
-    )  # fmt: skip
-    assert set_up_run(settings).plan.oracle_options == {"path": str(answers)}
+    latency = OracleSettings(name="dataset", options={"path": str(answers)},
+                             simulated={"latency": "constant:0.01"})  # fmt: skip
+    options = set_up_run(RunSettings(oracle=latency)).plan.oracle_options
+    assert options == {"path": str(answers), "latency": "constant:0.01"}
+    rewards = OracleSettings(name="dataset", options={"path": str(answers)},
+                             simulated={"rewards": "beta"})  # fmt: skip
+    with pytest.raises(ConfigError, match="the dataset oracle takes no rewards"):
+        set_up_run(RunSettings(oracle=rewards))
 
 
 @pytest.mark.parametrize(

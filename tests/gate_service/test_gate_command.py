@@ -152,3 +152,15 @@ def test_the_gate_settings_are_kept_in_the_run() -> None:
              "questions": None}  # fmt: skip
     settings, bank = _settings(given)
     assert settings == QUICK and bank is None
+
+
+def test_sigterm_stops_a_gate_as_ctrl_c_does_and_says_so(tmp_path: Path) -> None:
+    """SIGTERM (systemd, docker stop, timeout) was journaled and exited as Ctrl-C (130,
+    "interrupted"); it is "interrupted: terminated" and 143, as for `screener run`."""
+    process, _ = start_gate(tmp_path, *QUICK_FLAGS)
+    code, err = stop_gate(process, signal.SIGTERM)
+    (line,) = json.loads(screener(tmp_path, "runs", "--json").stdout)
+    assert code == 143 and err.strip().splitlines()[-1].endswith(
+        f"`screener gate --resume {line['id']} --db screener.db`"
+    )
+    assert (line["state"], line["status"]) == ("interrupted", "interrupted: terminated")

@@ -23,7 +23,7 @@ from screener.journal import Journal, LeaseLostError, leases
 from screener.oracles import Answer, SimulatedOracle
 from screener.orchestrator import RunOptions
 from screener.pool import synthetic_pool
-from screener.runs import session, worker_pool
+from screener.runs import session, stops, worker_pool
 from screener.runs.session import RunPlan, load_results, resume_run, start_run
 
 POOL = synthetic_pool(10, 1, seed=6)
@@ -161,7 +161,7 @@ async def test_the_heartbeat_keeps_a_long_run_owned(
     """With a lease of 0.5 s renewed every 0.05 s, a run of a few seconds stays "running"
     throughout (without the heartbeat it would show as crashed after 0.5 s)."""
     monkeypatch.setattr(leases, "LEASE_SECONDS", 0.5)
-    monkeypatch.setattr(session, "HEARTBEAT_SECONDS", 0.05)
+    monkeypatch.setattr(stops, "HEARTBEAT_SECONDS", 0.05)
     plan = RunPlan(POOL, "wrr", PARAMS, "simulated", {"latency": "constant:0.02"}, seed=2,
                    options=RunOptions(concurrency=4, timeout=5.0))  # fmt: skip
     task = asyncio.create_task(start_run(plan, database_url))

@@ -130,14 +130,16 @@ def test_in_flight_deadlines_come_in_send_order() -> None:
 def test_a_worker_is_given_up_after_limit_failures_in_a_row() -> None:
     streaks = FailureStreaks(2, WORKERS)
     ann, bob = PullRequest(0, "ann", 0, 0), PullRequest(1, "bob", 1, 0)
-    assert streaks.failed([ann, bob], at=1.0) == []
+    assert streaks.failed([ann, bob], at=1.0, reasons=["x", "y"]) == []
     streaks.answered([1])  # bob answered: his streak starts again
-    give_ups = streaks.failed([ann, bob], at=2.0)
+    give_ups = streaks.failed([ann, bob], at=2.0, reasons=["rejected: unknown worker", "z"])
     assert [(e.kind, e.worker, e.pull_id) for e in give_ups] == [
         (EventKind.UNAVAILABLE, "ann", None)
     ]
-    assert give_ups[0].detail == "no answer to 2 questions in a row"
-    assert streaks.failed([ann], at=3.0) == []  # once, at the limit
+    assert give_ups[0].detail == (
+        "no answer to 2 questions in a row (the last: rejected: unknown worker)"
+    )
+    assert streaks.failed([ann], at=3.0, reasons=["x"]) == []  # once, at the limit
 
 
 def test_released_events_carry_the_request() -> None:

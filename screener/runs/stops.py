@@ -1,0 +1,101 @@
+"""How a driven run stops, said in its journal: the lease kept while it runs, "interrupted"
+(Ctrl-C), "interrupted: terminated" (SIGTERM), "failed: why", and a stop the journal cannot
+take (its database cannot be written) said in the error instead, with the resume command."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+from screener.algorithms import Result
+from screener.errors import JournalError, ScreenerError
+from screener.journal import HEARTBEAT_SECONDS, AsyncJournal, Event, EventKind, LeaseLostError
+from screener.orchestrator import Orchestrator
+
+__all__ = ["TERMINATED", "UNJOURNALED_STOP", "drive_owned", "release"]
+
+#: The message a run's task is cancelled with when the process is asked to terminate
+#: (SIGTERM, as systemd, docker stop and `timeout` send): journaled "interrupted: terminated".
+TERMINATED = "terminated"
+#: How a resume journals a stop the process before it could not journal.
+UNJOURNALED_STOP = (
+    "crashed: the process that drove it ended without journaling how it stopped (killed, "
+    "or its database could not be written)"
+)
+
+
+async def drive_owned(journal: AsyncJournal, run_id: str, orchestrator: Orchestrator) -> Result:
+    """Drive the run while renewing its lease, and journal how a run that did not finish
+    stopped ("interrupted", "interrupted: terminated" when cancelled with TERMINATED, or
+    "failed: why"), so that `screener runs` can tell a stop from a crash. A process that
+    loses its lease stops at once and writes nothing more; a stop that cannot be journaled
+    (the database cannot be written) is said in the error, with the command that resumes."""
+    work = asyncio.create_task(orchestrator.run())
+    lost: list[LeaseLostError] = []
+    heartbeat = asyncio.create_task(_keep_lease(journal, run_id, work, lost))
+    try:
+        return await work
+    except asyncio.CancelledError as cancel:
+        if lost:
+            raise lost[0] from None
+        why = f"interrupted: {TERMINATED}" if cancel.args == (TERMINATED,) else "interrupted"
+        await _journal_stop(journal, run_id, why)
+        raise
+    except LeaseLostError:
+        raise
+    except Exception as error:
+        if not await _journal_stop(journal, run_id, f"failed: {_one_line(error)}"):
+            raise _unjournaled(error, run_id, journal.journal.name) from error
+        raise
+    finally:
+        heartbeat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await heartbeat
+
+
+def _unjournaled(error: Exception, run_id: str, name: str) -> JournalError:
+    """The error of a run whose stop could not be journaled either: what failed, that the
+    journal does not say so, and the command that continues the run."""
+    cause = error.args[0] if isinstance(error, ScreenerError) and error.args else error
+    return JournalError(
+        f"{_one_line(cause)}; run {run_id} stopped, and its journal could not record why",
+        f"once {name} can be written again, continue it with "
+        f"`screener run --resume {run_id} --db {name}`",
+    )
+
+
+async def _keep_lease(
+    journal: AsyncJournal, run_id: str, work: asyncio.Task[Result], lost: list[LeaseLostError]
+) -> None:
+    while True:
+        await asyncio.sleep(HEARTBEAT_SECONDS)
+        try:
+            await journal.renew(run_id)
+        except LeaseLostError as error:
+            lost.append(error)
+            work.cancel()
+            return
+        except JournalError:
+            pass  # a busy database: the next beat tries again, long before the lease expires
+
+
+async def _journal_stop(journal: AsyncJournal, run_id: str, why: str) -> bool:
+    """Journal how the run stopped; False when the database refuses (it may be what failed)."""
+    try:
+        await journal.append(run_id, [Event(kind=EventKind.STOPPED, at=time.time(), detail=why)])
+    except JournalError:
+        return False
+    return True
+
+
+async def release(journal: AsyncJournal, run_id: str) -> None:
+    """Give the run's lease up. When the database cannot be written (a full disk) the lease
+    is left to expire: the error that stopped the run is the one to report."""
+    with contextlib.suppress(JournalError):
+        await journal.release(run_id)
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 300 else text[:299] + "…"
