@@ -144,7 +144,8 @@ def render_table(
                 f"threshold: {_num(t.estimate)}  interval [{_num(t.lower)}, {_num(t.upper)}]"
             )
     head.append(
-        f"pulls: {result.total_pulls:,} answered, {result.pending_pulls:,} pending, "
+        f"pulls: {result.total_pulls:,} answered ({_per_worker(result)} per worker), "
+        f"{result.pending_pulls:,} pending, "
         f"{result.released_pulls:,} released (timed out, failed, cancelled or not sent)"
     )
     bound = result.extra.get("max_questions_per_worker")
@@ -389,3 +390,8 @@ def _csv_float(value: float | None) -> str:
 
 def _num(value: float) -> str:
     return f"{value:.3f}" if math.isfinite(value) else "-"
+
+
+def _per_worker(result: Result) -> str:
+    """The gold questions answered per worker, on average: what a screening cost."""
+    return f"{result.total_pulls / max(1, len(result.workers)):,.1f}"

@@ -180,7 +180,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     good = "".join(f"w{i:02d},{0.8 + 0.015 * i:.3f}\n" for i in range(1, 11))
     pool.write_text(f"worker,accuracy\n{good}spammer,0.1\n", encoding="utf-8")
     first = screener(
-        "run", str(pool), "--db", str(db), "--json", "--html", str(folder / "run.html")
+        "run", str(pool), "-a", "wrr", "--db", str(db), "--json", "--html", str(folder / "run.html")
     )
     ksigma_id = json.loads(first.stdout)["run_id"]
     screener("report", ksigma_id, "--db", str(db), "--html", str(folder / "report.html"))

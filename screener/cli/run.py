@@ -46,6 +46,7 @@ from screener.runs.setup import (
     algorithm_params,
     choose_algorithm,
     choose_pool,
+    default_job,
     set_up_run,
 )
 
@@ -96,7 +97,9 @@ def run(
     """Screen POOL_FILE (CSV: worker[,accuracy]; - reads standard input) or, without it, an
     embedded demo pool.
 
-    The demo pool has 30 simulated workers, two of whom answer at chance: the run finds them.
+    The demo pool has 30 simulated workers, two of whom answer at chance. Without --algorithm
+    each worker is banned or accepted against a bar of 60% correct at the least expected cost
+    (crowd-prior with costs and a pilot); `--algorithm wrr` finds the k-sigma outliers instead.
     """
     quiet = verbosity() < 0
     # On stderr whenever it is a terminal, whatever stdout gets (--json included).
@@ -186,7 +189,7 @@ def plan(
     runs on simulated workers (POOL_FILE's accuracies, a synthetic pool, or a crowd like
     a pilot run's) RUNS times, and the distribution of its questions is printed."""
     name = choose_algorithm(algorithm)
-    params = algorithm_params(name, algorithm, budget=algorithm.budget)
+    params = algorithm_params(name, algorithm, default_job(algorithm), algorithm.budget)
     seed = DEFAULT_SEED if algorithm.seed is None else algorithm.seed
     if pilot is not None:
         if pool_file is not None:
@@ -198,7 +201,7 @@ def plan(
     size = n_workers if draw and n_workers else len(accuracies)
     cost = plan_cost(name, params, accuracies, runs=runs, seed=seed, draw=draw,
                      n_workers=size, processes=processes)  # fmt: skip
-    summary = {"algorithm": name, "params": params, "workers": size, "seed": seed}
+    summary = {"algorithm": name, "params": cost.params, "workers": size, "seed": seed}
     summary |= cost.summary()
     click.echo(json.dumps(summary, indent=2) if as_json else render_plan(summary))
 

@@ -20,7 +20,7 @@ from screener.journal import Journal
 # `screener runs` subprocess, slow on a loaded machine) see it running; a 4 s run finished
 # between two of them once, in CI beside other work.
 SLOW_RUN = [
-    "--workers", "12", "--outliers", "2", "--seed", "3", "--concurrency", "4",
+    "-a", "wrr", "--workers", "12", "--outliers", "2", "--seed", "3", "--concurrency", "4",
     "--latency", "constant:0.15", "--budget", "300", "--quiet",
 ]  # fmt: skip
 
