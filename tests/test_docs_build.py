@@ -47,6 +47,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return site
 
 
+@pytest.mark.subprocess
 def test_the_reference_builds_and_names_every_public_object(site: Path) -> None:
     for page, module_name in PAGES.items():
         html = (site / "api" / page / "index.html").read_text(encoding="utf-8")
@@ -57,6 +58,7 @@ def test_the_reference_builds_and_names_every_public_object(site: Path) -> None:
         assert not missing, f"{page}: no entry for {missing}"
 
 
+@pytest.mark.subprocess
 def test_the_command_line_page_is_every_command_and_option_from_click(site: Path) -> None:
     """docs/cli.md is generated from the click commands: each has its heading there, and each
     of its options (and their help's first words) is in its part of the page."""

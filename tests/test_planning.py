@@ -84,6 +84,7 @@ def _screener(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, cwd=cwd, timeout=300, check=False)  # fmt: skip
 
 
+@pytest.mark.subprocess
 def test_plan_from_the_command_line(tmp_path: Path) -> None:
     pool = tmp_path / "pool.csv"
     pool.write_text("worker,accuracy\n" + "".join(f"w{i},{a}\n" for i, a in enumerate(ACCURACIES)))
@@ -104,6 +105,7 @@ def test_plan_from_the_command_line(tmp_path: Path) -> None:
     assert "wrr bounds no worker's questions: capped at 1,200 in total" in capped.stdout
 
 
+@pytest.mark.subprocess
 def test_plan_prices_the_default_job_without_a_budget(tmp_path: Path) -> None:
     """`screener plan` with nothing given plans what `screener run` does: the default job on
     the demo pool, bounded by its own per-worker cap."""
@@ -114,6 +116,7 @@ def test_plan_prices_the_default_job_without_a_budget(tmp_path: Path) -> None:
     assert planned["workers"] == len(demo_pool()) and not planned["capped"]
 
 
+@pytest.mark.subprocess
 def test_plan_like_a_pilot_run(tmp_path: Path) -> None:
     db = str(tmp_path / "runs.db")
     pilot = _screener("run", "--workers", "10", "--budget", "100", "--db", db, "--json",

@@ -30,6 +30,9 @@ from screener.report_html._plotlyjs import packed_plotly_js
 from screener.runs import replay
 from screener.runs.session import load_result
 
+#: Real processes (the screener command, a browser, ...): the full suite only.
+pytestmark = pytest.mark.subprocess
+
 #: Headless, offline and quiet: every host name resolves to nothing and every request that
 #: would leave the machine goes to a closed local port, so neither the page nor Chromium's own
 #: background services can reach the network.

@@ -16,6 +16,7 @@ from benchmarks.realdata import COSTS, Score, cost_key, headline, summary
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("SCREENER_DATA"), reason="SCREENER_DATA is not set")
 def test_quick_mode_prints_every_table() -> None:
@@ -61,6 +62,7 @@ def test_the_first_target_takes_the_cheapest_method_within_half_the_rules_questi
     assert f"({wins} by a method asking at most half its questions)" in summary(table)[1]
 
 
+@pytest.mark.subprocess
 def test_runs_as_a_script_from_the_checkout() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "realdata.py"), "--help"],

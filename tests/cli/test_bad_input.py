@@ -19,6 +19,9 @@ from cli_helpers import NOT_COMPLETED
 import screener as screener_api
 from screener.errors import ConfigError
 
+#: Real processes (the screener command, a browser, ...): the full suite only.
+pytestmark = pytest.mark.subprocess
+
 DB = "runs.db"
 TOO_MANY = 999_999_999_999
 UNCHANGED = "unchanged"

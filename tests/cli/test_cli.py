@@ -26,6 +26,9 @@ from screener.pool import demo_pool, synthetic_pool
 from screener.runs.setup import DEFAULT_ALGORITHM
 from screener.simulation import ksigma_outliers
 
+#: Real processes (the screener command, a browser, ...): the full suite only.
+pytestmark = pytest.mark.subprocess
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

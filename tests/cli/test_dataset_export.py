@@ -20,6 +20,9 @@ from cli_helpers import assert_ran
 
 from screener.bank import Scoring, score_answer
 
+#: Real processes (the screener command, a browser, ...): the full suite only.
+pytestmark = pytest.mark.subprocess
+
 Rows = list[dict[str, str]]
 
 

@@ -92,6 +92,7 @@ SAME_SETTINGS: list[tuple[list[str], dict[str, Any]]] = [
 ]  # fmt: skip
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(("args", "kwargs"), SAME_SETTINGS, ids=lambda v: str(v)[:40])
 def test_the_command_line_and_python_store_the_same_run(
     folder: Path, args: list[str], kwargs: dict[str, Any]
@@ -107,6 +108,7 @@ def test_the_command_line_and_python_store_the_same_run(
         assert from_cli.params["direction"] == PARAMETER_DEFAULTS["direction"] == "low"
 
 
+@pytest.mark.subprocess
 def test_the_run_files_database_is_used_unless_one_is_given(folder: Path) -> None:
     result = screener.run(config="run.toml")
     assert result.run_id is not None and (folder / "from-file.db").exists()
@@ -181,6 +183,7 @@ def test_the_simulated_oracles_own_flags_are_dropped_for_another_oracle(folder: 
     assert set_up_run(settings).plan.oracle_options == {"path": str(answers)}
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("run_file", "kwargs", "args"),
     [
@@ -201,6 +204,7 @@ def test_python_gets_the_command_lines_one_line_errors(
     assert sorted(p.name for p in folder.iterdir()) == ["bad.toml", "pool.csv", "run.toml"]
 
 
+@pytest.mark.subprocess
 def test_plan_and_replay_take_the_same_defaults(folder: Path) -> None:
     planned = screener_cli("plan", "pool.csv", "-a", "wrr", "--budget", "60", "--runs", "2",
                            "--json", cwd=folder)  # fmt: skip

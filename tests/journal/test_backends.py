@@ -121,6 +121,7 @@ def _answered(url: str, run_id: str) -> int:
         return sum(event.kind.value == "answered" for event in journal.events(run_id))
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)  # SQLite: no password
 def test_the_command_line_never_shows_the_password(database_url: str, tmp_path: Path) -> None:
     url = make_url(database_url).set(password="s3cret-pw")  # trust auth: any password works
@@ -180,6 +181,7 @@ async def test_the_heartbeat_keeps_a_long_run_owned(
 SECRET = "pw-5ecret-4rtefact"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)  # SQLite: no password
 def test_no_artefact_of_a_postgresql_run_holds_the_password(
     database_url: str, tmp_path: Path

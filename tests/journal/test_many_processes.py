@@ -13,7 +13,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from screener.journal import Journal
+
+#: Real processes (the screener command, a browser, ...): the full suite only.
+pytestmark = pytest.mark.subprocess
 
 #: One question in flight and a constant latency: a run is then a function of its seed, so a
 #: run shared with others (or interrupted and resumed) must equal the run done alone.
