@@ -21,8 +21,9 @@ Policies, each a gate (``screener.gate``) configured before any outcome is seen:
 * ``screener-first``: the same method, every request gold until it decides (a quiz that stops
   when the answers suffice);
 * ``fdr`` and ``confident``: fdr-thresholding (q = 0.1, eps = 0.05) and
-  confident-thresholding (delta = 0.1, eps = 0.1), gold until they decide, 3 answers at least,
-  their error level spread over 1,000 workers;
+  confident-thresholding (delta = 0.1, eps = 0.1, Beta-mixture intervals: the betting ones
+  cost about ten times the time here), gold until they decide, 3 answers at least, their error
+  level spread over 1,000 workers;
 * ``lsa``: LSA with the gold budget toloka-10 spent on the same stream, gold at one in 10.
 
 Prices: a gold question and a real task 0.05 each (``--price``). Scored per run: money, the
@@ -71,6 +72,7 @@ class Plan:
     gold_price: float = 0.05
     task_price: float = 0.05
     processes: int = 2
+    resume: bool = False
 
 
 QUICK = Plan("quick", QUICK_DATASETS, seeds=2)
@@ -111,7 +113,8 @@ def policies(prices: Prices) -> dict[str, GateSettings | None]:
         policy="first", prices=prices,
     )  # fmt: skip
     chosen["confident"] = GateSettings(
-        algorithm="confident-thresholding", params={**common, "delta": 0.1, "eps": 0.1},
+        algorithm="confident-thresholding",
+        params={**common, "delta": 0.1, "eps": 0.1, "interval": "mixture"},
         policy="first", prices=prices,
     )  # fmt: skip
     return chosen
@@ -129,7 +132,7 @@ def _settings(task: Task) -> GateSettings | None:
 
 #: Policies whose final labels are also aggregated by Dawid-Skene (crowd-kit's EM takes about
 #: a second a run; majority vote is scored for every policy).
-DAWID_SKENE = ("none", "screener", "screener-first", "toloka-10", "quiz-10")
+DAWID_SKENE = ("none", "screener", "toloka-10", "quiz-10")
 
 
 @functools.lru_cache(maxsize=4)
@@ -196,10 +199,11 @@ def run(plan: Plan) -> harness.Report:
     root = Path(os.environ.get("SCREENER_DATA", ""))
     if not os.environ.get("SCREENER_DATA") or not root.is_dir():
         raise SystemExit("set SCREENER_DATA to the folder of the real datasets (../shared/data)")
-    rows, seconds = harness.run_in_processes("stream", run_task, _tasks(plan, root), plan.processes)
-    more, extra = harness.run_in_processes(
-        "stream-lsa", run_task, _lsa_tasks(rows, root, plan), plan.processes
-    )
+    keep = harness.kept_runs("stream", plan)
+    tasks = _tasks(plan, root)
+    rows, seconds = harness.run_in_processes("stream", run_task, tasks, plan.processes, keep=keep)
+    lsa = _lsa_tasks(rows, root, plan)
+    more, extra = harness.run_in_processes("stream-lsa", run_task, lsa, plan.processes, keep=keep)
     from benchmarks.stream_report import summarise
 
     return harness.new_report("stream", plan, seconds + extra, rows=rows + more, **summarise(

@@ -1,19 +1,17 @@
 """How one streamed run is scored: what the requester paid and the final labels it got.
 
 Final labels of the task items: majority vote over the labels kept (ties broken by a seeded
-draw), and Dawid-Skene through crowd-kit when it is installed (its EM over the same labels);
-graded answers: the mean answer, scored ``1 - |mean - truth|``. Accuracy is over the task
-items only (the gold items' truth was the policies' to use).
+draw; ``StreamOutcome.label_accuracy``, which the platform stand-in reports too), and
+Dawid-Skene through crowd-kit when it is installed (its EM over the same labels); graded
+answers: the mean answer, scored ``1 - |mean - truth|``. Accuracy is over the task items only
+(the gold items' truth was the policies' to use).
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
-
-import numpy as np
 
 from screener.gate import Prices
 from screener.testing.platform import StreamOutcome
@@ -52,7 +50,7 @@ def score_outcome(
     ]
     return RunScore(
         money=outcome.gold_answers * prices.gold + outcome.task_labels * prices.task,
-        accuracy=_majority_accuracy(outcome, seed),
+        accuracy=outcome.label_accuracy(seed),
         accuracy_ds=_dawid_skene_accuracy(outcome) if dawid_skene else math.nan,
         gold=outcome.gold_answers,
         task_labels=outcome.task_labels,
@@ -64,22 +62,6 @@ def score_outcome(
         labels_kept=len(kept),
         short_items=outcome.short_items,
     )
-
-
-def _majority_accuracy(outcome: StreamOutcome, seed: int) -> float:
-    rng = np.random.default_rng(seed)
-    right = []
-    for item in sorted(outcome.labels):
-        answers = [answer for _, answer in outcome.labels[item]]
-        truth = outcome.truth[item]
-        if outcome.graded:
-            mean = float(np.mean([float(a) for a in answers]))
-            right.append(max(0.0, 1.0 - abs(mean - float(truth))))
-            continue
-        counts = Counter(answers).most_common()
-        top = sorted(a for a, n in counts if n == counts[0][1])
-        right.append(float(top[int(rng.integers(len(top)))] == truth))
-    return float(np.mean(right)) if right else math.nan
 
 
 def _dawid_skene_accuracy(outcome: StreamOutcome) -> float:

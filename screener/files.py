@@ -57,7 +57,9 @@ def open_output(
 ) -> Iterator[IO[Any]]:
     """A stream onto ``path`` (standard output for ``-``) that is written as it goes yet
     lands whole: the rows go to a partial file beside the target, renamed into place when the
-    block ends, removed when it raises. ``what`` names the output in the one-line error.
+    block ends, removed when it raises. ``what`` names the output in the one-line error. A
+    target that is not a regular file (``/dev/null``, a named pipe) is written to as it is,
+    never replaced; a symbolic link is followed.
 
     Examples
     --------
@@ -75,7 +77,11 @@ def open_output(
         yield sys.stdout.buffer if binary else sys.stdout
         (sys.stdout.buffer if binary else sys.stdout).flush()
         return
-    target = Path(path)
+    target = Path(path).resolve() if Path(path).is_symlink() else Path(path)
+    if target.exists() and not target.is_file():  # /dev/null, a pipe: written, never replaced
+        with _special(target, what, binary) as out:
+            yield out
+        return
     partial = target.with_name(f".{target.name}.partial")
     try:
         stream = partial.open("wb") if binary else partial.open("w", encoding="utf-8", newline="")
@@ -97,3 +103,17 @@ def write_output(path: str | os.PathLike[str], data: str | bytes, *, what: str) 
     """Write ``data`` to ``path`` (standard output for ``-``) whole: see ``open_output``."""
     with open_output(path, what=what, binary=isinstance(data, bytes)) as out:
         out.write(data)
+
+
+@contextlib.contextmanager
+def _special(target: Path, what: str, binary: bool) -> Iterator[IO[Any]]:
+    """An output that is not a regular file, opened in place."""
+    try:
+        stream = target.open("wb") if binary else target.open("w", encoding="utf-8", newline="")
+    except OSError as error:
+        raise ConfigError(
+            f"cannot write {what} to {target}: {error.strerror or error}",
+            "check the path, or pass another",
+        ) from None
+    with stream as out:
+        yield out

@@ -48,3 +48,31 @@ def test_an_unwritable_directory_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"cannot write the answers to .*missing"):
         write_output(tmp_path / "missing" / "a.csv", "x", what="the answers")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_that_is_not_a_regular_file_is_written_not_replaced(tmp_path: Path) -> None:
+    """`-o /dev/null` run as root once renamed a file onto /dev/null: a named pipe stands in
+    for any special file here (a reader drains it; afterwards it is still a pipe)."""
+    import os
+    import stat
+    import threading
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    write_output(pipe, "worker,score\n", what="the report")
+    reader.join(timeout=10)
+    assert received == [b"worker,score\n"]
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+    assert not (tmp_path / ".pipe.partial").exists()
+
+
+def test_a_symbolic_link_is_followed_and_kept(tmp_path: Path) -> None:
+    real = tmp_path / "real.csv"
+    real.write_text("old\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    write_output(link, "new\n", what="the report")
+    assert link.is_symlink() and real.read_text() == "new\n"

@@ -30,6 +30,7 @@ LAYERS = (
     "orchestrator",
     "config",  # run files (TOML)
     "runs",  # stored runs: set up, start, resume, replay, rescore, export
+    "gate_service",  # the gate served over HTTP, every call journaled in a run
     "report",
     "report_html",
     "api",

@@ -6,9 +6,11 @@ from __future__ import annotations
 import click
 
 from screener.cli.algorithms import algorithms
+from screener.cli.gate import gate
 from screener.cli.oracles import oracles
 from screener.cli.run import plan, replay, run
 from screener.cli.serve import serve
+from screener.cli.standin import standin
 from screener.cli.stored_runs import export, invalidate, report, runs, upgrade
 
 __all__ = ["COMMANDS"]
@@ -25,4 +27,6 @@ COMMANDS: tuple[click.Command, ...] = (
     oracles,
     algorithms,
     serve,
+    gate,
+    standin,
 )

@@ -18,6 +18,7 @@ from screener.algorithms import ALGORITHMS, parameter_choices
 from screener.algorithms.registry import HEURISTIC_INTERVALS
 from screener.cli.output import Output, output_settings
 from screener.config import parse_value
+from screener.errors import ConfigError
 from screener.files import STDIO
 from screener.oracles.simulated import SimulatedOracle
 from screener.orchestrator import RunOptions
@@ -38,14 +39,17 @@ __all__ = [
     "DB_ENV",
     "DEFAULT_DB",
     "algorithm_options",
+    "cannot_listen",
     "db_option",
     "given_on_command_line",
     "json_option",
     "key_values",
+    "listen_options",
     "option_group",
     "oracle_options",
     "output_file_option",
     "output_options",
+    "refuse_beside_resume",
     "run_options",
     "synthetic_pool_options",
 ]
@@ -65,6 +69,26 @@ def given_on_command_line(name: str) -> bool:
     environment variable: a run file's value wins over those)."""
     source = click.get_current_context().get_parameter_source(name)
     return source not in (None, ParameterSource.DEFAULT, ParameterSource.ENVIRONMENT)
+
+
+def refuse_beside_resume(run_id: str, allowed: frozenset[str], alternative: str) -> None:
+    """``--resume`` continues a run with the settings it started with: an option typed beside
+    it that is not ``allowed`` (where the run is, how to show it) is refused by name rather
+    than silently ignored."""
+    context = click.get_current_context()
+    given = [
+        param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
+        for param in context.command.params
+        if param.name not in allowed
+        and context.get_parameter_source(param.name or "") is ParameterSource.COMMANDLINE
+    ]
+    if given:
+        names = ", ".join(given)
+        raise ConfigError(
+            f"--resume continues run {run_id} with the settings it started with, so {names} "
+            "cannot be given",
+            f"drop {names}, {alternative}",
+        )
 
 
 def key_values(items: Sequence[str], flag: str) -> dict[str, Any]:
@@ -131,6 +155,23 @@ def json_option(help_text: str) -> Decorator:
 def output_file_option(help_text: str) -> Decorator:
     """``-o/--output FILE``: the one meaning of -o in every command (- is standard output)."""
     return _stack([_output_file(help_text)])
+
+
+#: Where a server listens (`serve`, `gate`): ``host`` and ``port``.
+listen_options = _stack([
+    (("--host",), dict(default="127.0.0.1", show_default=True, help="Address to listen on.")),
+    (("--port",), dict(type=click.IntRange(0, 65535), default=0, show_default=True,
+                       help="Port (0: any free one; the URL is printed).")),
+])  # fmt: skip
+
+
+def cannot_listen(host: str, port: int, error: OSError) -> ConfigError:
+    """The one line for a server that cannot listen (the port is taken, the host is not
+    this machine's...)."""
+    return ConfigError(
+        f"cannot listen on {host}:{port}: {error.strerror or error}",
+        "choose another --host or --port; --port 0 takes any free one",
+    )
 
 
 db_option = click.option(

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from click.core import ParameterSource
 
 from screener.algorithms import ALGORITHMS, Algorithm, Result, accepted_parameters
 from screener.cli.console import ExitCode, note, verbosity
@@ -25,11 +24,11 @@ from screener.cli.options import (
     json_option,
     oracle_options,
     output_options,
+    refuse_beside_resume,
     run_options,
     synthetic_pool_options,
 )
 from screener.cli.output import Output, print_report
-from screener.errors import ConfigError
 from screener.files import is_stdio
 from screener.journal import display_name
 from screener.orchestrator import Progress
@@ -145,20 +144,7 @@ def _resume(run_id: str, db: str, out: Output, progress: Progress | None) -> Non
 def _refuse_settings_on_resume(run_id: str) -> None:
     """A resumed run keeps the settings it started with: a setting given beside --resume is
     refused by name rather than silently ignored."""
-    context = click.get_current_context()
-    given = [
-        param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
-        for param in context.command.params
-        if param.name not in _RESUME_OPTIONS
-        and context.get_parameter_source(param.name or "") is ParameterSource.COMMANDLINE
-    ]
-    if given:
-        names = ", ".join(given)
-        raise ConfigError(
-            f"--resume continues run {run_id} with the settings it started with, so {names} "
-            "cannot be given",
-            f"drop {names}, or start a new run",
-        )
+    refuse_beside_resume(run_id, _RESUME_OPTIONS, "or start a new run")
 
 
 @click.command()

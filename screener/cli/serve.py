@@ -15,8 +15,7 @@ import click
 
 from screener.algorithms._checks import check_seed
 from screener.bank import load_bank
-from screener.cli.options import option_group
-from screener.errors import ConfigError
+from screener.cli.options import cannot_listen, listen_options, option_group
 from screener.oracles.latency import Latency
 from screener.pool import demo_pool, load_pool_csv
 
@@ -40,11 +39,7 @@ DEFAULT_BANK_SIZE = 200
     help=f"Gold question bank (CSV or JSON). Default: {DEFAULT_BANK_SIZE} generated "
     "'What is a + b?' questions.",
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option(
-    "--port", type=click.IntRange(0, 65535), default=0, show_default=True,
-    help="Port (0: any free one).",
-)  # fmt: skip
+@listen_options
 @click.option(
     "--latency",
     default="constant:0.1",
@@ -110,11 +105,8 @@ async def _serve(
 
     try:
         runner, url = await start_service(service, host=host, port=port)
-    except OSError as error:  # the port is taken, the host is not this machine's...
-        raise ConfigError(
-            f"cannot listen on {host}:{port}: {error.strerror or error}",
-            "choose another --host or --port; --port 0 takes any free one",
-        ) from None
+    except OSError as error:
+        raise cannot_listen(host, port, error) from None
     click.echo(url)
     if warn_open:  # once listening: a service that failed to start needs no warning
         click.echo(f"warning: {TOKEN_ENV} is not set: the service accepts any request", err=True)

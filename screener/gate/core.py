@@ -178,13 +178,8 @@ class Gate:
     ) -> AnswerOutcome:
         """The answer to gold question ``gold``: its ``reward`` (1 right, 0 wrong, or a grade),
         or the raw ``answer``, scored against the bank's key."""
-        record = self.golds.get(gold)
-        if record is None:
-            raise UnknownPullError(
-                f"no gold question {gold!r} was handed out by this gate",
-                "answer with the gold id of a reply",
-            )
-        value = self._reward(record, reward, answer)
+        value = self.check_answer(gold, reward=reward, answer=answer)
+        record = self.golds[gold]
         if record.answered:
             return AnswerOutcome.DUPLICATE
         if record.released:
@@ -199,6 +194,19 @@ class Gate:
         if record.audit and not state.banned:
             self._audit_answer(state, value)
         return AnswerOutcome.ACCEPTED
+
+    def check_answer(
+        self, gold: str, *, reward: float | None = None, answer: object = None
+    ) -> float:
+        """The reward ``answer`` would take for this answer, or the error it would raise;
+        changes nothing (so a batch of answers can be checked whole before any is used)."""
+        record = self.golds.get(gold)
+        if record is None:
+            raise UnknownPullError(
+                f"no gold question {gold!r} was handed out by this gate",
+                "answer with the gold id of a reply",
+            )
+        return self._reward(record, reward, answer)
 
     def leave(self, worker: str, reason: str = "left") -> None:
         """``worker`` left: the gold question it owes is released, and it is asked nothing

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,6 +48,31 @@ class Prices:
                     f"the price of a {label} question must be a number > 0, got {value!r}",
                     "give e.g. --price gold=0.05,task=0.05",
                 )
+
+    @classmethod
+    def parse(cls, text: str) -> Prices:
+        """Prices as typed on a command line: ``gold=0.05,task=0.04`` (either may be left out:
+        it keeps its default).
+
+        Examples
+        --------
+        >>> Prices.parse("gold=0.1,task=0.02"), Prices.parse("task=0.5").gold
+        (Prices(gold=0.1, task=0.02), 0.05)
+        """
+        fix = "give e.g. --price gold=0.05,task=0.05"
+        given: dict[str, float] = {}
+        for part in text.split(","):
+            name, sep, value = part.partition("=")
+            name = name.strip()
+            if not sep or name not in ("gold", "task") or name in given:
+                raise ConfigError(f"cannot read prices {text!r}: each is gold=X or task=X", fix)
+            try:
+                given[name] = float(value)
+            except ValueError:
+                raise ConfigError(
+                    f"the price of {name} must be a number, got {value!r}", fix
+                ) from None
+        return cls(**given)
 
 
 @dataclass(frozen=True)
@@ -123,6 +149,33 @@ class GateSettings:
         ):
             raise ConfigError(f"bad_label must be a cost >= 0, got {self.bad_label}")
         check_seed(self.seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values, which ``from_dict`` turns back into these settings.
+
+        Examples
+        --------
+        >>> settings = GateSettings(policy="share", prices=Prices(gold=0.1))
+        >>> GateSettings.from_dict(settings.to_dict()) == settings
+        True
+        """
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {**values, "params": dict(self.params), "prices": dataclasses.asdict(self.prices)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GateSettings:
+        """The settings ``to_dict`` wrote; ConfigError, naming the keys, for any other."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(
+                f"these gate settings hold keys this screener does not know: {unknown}",
+                "use the screener version that wrote them",
+            )
+        values = dict(data)
+        if "prices" in values:
+            values["prices"] = Prices(**values["prices"])
+        return cls(**values)
 
     @property
     def label_cost(self) -> float:

@@ -51,14 +51,20 @@ class GoldValue:
     def wants(self, method: CrowdPrior, arm: int, remaining: float) -> bool:
         """Whether worker ``arm``, expected to make ``remaining`` more requests, should get a
         gold question now."""
-        if method.stats.count[arm] < method.min_counts[arm]:
+        count = int(method.stats.count[arm])
+        if count < method.min_counts[arm]:
             return True  # the pilot's workers fit the prior: their answers are needed
         table = self._table(method, max(remaining, 1.0))
-        successes = method.scaled_successes()[arm : arm + 1]
-        action, _ = table.lookup(successes, method.stats.count[arm : arm + 1])
+        # One worker's lattice point, as StoppingTable.lookup finds it (a graded worker's
+        # successes rounded), without arrays: this runs at every request.
+        answered = min(count, table.horizon)
+        total = float(method.stats.total[arm])
+        successes = (total - method.lower * count) / (method.upper - method.lower)
+        right = min(max(round(successes), 0), answered)
+        action = int(table.action[right, answered - right])
         # Where the prior alone would ban, crowd-prior has not (it bans only when every prior
         # the answers allow agrees): more gold is what brings that ban.
-        return bool(action[0] != StoppingTable.ACCEPT)
+        return action != StoppingTable.ACCEPT
 
     def _table(self, method: CrowdPrior, remaining: float) -> StoppingTable:
         if method.prior is not self._prior:
@@ -89,8 +95,11 @@ class RequestLengths:
     ``remaining(a)``: the mean residual ``E[T - a | T > a]`` over the workers seen with more
     than ``a`` requests (their counts so far, a lower bound on their totals while they work),
     shrunk towards the requester's guess ``expected`` (less ``a``) with the weight of
-    ``PRIOR_WORKERS`` workers, so that the first workers do not decide it alone. The counts are
-    sorted again every ``REFRESH`` requests (a cheap, deterministic schedule).
+    ``PRIOR_WORKERS`` workers, so that the first workers do not decide it alone; and at least
+    ``a`` itself: crowds are heavy-tailed (a Pareto tail of index 2 gives exactly
+    ``E[T - a | T > a] = a``), and the most prolific worker so far has no longer peers to
+    learn its future from, yet is the likeliest to go on. The counts are sorted again every
+    ``REFRESH`` requests (a cheap, deterministic schedule).
     """
 
     PRIOR_WORKERS = 5
@@ -119,7 +128,7 @@ class RequestLengths:
         total = self._suffix[first] - age * longer
         weight = self.PRIOR_WORKERS
         guess = max(self.expected - age, 1.0)
-        return (total + weight * guess) / (longer + weight)
+        return max((total + weight * guess) / (longer + weight), float(age))
 
     def _rebuild(self) -> None:
         self._since = 0

@@ -53,6 +53,11 @@ class EventKind(enum.StrEnum):
     #: JSON ``{"seq": its position in the run's decision stream, "reason": why}``. Derived
     #: data: a replay makes the same decisions and writes none.
     DECIDED = "decided"
+    #: A gate run: a worker asked for work (``worker``; ``detail`` the request id, if any),
+    #: journaled with the gate's reply before it is sent: ``question`` the bank's question,
+    #: ``response`` JSON ``{"kind", "gold", "reason"}``. A replay makes the same call and
+    #: must get the same reply.
+    REQUESTED = "requested"
     #: A process stopped driving the run before its end; detail "interrupted" (Ctrl-C, a
     #: cancelled task) or "failed: <why>". A resume continues it.
     STOPPED = "stopped"

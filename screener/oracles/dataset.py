@@ -55,11 +55,13 @@ _KEPT_BLOCKS = 4_096
 @dataclass(frozen=True, slots=True)
 class Record:
     """One recorded answer: the item, the raw answer to replay (None when only the reward
-    can be: scoring the answer against gold would not give it), and the reward."""
+    can be: scoring the answer against gold would not give it), the reward, and the answer
+    as the file gives it (a graded one too: what aggregating the labels needs)."""
 
     item: str
     answer: str | None
     reward: float
+    given: str | None = None
 
 
 @dataclass(frozen=True)
@@ -276,7 +278,7 @@ def _assemble(
             and row.answer is not None
             and score_answer(_SCORING, row.gold, 0.0, row.answer) == row.reward
         )
-        record = Record(row.item, row.answer if replayable else None, row.reward)
+        record = Record(row.item, row.answer if replayable else None, row.reward, row.answer)
         per_worker.setdefault(row.worker, []).append(record)
     records = tuple(tuple(rs) for rs in per_worker.values())
     return RecordedAnswers(tuple(per_worker), records, source, gold, skipped)

@@ -10,12 +10,23 @@ import json
 
 from screener.algorithms import Algorithm, create_algorithm
 from screener.algorithms.snapshot import load_state
-from screener.errors import ConfigError, SnapshotError
+from screener.errors import ConfigError, JournalError, SnapshotError
 from screener.journal import Event, Journal, RunRecord, Snapshot
 from screener.pool import WorkerPool
 from screener.runs.answers import answers_by_worker
 
-__all__ = ["build_algorithm", "observed_accuracies", "read_run", "restored", "worker_pool"]
+__all__ = [
+    "GATE_ORACLE",
+    "build_algorithm",
+    "observed_accuracies",
+    "read_run",
+    "restored",
+    "worker_pool",
+]
+
+#: The oracle name of a run that `screener gate` serves (screener.gate_service): its events
+#: are the gate's calls, not pulls, so it has neither a pool nor an algorithm to rebuild here.
+GATE_ORACLE = "gate"
 
 
 def read_run(db: str, run_id: str) -> tuple[RunRecord, list[Event]]:
@@ -50,6 +61,7 @@ def worker_pool(record: RunRecord) -> WorkerPool:
     >>> worker_pool(record).workers
     ('ann', 'bob')
     """
+    _refuse_gate_run(record)
     return WorkerPool.from_dict(dict(record.pool))
 
 
@@ -65,7 +77,18 @@ def build_algorithm(record: RunRecord) -> Algorithm:
     >>> type(algorithm).__name__, algorithm.n_arms, algorithm.k
     ('WeightedRoundRobin', 2, 3.0)
     """
+    _refuse_gate_run(record)
     return create_algorithm(record.algorithm, len(record.pool["workers"]), dict(record.params))
+
+
+def _refuse_gate_run(record: RunRecord) -> None:
+    if record.oracle.get("name") == GATE_ORACLE:
+        raise JournalError(
+            f"run {record.id} is a gate run: it has no screening of its own to report, "
+            "replay or resume here",
+            f"serve it again with `screener gate --resume {record.id}`; its GET /v1/status "
+            "summarises it",
+        )
 
 
 def restored(record: RunRecord, snapshot: Snapshot | None) -> tuple[Algorithm, int]:

@@ -1,10 +1,11 @@
 """A platform stand-in: a real dataset replayed as a task stream of arriving workers.
 
-Each worker of a recorded dataset arrives at a seeded time and asks for work as many times as
-it answered in the data, at a seeded pace; requests of all workers are interleaved by time,
-so workers join late, overlap and leave. A seeded share of the items serves as gold (their
-truth is known to the gate's platform); the others are the real tasks, whose truth is hidden
-from every policy and used only to score the final labels.
+Each worker of a recorded dataset arrives at a seeded time and asks for work at a seeded pace
+until it has given every recorded answer it still can (a gold question does not take the
+place of one of its tasks; at most twice as many requests as it has answers); requests of all
+workers are interleaved by time, so workers join late, overlap and leave. A seeded share of
+the items serves as gold (their truth is known to the gate's platform); the others are the
+real tasks, whose truth is hidden from every policy and used only to score the final labels.
 
 What a request gets, per the policy's reply:
 
@@ -26,6 +27,7 @@ truth moved by a score drawn from the worker's recorded scores).
 
 from __future__ import annotations
 
+import math
 from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -80,6 +82,24 @@ class StreamOutcome:
     banned: frozenset[str]
     short_items: int  # items that needed replacement labels
 
+    def label_accuracy(self, seed: int = 0) -> float:
+        """The accuracy of the final labels of the task items (NaN without any): majority vote
+        over the labels kept, ties broken by a draw seeded with ``seed``; graded answers: the
+        mean answer, scored ``1 - |mean - truth|``."""
+        rng = np.random.default_rng(seed)
+        right = []
+        for item in sorted(self.labels):
+            answers = [answer for _, answer in self.labels[item]]
+            truth = self.truth[item]
+            if self.graded:
+                mean = float(np.mean([float(a) for a in answers]))
+                right.append(max(0.0, 1.0 - abs(mean - float(truth))))
+                continue
+            counts = Counter(answers).most_common()
+            top = sorted(a for a, n in counts if n == counts[0][1])
+            right.append(float(top[int(rng.integers(len(top)))] == truth))
+        return float(np.mean(right)) if right else math.nan
+
 
 class TaskStream:
     """One seeded replay of ``answers`` (see the module docstring)."""
@@ -104,7 +124,7 @@ class TaskStream:
         self.answer_set: dict[str, list[str]] = {}
         for records in answers.records:
             for r in records:
-                self.answer_set.setdefault(r.item, []).append(str(r.answer))
+                self.answer_set.setdefault(r.item, []).append(_given(r))
         self.workers = {
             name: self._worker(name, records, rewards)
             for name, records, rewards in zip(
@@ -227,22 +247,27 @@ class TaskStream:
             if record.item in self.gold_items:
                 gold.append((record.item, float(record.reward), record.answer))
             else:
-                tasks.append((record.item, str(record.answer)))
+                tasks.append((record.item, _given(record)))
         return _Worker(name, float(rewards.mean()), np.asarray(rewards), gold, tasks)
 
     def _schedule(self, answers: RecordedAnswers) -> list[str]:
-        """Each worker's requests (one per recorded answer) at a seeded arrival time and
-        pace, interleaved by time."""
+        """Each worker's requests (twice its recorded answers: it leaves when it has no task
+        left) at a seeded arrival time and pace, interleaved by time."""
         span = self.settings.session
         times: list[np.ndarray] = []
         names: list[np.ndarray] = []
         for index, rewards in enumerate(answers.rewards):
             start = self.rng.random() * (1.0 - span)
-            times.append(start + np.sort(self.rng.random(rewards.size)) * span)
-            names.append(np.full(rewards.size, index))
+            times.append(start + np.sort(self.rng.random(2 * rewards.size)) * span)
+            names.append(np.full(2 * rewards.size, index))
         order = np.argsort(np.concatenate(times), kind="stable")
         workers = answers.workers
         return [workers[i] for i in np.concatenate(names)[order].tolist()]
+
+
+def _given(record: Record) -> str:
+    """A label as the worker gave it (a graded answer too)."""
+    return str(record.given if record.given is not None else record.answer)
 
 
 def _is_graded(answers: RecordedAnswers) -> bool:

@@ -4,10 +4,9 @@ turns is caught within the detector's stated delay) over seeded streams of simul
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import pytest
+from crowd_streams import Crowd, crowd, drive
 from stats_helpers import assert_rate_at_most
 
 from screener.bank import GoldBank, GoldQuestion, Scoring
@@ -36,46 +35,6 @@ POLICIES = {
 }
 
 
-@dataclass
-class Crowd:
-    """Simulated workers: accuracy, and (for a worker who turns) the request from which it
-    answers with ``after`` instead."""
-
-    accuracy: dict[str, float]
-    turns: dict[str, tuple[int, float]] = field(default_factory=dict)
-
-    def rate(self, worker: str, request: int) -> float:
-        turn = self.turns.get(worker)
-        if turn is not None and request >= turn[0]:
-            return turn[1]
-        return self.accuracy[worker]
-
-
-def crowd(n: int, seed: int, spam: float = 0.2) -> Crowd:
-    rng = np.random.default_rng(seed)
-    return Crowd({f"w{i:03d}": 0.35 if rng.random() < spam else 0.85 for i in range(n)})
-
-
-def drive(gate: Gate, people: Crowd, requests: int, seed: int) -> dict[str, list[str]]:
-    """Workers arrive over the stream (late joiners too) and ask for work at random; gold
-    questions are answered at once. Returns each worker's replies in order."""
-    rng = np.random.default_rng(seed)
-    names = list(people.accuracy)
-    arrival = np.sort(rng.integers(0, requests // 2, len(names)))
-    arrival[0] = 0
-    seen: dict[str, list[str]] = {}
-    for step in range(requests):
-        present = [w for w, a in zip(names, arrival, strict=True) if a <= step]
-        worker = present[int(rng.integers(len(present)))]
-        reply = gate.next(worker)
-        seen.setdefault(worker, []).append(reply.kind.value)
-        if reply.kind is ReplyKind.GOLD:
-            assert reply.gold is not None
-            right = rng.random() < people.rate(worker, len(seen[worker]))
-            gate.answer(reply.gold, reward=float(right))
-    return seen
-
-
 # ------------------------------------------------------------------ the contract
 def test_a_worker_owing_an_answer_gets_the_same_question() -> None:
     gate = Gate(GateSettings(policy="first", max_unscreened=0))
@@ -97,6 +56,20 @@ def test_answers_are_idempotent_and_checked() -> None:
         gate.answer("g999", reward=1.0)
     with pytest.raises(ConfigError):
         gate.answer(reply.gold)  # neither a reward nor an answer
+
+
+def test_checking_an_answer_changes_nothing() -> None:
+    gate = Gate(GateSettings(policy="first", max_unscreened=0))
+    reply = gate.next("ann")
+    assert reply.gold is not None
+    assert gate.check_answer(reply.gold, reward=1.0) == 1.0
+    for bad in ({"reward": 2.0}, {}, {"answer": "4"}):  # out of range, none, no bank
+        with pytest.raises((InvalidRewardError, ConfigError)):
+            gate.check_answer(reply.gold, **bad)
+    with pytest.raises(UnknownPullError):
+        gate.check_answer("g7", reward=1.0)
+    assert gate.answer(reply.gold, reward=1.0) is AnswerOutcome.ACCEPTED  # still unanswered
+    assert gate.check_answer(reply.gold, reward=0.0) == 0.0  # a duplicate is no error
 
 
 def test_an_answer_after_the_worker_left_is_late() -> None:
@@ -158,6 +131,21 @@ def test_bad_settings_are_refused_in_one_line(settings: dict[str, object]) -> No
 def test_prices_must_be_positive() -> None:
     with pytest.raises(ConfigError):
         Prices(gold=0.0)
+
+
+@pytest.mark.parametrize("text", ["gold=0", "gold=x", "gold", "fee=1", "gold=1,gold=2", ""])
+def test_prices_are_read_from_one_flag_or_refused_in_one_line(text: str) -> None:
+    assert Prices.parse("task=0.5, gold=0.25") == Prices(gold=0.25, task=0.5)
+    with pytest.raises(ConfigError) as caught:
+        Prices.parse(text)
+    assert "\n" not in str(caught.value)
+
+
+def test_settings_round_trip_through_plain_values() -> None:
+    settings = GateSettings(policy="share", gold_every=3, gold_share=0.2, prices=Prices(0.1, 0.2))
+    assert GateSettings.from_dict(settings.to_dict()) == settings
+    with pytest.raises(ConfigError):
+        GateSettings.from_dict({**settings.to_dict(), "colour": "red"})
 
 
 # ------------------------------------------------------------------ the rules, over streams

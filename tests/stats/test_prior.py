@@ -140,6 +140,32 @@ def test_stopping_table_matches_a_brute_force_recursion() -> None:
     assert math.isfinite(float(costs_to_come[0]))
 
 
+def test_a_ban_limited_to_high_posteriors_matches_a_brute_force_recursion() -> None:
+    """``ban_from``: stopping bans only where P(bad) >= ban_from, else it keeps the worker
+    (the gate's value policy: crowd-prior's posterior mode bans at 1 - q)."""
+    prior = fit_beta_prior([7.0, 3.0, 9.0, 5.0], [10, 10, 10, 10])
+    costs = StoppingCosts(1.0, 30.0, 60.0)
+    horizon, ban_from = 6, 0.9
+    table = stopping_table(prior, 0.6, costs, horizon=horizon, min_answers=0, ban_from=ban_from)
+
+    def value(s: int, f: int) -> float:
+        p_bad = float(prior.prob_below([s], [s + f], 0.6)[0])
+        ban = (1 - p_bad) * costs.false_ban if p_bad >= ban_from else math.inf
+        stop = min(ban, p_bad * costs.missed_bad)
+        if s + f == horizon:
+            return stop
+        p = float(prior.posterior([s], [s + f])[0] @ prior.grid)
+        return min(stop, costs.question + p * value(s + 1, f) + (1 - p) * value(s, f + 1))
+
+    for s in range(horizon + 1):
+        for f in range(horizon + 1 - s):
+            assert table.cost[s, f] == pytest.approx(value(s, f), rel=1e-9)
+            if table.action[s, f] == StoppingTable.BAN:
+                assert float(prior.prob_below([s], [s + f], 0.6)[0]) >= ban_from
+    free = stopping_table(prior, 0.6, costs, horizon=horizon, min_answers=0)
+    assert (free.action == StoppingTable.BAN).sum() > (table.action == StoppingTable.BAN).sum()
+
+
 # ------------------------------------------------------------------ the hyperparameter region
 FloatArray = NDArray[np.float64]
 

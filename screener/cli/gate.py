@@ -1,0 +1,192 @@
+"""``screener gate``: serve a gate over HTTP (docs/gate-api.md), every call journaled in a
+run of the run database before its reply; ``--resume`` rebuilds it from that journal."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import os
+import signal
+import socket
+from pathlib import Path
+from typing import Any, get_args
+
+import click
+
+from screener.algorithms import ALGORITHMS
+from screener.bank import GoldBank, load_bank
+from screener.cli.console import ExitCode, note
+from screener.cli.options import (
+    cannot_listen,
+    db_option,
+    key_values,
+    listen_options,
+    option_group,
+    refuse_beside_resume,
+)
+from screener.errors import ConfigError
+from screener.gate import DEFAULT_PARAMS, Gate, GateSettings, GoldPolicy, OnChange, Prices
+from screener.gate_service import TOKEN_ENV, GateSession, listen, serve_gate
+from screener.journal import display_name
+
+__all__ = ["gate"]
+
+_DEFAULTS = GateSettings()
+_PRICES = f"gold={_DEFAULTS.prices.gold:g},task={_DEFAULTS.prices.task:g}"
+#: What may be given beside --resume: where the run is and where to listen.
+_RESUME_OPTIONS = frozenset({"resume_id", "db", "host", "port"})
+_FILE = click.Path(dir_okay=False, path_type=Path)
+
+
+def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """An option setting the GateSettings field of the same name, its default the field's."""
+    name = flag.removeprefix("--").replace("-", "_")
+    default = getattr(_DEFAULTS, name)
+    return (flag,), {"default": default, "show_default": default is not None, "help": help_text,
+                     **attrs}  # fmt: skip
+
+
+@click.command()
+@option_group("given", dict, [
+    (("--algorithm", "-a"), dict(
+        type=click.Choice(sorted(ALGORITHMS)), default=_DEFAULTS.algorithm, show_default=True,
+        help="Screening method (one whose workers may join: crowd-prior, toloka-rule, quiz, "
+        "lsa, confident- / fdr-thresholding with -p max_workers=N).")),
+    (("--param", "-p", "extra"), dict(
+        multiple=True, metavar="KEY=VALUE",
+        help="A parameter of the method (repeatable). crowd-prior starts from "
+        + ", ".join(f"{k}={v}" for k, v in DEFAULT_PARAMS.items()) + ".")),
+    _setting("--policy", "When a worker being screened gets gold: value (worth its price, "
+             "crowd-prior), first (every request until decided), share (one in --gold-every).",
+             type=click.Choice(get_args(GoldPolicy))),
+    _setting("--gold-every", "share policy: one gold question in N requests.", type=int),
+    _setting("--max-unscreened", "Real tasks a worker may do before its first gold question.",
+             type=int),
+    _setting("--gold-share", "Most gold questions may be of all replies (default: no cap).",
+             type=float),
+    _setting("--gold-budget", "Most gold questions in all (default: no cap).", type=int),
+    _setting("--audit-rate", "Share of a decided worker's requests that get a gold question.",
+             type=float),
+    _setting("--alpha", "False-alarm level of the change detector, per audit answer.",
+             type=float),
+    _setting("--on-change", "What the change detector's alarm does to a qualified worker.",
+             type=click.Choice(get_args(OnChange))),
+    (("--price",), dict(default=_PRICES, show_default=True,
+                        help="What a gold question and a real task cost.")),
+    _setting("--expected-tasks", "Real tasks a worker does, before the stream says (value "
+             "policy).", type=float),
+    _setting("--bad-label", "What a label from a worker under the bar costs (default: twice "
+             "the task price).", type=float),
+    _setting("--seed", "Seed of the audits' draws and the bank's question orders.", type=int),
+    (("--questions",), dict(type=_FILE, default=None,
+                            help="Gold question bank (CSV or JSON): replies name the question "
+                            "and raw answers are scored against its key.")),
+])  # fmt: skip
+@listen_options
+@click.option(
+    "--resume", "resume_id", default=None, metavar="RUN_ID",
+    help="Serve gate run RUN_ID again, rebuilt from its journal, with its own settings.",
+)  # fmt: skip
+@db_option
+def gate(given: dict[str, Any], host: str, port: int, resume_id: str | None, db: str) -> None:
+    """Serve a gate over HTTP: for each worker who asks for work, a gold question or a real
+    task; gold answers back; decisions streamed as they are made (docs/gate-api.md).
+
+    Prints the base URL on one line, then serves until Ctrl-C. Requests must carry
+    "Authorization: Bearer $SCREENER_GATE_TOKEN" when that variable is set; without it the
+    gate accepts everyone and listens on this machine only.
+    """
+    token = os.environ.get(TOKEN_ENV) or None
+    if resume_id is not None:
+        refuse_beside_resume(resume_id, _RESUME_OPTIONS, "or serve a new gate")
+        settings, bank = None, None
+    else:
+        settings, bank = _settings(given)
+        Gate(settings, bank)  # the method's parameters are checked where it is built
+    _check_exposure(host, token)
+    try:
+        sock = listen(host, port)
+    except OSError as error:
+        raise cannot_listen(host, port, error) from None
+    with sock:
+        code = asyncio.run(_serve(sock, token, db, resume_id, settings, bank))
+    raise click.exceptions.Exit(code)
+
+
+def _settings(given: dict[str, Any]) -> tuple[GateSettings, GoldBank | None]:
+    values = dict(given)
+    algorithm = values.pop("algorithm")
+    extra = key_values(values.pop("extra"), "--param")
+    params = {**(DEFAULT_PARAMS if algorithm == _DEFAULTS.algorithm else {}), **extra}
+    questions = values.pop("questions")
+    prices = Prices.parse(values.pop("price"))
+    settings = GateSettings(algorithm=algorithm, params=params, prices=prices, **values)
+    return settings, None if questions is None else load_bank(questions)
+
+
+def _check_exposure(host: str, token: str | None) -> None:
+    """Without a token the gate serves this machine only."""
+    if token is not None or host == "localhost":
+        return
+    with contextlib.suppress(ValueError):
+        if ipaddress.ip_address(host).is_loopback:
+            return
+    raise ConfigError(
+        f"--host {host} lets other machines in, and {TOKEN_ENV} is not set",
+        f"set {TOKEN_ENV} to a secret token, or listen on 127.0.0.1",
+    )
+
+
+async def _serve(
+    sock: socket.socket,
+    token: str | None,
+    db: str,
+    resume_id: str | None,
+    settings: GateSettings | None,
+    bank: GoldBank | None,
+) -> int:
+    if resume_id is not None:
+        session = await GateSession.resume(resume_id, db)
+    else:
+        assert settings is not None
+        session = await GateSession.create(settings, bank, db)
+    try:
+        runner, url = await serve_gate(session, token, sock)
+    except BaseException:
+        await session.close("failed: could not serve")
+        raise
+    click.echo(url)
+    shown, run_id = display_name(db), session.run_id
+    note(f"gate run {run_id} in {shown}")
+    if token is None:
+        note(f"warning: {TOKEN_ENV} is not set: the gate accepts any request from this machine")
+    interrupted = await _until_stopped(session)
+    await runner.cleanup()
+    await session.close("interrupted")
+    if session.failure is not None:
+        raise ConfigError(
+            f"gate run {run_id} stopped: {session.failure}",
+            f"continue it with `screener gate --resume {run_id} --db {shown}`",
+        )
+    assert interrupted
+    note(f"stopped: gate run {run_id} is saved; continue it with "
+         f"`screener gate --resume {run_id} --db {shown}`")  # fmt: skip
+    return ExitCode.INTERRUPTED
+
+
+async def _until_stopped(session: GateSession) -> bool:
+    """Serve until Ctrl-C or SIGTERM (True) or until the session stops by itself (False)."""
+    loop = asyncio.get_running_loop()
+    asked = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, asked.set)
+    waits = [asyncio.create_task(asked.wait()), asyncio.create_task(session.stopped.wait())]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in waits:
+            task.cancel()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    return asked.is_set()

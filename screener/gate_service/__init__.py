@@ -1,0 +1,29 @@
+"""The gate served over HTTP (``screener gate``; the API in docs/gate-api.md).
+
+``GateSession``: a ``screener.gate.Gate`` whose every call is journaled, with the decisions
+it made, before its reply, in a run that one process owns through the journal's lease, and
+that a restarted process rebuilds by replaying the journaled calls (``journaled``).
+``gate_app`` / ``serve_gate``: the aiohttp service over a session; ``GateClient``: an asyncio
+client of that API (the platform stand-in's), ``protocol``: what both sides read and write.
+"""
+
+from screener.gate_service.app import gate_app, listen, serve_gate
+from screener.gate_service.journaled import GATE_ORACLE, gate_spec, replay_gate, run_gate
+from screener.gate_service.protocol import TOKEN_ENV, AnswerItem, DecisionsQuery, GateApiError
+from screener.gate_service.session import GateSession, GateStoppedError
+
+__all__ = [
+    "GATE_ORACLE",
+    "TOKEN_ENV",
+    "AnswerItem",
+    "DecisionsQuery",
+    "GateApiError",
+    "GateSession",
+    "GateStoppedError",
+    "gate_app",
+    "gate_spec",
+    "listen",
+    "replay_gate",
+    "run_gate",
+    "serve_gate",
+]

@@ -1,0 +1,141 @@
+"""The gate's HTTP API (docs/gate-api.md) over a ``GateSession``, with aiohttp.
+
+Every request but the reads (decisions, status) is a call of the gate, journaled before its
+reply (``GateSession``). Errors are JSON ``{"error": "..."}``, one line each: 400 for a
+request the API or the gate refuses (nothing of it is used), 401 for a missing or wrong
+bearer token, 404 for an unknown gold id or path, 405, 413 for a body over 1 MiB, 503 when the
+gate has stopped serving.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import socket
+
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+from screener.errors import ScreenerError, UnknownPullError
+from screener.gate_service.protocol import (
+    ANSWERS_PATH,
+    DECISIONS_PATH,
+    LEAVE_PATH,
+    NEXT_PATH,
+    STATUS_PATH,
+    GateApiError,
+    parse_answers,
+    parse_decisions_query,
+    parse_leave,
+    parse_next,
+)
+from screener.gate_service.session import GateSession, GateStoppedError
+
+__all__ = ["gate_app", "listen", "serve_gate"]
+
+log = logging.getLogger(__name__)
+
+
+def gate_app(session: GateSession, token: str | None) -> web.Application:
+    """The API over ``session``; requests must carry ``Authorization: Bearer <token>`` (None:
+    no authentication). The token is compared in constant time and never logged."""
+
+    async def next_(request: web.Request) -> web.Response:
+        return web.json_response(await session.next(parse_next(await _body(request))))
+
+    async def answers(request: web.Request) -> web.Response:
+        results = await session.answers(parse_answers(await _body(request)))
+        return web.json_response({"results": results})
+
+    async def leave(request: web.Request) -> web.Response:
+        return web.json_response(await session.leave(parse_leave(await _body(request))))
+
+    async def decisions(request: web.Request) -> web.Response:
+        return web.json_response(await session.decisions(parse_decisions_query(request.query)))
+
+    async def status(request: web.Request) -> web.Response:
+        return web.json_response(session.status())
+
+    async def on_shutdown(app: web.Application) -> None:
+        session.stop_serving()
+
+    app = web.Application(middlewares=[_guard(session, token)])
+    app.router.add_post(NEXT_PATH, next_)
+    app.router.add_post(ANSWERS_PATH, answers)
+    app.router.add_post(LEAVE_PATH, leave)
+    app.router.add_get(DECISIONS_PATH, decisions)
+    app.router.add_get(STATUS_PATH, status)
+    app.on_shutdown.append(on_shutdown)
+    return app
+
+
+def _guard(session: GateSession, token: str | None) -> Middleware:
+    """The bearer token first; then every error as one line of JSON with its status."""
+    expected = None if token is None else f"Bearer {token}".encode()
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        given = request.headers.get("Authorization", "").encode()
+        if expected is not None and not hmac.compare_digest(given, expected):
+            return _error(401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
+        try:
+            return await handler(request)
+        except web.HTTPException as error:
+            if error.status < 400:
+                raise
+            return _error(error.status, f"{error.reason}: {request.method} {request.path}")
+        except ScreenerError as error:
+            return _error(_status_of(error), _one_line(error))
+        except Exception:  # a bug: the gate may be ahead of its journal, so stop serving
+            log.exception("internal error serving %s %s", request.method, request.path)
+            session.fail("an internal error (see the log; please report it)")
+            return _error(500, "internal error: the gate stopped serving")
+
+    return guard
+
+
+def listen(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
+    """A socket listening on ``host:port`` (0: any free port), bound before anything else
+    happens, so that a port in use is refused before a run is written. OSError if not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family)
+
+
+async def serve_gate(
+    session: GateSession, token: str | None, sock: socket.socket
+) -> tuple[web.AppRunner, str]:
+    """Serve ``session`` on the listening ``sock``: the runner (``await runner.cleanup()``
+    stops it) and the base URL."""
+    runner = web.AppRunner(gate_app(session, token), access_log=None, shutdown_timeout=2.0)
+    await runner.setup()
+    await web.SockSite(runner, sock).start()
+    host, port = sock.getsockname()[:2]
+    return runner, f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+def _status_of(error: ScreenerError) -> int:
+    if isinstance(error, GateApiError):
+        return error.status
+    if isinstance(error, UnknownPullError):
+        return 404
+    if isinstance(error, GateStoppedError):
+        return 503
+    return 400  # the gate refused the call (a bad worker id, a reward out of range...)
+
+
+async def _body(request: web.Request) -> object:
+    try:
+        return json.loads(await request.read())
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deep, a huge int
+        raise GateApiError("malformed request: the body is not JSON") from None
+
+
+def _one_line(error: ScreenerError) -> str:
+    """The error's message and hint (a KeyError's str would quote the message)."""
+    message = " ".join(str(error.args[0] if error.args else error).split())
+    return f"{message} ({error.hint})" if error.hint else message
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    return web.json_response({"error": message}, status=status, headers=headers)

@@ -1,0 +1,185 @@
+"""What the journal records of a gate run, and the gate rebuilt from it.
+
+A gate run is a run (``RunSpec``) whose oracle is ``{"name": "gate"}``, whose ``config``
+holds the ``GateSettings`` (``{"gate": ...}``) and whose ``pool`` holds the gold question
+bank, if any (``{"workers": [], "bank": ...}``). Its events are the gate's calls, each with
+what it returned, in the order the gate served them:
+
+* ``requested``: ``Gate.next``: ``worker``, ``detail`` the request id (None without one),
+  ``question`` the bank's question of a gold reply, ``response`` JSON
+  ``{"kind", "gold", "reason"}``;
+* ``answered``, ``duplicate`` or ``late`` (what the gate did with it): ``Gate.answer``:
+  ``worker``, ``detail`` the gold id, ``question``, and ``reward`` as given, or ``response``
+  the raw answer as JSON (then ``reward`` is None);
+* ``unavailable``: ``Gate.leave``: ``worker``, ``detail`` the reason;
+* ``decided``, after the call that made the decision, in the same transaction:
+  ``worker``, ``arm``, ``detail`` "banned", "accepted" or "reopened", ``response`` JSON
+  ``{"seq", "reason"}``; its ``at`` is when the decision was made.
+
+The gate is pure and deterministic, so ``replay_gate`` makes the same calls in the same order
+on a fresh gate and checks that every reply, outcome and decision is the one journaled: a
+journal that disagrees (another screener version, a damaged file) is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from screener.bank import GoldBank
+from screener.errors import JournalError, JournalMismatchError, ScreenerError
+from screener.gate import AnswerOutcome, Decided, Gate, GateSettings, Reply
+from screener.journal import Event, EventKind, RunRecord, RunSpec
+from screener.runs.stored import GATE_ORACLE
+
+__all__ = [
+    "GATE_ORACLE",
+    "answer_event",
+    "decision_events",
+    "gate_spec",
+    "leave_event",
+    "replay_gate",
+    "request_event",
+    "run_gate",
+]
+
+_OUTCOME_KINDS = {
+    AnswerOutcome.ACCEPTED: EventKind.ANSWERED,
+    AnswerOutcome.DUPLICATE: EventKind.DUPLICATE,
+    AnswerOutcome.LATE: EventKind.LATE,
+}
+_ANSWER_KINDS = frozenset(_OUTCOME_KINDS.values())
+
+
+def gate_spec(settings: GateSettings, bank: GoldBank | None) -> RunSpec:
+    """The run that serves a gate with these settings and this bank."""
+    pool: dict[str, Any] = {"workers": [], "source": "gate"}
+    if bank is not None:
+        pool["bank"] = bank.to_dict()
+    return RunSpec(
+        algorithm=settings.algorithm,
+        params=dict(settings.params),
+        seed=settings.seed,
+        oracle={"name": GATE_ORACLE},
+        pool=pool,
+        config={"gate": settings.to_dict()},
+    )
+
+
+def run_gate(record: RunRecord) -> Gate:
+    """A fresh gate with the settings and bank of gate run ``record``."""
+    if record.oracle.get("name") != GATE_ORACLE or "gate" not in record.config:
+        raise JournalError(
+            f"run {record.id} is not a gate run", "give the id of a run `screener gate` started"
+        )
+    settings = GateSettings.from_dict(record.config["gate"])
+    bank = record.pool.get("bank")
+    return Gate(settings, None if bank is None else GoldBank.from_dict(bank))
+
+
+# ------------------------------------------------------------------ calls to events
+def request_event(gate: Gate, reply: Reply, request_id: str | None, at: float) -> Event:
+    return Event(
+        kind=EventKind.REQUESTED, at=at, worker=reply.worker, arm=gate.workers[reply.worker].arm,
+        detail=request_id, question=reply.question, response=_reply_json(reply),
+    )  # fmt: skip
+
+
+def answer_event(
+    gate: Gate, gold: str, reward: float | None, answer: object, outcome: AnswerOutcome, at: float
+) -> Event:
+    record = gate.golds[gold]
+    return Event(
+        kind=_OUTCOME_KINDS[outcome], at=at, worker=record.worker, detail=gold,
+        question=record.question, reward=reward,
+        response=None if answer is None else json.dumps(answer),
+    )  # fmt: skip
+
+
+def leave_event(worker: str, reason: str, at: float) -> Event:
+    return Event(kind=EventKind.UNAVAILABLE, at=at, worker=worker, detail=reason)
+
+
+def decision_events(gate: Gate, decisions: Sequence[Decided], at: float) -> list[Event]:
+    """The ``decided`` events of decisions just made (the worker's current arm: the one a
+    reopened screening gave it)."""
+    return [
+        Event(
+            kind=EventKind.DECIDED,
+            at=at,
+            worker=d.worker,
+            arm=gate.workers[d.worker].arm,
+            detail=d.decision,
+            response=json.dumps({"seq": d.seq, "reason": d.reason}),
+        )
+        for d in decisions
+    ]
+
+
+# ------------------------------------------------------------------ events to calls
+def replay_gate(gate: Gate, events: Sequence[Event]) -> list[float]:
+    """Make the calls of ``events`` (a gate run's, in journal order) on the fresh ``gate``,
+    checking each against what was journaled; return when each decision was made.
+    JournalMismatchError at the first disagreement."""
+    made: list[float] = []
+    for event in events:
+        try:
+            _replay_one(gate, event, made)
+        except JournalMismatchError:
+            raise
+        except ScreenerError as error:
+            raise _mismatch(event, f"the gate refuses it: {error}") from None
+    if len(made) != len(gate.decisions):
+        raise _mismatch(
+            None, f"the gate made {len(gate.decisions)} decisions, the journal holds {len(made)}"
+        )
+    return made
+
+
+def _replay_one(gate: Gate, event: Event, made: list[float]) -> None:
+    kind = event.kind
+    if kind is EventKind.REQUESTED:
+        reply = gate.next(_text(event.worker, event), event.detail)
+        if _reply_json(reply) != event.response or reply.question != event.question:
+            raise _mismatch(event, f"the gate now replies {_reply_json(reply)}")
+    elif kind in _ANSWER_KINDS:
+        raw = None if event.response is None else json.loads(event.response)
+        gold = _text(event.detail, event)
+        outcome = gate.answer(gold, reward=event.reward, answer=raw)
+        if _OUTCOME_KINDS[outcome] is not kind:
+            raise _mismatch(event, f"the gate now calls the answer {outcome.value}")
+    elif kind is EventKind.UNAVAILABLE:
+        gate.leave(_text(event.worker, event), event.detail or "left")
+    elif kind is EventKind.DECIDED:
+        seq = len(made)
+        if seq >= len(gate.decisions) or not _same_decision(gate.decisions[seq], event):
+            raise _mismatch(event, f"the gate did not make decision {seq} so")
+        made.append(event.at)
+
+
+def _same_decision(decision: Decided, event: Event) -> bool:
+    recorded = json.loads(event.response or "{}")
+    return (
+        decision.worker == event.worker
+        and decision.decision == event.detail
+        and recorded == {"seq": decision.seq, "reason": decision.reason}
+    )
+
+
+def _reply_json(reply: Reply) -> str:
+    return json.dumps({"kind": reply.kind.value, "gold": reply.gold, "reason": reply.reason})
+
+
+def _text(value: str | None, event: Event) -> str:
+    if value is None:
+        raise _mismatch(event, "a field the call needs is empty")
+    return value
+
+
+def _mismatch(event: Event | None, why: str) -> JournalMismatchError:
+    where = "at its end" if event is None else f"at event {event.id} ({event.kind.value})"
+    return JournalMismatchError(
+        f"the journal of this gate run disagrees with the gate {where}: {why}",
+        "resume it with the screener version that wrote it",
+    )

@@ -1,0 +1,189 @@
+"""The gate's HTTP API (version 1): paths, request parsing, limits (docs/gate-api.md).
+
+Shared by the server (``screener.gate_service.app``) and the client
+(``screener.gate_service.client``) so that both read and write the same JSON. Parsing is
+strict: a request that does not follow the API is refused whole (``GateApiError``, 400), and
+nothing of it is used.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from screener.errors import ScreenerError
+
+__all__ = [
+    "ANSWERS_PATH",
+    "DECISIONS_PATH",
+    "DEFAULT_LIMIT",
+    "LEAVE_PATH",
+    "MAX_BATCH",
+    "MAX_LIMIT",
+    "MAX_WAIT",
+    "NEXT_PATH",
+    "STATUS_PATH",
+    "TOKEN_ENV",
+    "AnswerItem",
+    "DecisionsQuery",
+    "GateApiError",
+    "NextRequest",
+    "parse_answers",
+    "parse_decisions_query",
+    "parse_leave",
+    "parse_next",
+]
+
+NEXT_PATH = "/v1/next"
+ANSWERS_PATH = "/v1/answers"
+LEAVE_PATH = "/v1/leave"
+DECISIONS_PATH = "/v1/decisions"
+STATUS_PATH = "/v1/status"
+#: The environment variable holding the bearer token (server and clients).
+TOKEN_ENV = "SCREENER_GATE_TOKEN"
+#: The longest long poll of GET /v1/decisions, in seconds.
+MAX_WAIT = 60.0
+#: Decisions one GET /v1/decisions returns by default, and at most.
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+#: Answers one POST /v1/answers may carry.
+MAX_BATCH = 1000
+_MAX_ID = 256
+
+
+class GateApiError(ScreenerError):
+    """A request the API refuses: its HTTP ``status`` and one line saying why."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class NextRequest:
+    """POST /v1/next: ``worker`` asks for work; ``request_id``, when given, makes a retry
+    return the first reply."""
+
+    worker: str
+    request_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerItem:
+    """One gold answer: the ``gold`` id of a reply, and its ``reward`` or raw ``answer``."""
+
+    gold: str
+    reward: float | None = None
+    answer: str | float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        value = {"reward": self.reward} if self.answer is None else {"answer": self.answer}
+        return {"gold": self.gold, **value}
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionsQuery:
+    """GET /v1/decisions: the decisions after seq ``cursor`` (-1: from the first), at most
+    ``limit``, waiting up to ``wait`` seconds when there is none yet."""
+
+    cursor: int = -1
+    limit: int = DEFAULT_LIMIT
+    wait: float = 0.0
+
+
+def parse_next(body: object) -> NextRequest:
+    fields = _object(body, "POST /v1/next", {"worker", "request_id"})
+    request_id = fields.get("request_id")
+    return NextRequest(
+        _identifier(fields.get("worker"), "worker"),
+        None if request_id is None else _identifier(request_id, "request_id"),
+    )
+
+
+def parse_leave(body: object) -> str:
+    """POST /v1/leave: the worker who left."""
+    return _identifier(_object(body, "POST /v1/leave", {"worker"}).get("worker"), "worker")
+
+
+def parse_answers(body: object) -> list[AnswerItem]:
+    """POST /v1/answers: one answer (``{"gold", "reward"|"answer"}``) or a batch
+    (``{"answers": [...]}``), as a list."""
+    if isinstance(body, dict) and "answers" in body:
+        items = _object(body, "POST /v1/answers", {"answers"})["answers"]
+        if not isinstance(items, list) or not items:
+            raise GateApiError("malformed request: answers must be a non-empty list")
+        if len(items) > MAX_BATCH:
+            raise GateApiError(f"too many answers in one request: {len(items)} > {MAX_BATCH}")
+        return [_answer(item, f"answers[{index}]") for index, item in enumerate(items)]
+    return [_answer(body, "the answer")]
+
+
+def parse_decisions_query(query: Mapping[str, str]) -> DecisionsQuery:
+    unknown = sorted(set(query) - {"cursor", "limit", "wait"})
+    if unknown:
+        raise GateApiError(f"malformed query: unknown parameter {unknown[0]!r}")
+    cursor = _number(query.get("cursor", "-1"), "cursor", int)
+    limit = _number(query.get("limit", str(DEFAULT_LIMIT)), "limit", int)
+    wait = _number(query.get("wait", "0"), "wait", float)
+    if cursor < -1:
+        raise GateApiError("malformed query: cursor is the last seq you have, -1 or more")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise GateApiError(f"malformed query: limit must lie in [1, {MAX_LIMIT}]")
+    if not 0.0 <= wait <= MAX_WAIT:
+        raise GateApiError(f"malformed query: wait must lie in [0, {MAX_WAIT:g}] seconds")
+    return DecisionsQuery(cursor, limit, wait)
+
+
+# ------------------------------------------------------------------------ helpers
+def _object(body: object, what: str, allowed: set[str]) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise GateApiError(f"malformed request: {what} takes a JSON object")
+    unknown = sorted(set(body) - allowed)
+    if unknown:
+        raise GateApiError(f"malformed request: unknown field {unknown[0]!r} in {what}")
+    return body
+
+
+def _identifier(value: object, name: str) -> str:
+    if not isinstance(value, str) or not value or not value.isprintable() or len(value) > _MAX_ID:
+        raise GateApiError(
+            f"malformed request: {name} must be a printable string of 1 to {_MAX_ID} "
+            f"characters, got {_shown(value)}"
+        )
+    return value
+
+
+def _answer(body: object, where: str) -> AnswerItem:
+    fields = _object(body, where, {"gold", "reward", "answer"})
+    gold = _identifier(fields.get("gold"), f"{where}: gold")
+    reward, answer = fields.get("reward"), fields.get("answer")
+    if (reward is None) == (answer is None):
+        raise GateApiError(f"malformed request: {where} needs a reward or an answer (one)")
+    if reward is not None:
+        if not _finite(reward):
+            raise GateApiError(f"malformed request: {where}: reward must be a number")
+        return AnswerItem(gold, reward=float(reward))
+    if isinstance(answer, str) or (isinstance(answer, int | float) and _finite(answer)):
+        return AnswerItem(gold, answer=answer)
+    raise GateApiError(f"malformed request: {where}: answer must be a string or a number")
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _number(text: str, name: str, kind: type[int] | type[float]) -> Any:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise GateApiError(f"malformed query: {name} must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise GateApiError(f"malformed query: {name} must be finite")
+    return value
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"

@@ -1,0 +1,285 @@
+"""A gate served live: every call journaled, with the decisions it made, before its reply.
+
+``GateSession`` owns a ``Gate``, the run's journal (``AsyncJournal``) and the run's lease. A
+call is made on the gate at once (the gate is pure and fast), its events join the batch
+being written, and the call's reply waits until that batch is committed: calls are served in
+the order they are journaled, and concurrent calls share one commit (group commit). Decisions
+are streamed only once committed, so a client never holds a decision the journal could lose.
+
+If a commit fails, or another process takes the run's lease over, the gate in memory is
+ahead of its journal: the session stops serving at once (every call gets
+``GateStoppedError``, HTTP 503) and ``stopped`` is set; ``screener gate --resume`` rebuilds
+the gate from the journal, which holds exactly the calls whose replies were sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import time
+from typing import Any
+
+from screener.bank import GoldBank
+from screener.errors import JournalError, ScreenerError
+from screener.gate import Gate, GateSettings, Reply
+from screener.gate_service.journaled import (
+    answer_event,
+    decision_events,
+    gate_spec,
+    leave_event,
+    replay_gate,
+    request_event,
+    run_gate,
+)
+from screener.gate_service.protocol import AnswerItem, DecisionsQuery, GateApiError, NextRequest
+from screener.journal import (
+    HEARTBEAT_SECONDS,
+    AsyncJournal,
+    Event,
+    EventKind,
+    Journal,
+    LeaseLostError,
+)
+
+__all__ = ["GateSession", "GateStoppedError"]
+
+
+class GateStoppedError(ScreenerError):
+    """The gate stopped serving: its journal failed, the run was taken over, or it is
+    shutting down."""
+
+
+class GateSession:
+    """One gate run being served (see the module docstring). Build it with ``create`` or
+    ``resume``; ``close`` ends it."""
+
+    def __init__(self, gate: Gate, journal: AsyncJournal, run_id: str, made: list[float]):
+        self.gate = gate
+        self.journal = journal
+        self.run_id = run_id
+        self.stopped = asyncio.Event()
+        self.failure: str | None = None
+        self._made = made  # when each decision was made
+        self._committed = len(made)  # decisions whose events are committed
+        self._grown = asyncio.Event()  # set, and replaced, when decisions are committed
+        self._pending: list[Event] = []
+        self._batch: asyncio.Future[None] | None = None
+        self._flusher: asyncio.Task[None] | None = None
+        self._heartbeat = asyncio.create_task(self._keep_lease())
+
+    @classmethod
+    async def create(cls, settings: GateSettings, bank: GoldBank | None, db: str) -> GateSession:
+        """A new gate run in ``db``, its lease held by this process."""
+        gate = Gate(settings, bank)
+        journal = AsyncJournal(Journal(db))
+        try:
+            run_id = await journal.create_run(gate_spec(settings, bank), claim=True)
+        except BaseException:
+            await journal.aclose()
+            raise
+        return cls(gate, journal, run_id, [])
+
+    @classmethod
+    async def resume(cls, run_id: str, db: str) -> GateSession:
+        """Gate run ``run_id`` of ``db``, rebuilt by replaying its journal (checked call by
+        call); refused, writing nothing, when another live process serves it."""
+        journal = AsyncJournal(Journal(db, create=False))
+        try:
+            gate = run_gate(await journal.get_run(run_id))
+            await journal.claim(run_id)
+            made = replay_gate(gate, await journal.events(run_id))
+            await journal.append(run_id, [Event(kind=EventKind.RESUMED, at=time.time())])
+        except BaseException:
+            with contextlib.suppress(JournalError):
+                await journal.release(run_id)
+            await journal.aclose()
+            raise
+        return cls(gate, journal, run_id, made)
+
+    # ------------------------------------------------------------------ the calls
+    async def next(self, request: NextRequest) -> dict[str, Any]:
+        """POST /v1/next: the gate's reply for a worker asking for work."""
+        self._check_serving()
+        known = len(self.gate.decisions)
+        reply = self.gate.next(request.worker, request.request_id)
+        at = time.time()
+        event = request_event(self.gate, reply, request.request_id, at)
+        await self._commit([event, *self._decided(known, at)])
+        return self._reply_body(reply, request.request_id)
+
+    async def answers(self, items: list[AnswerItem]) -> list[dict[str, Any]]:
+        """POST /v1/answers: every item is checked before any is used (a bad one refuses the
+        whole request); the outcome of each, in order."""
+        self._check_serving()
+        for item in items:
+            self.gate.check_answer(item.gold, reward=item.reward, answer=item.answer)
+        at = time.time()
+        events: list[Event] = []
+        results = []
+        for item in items:
+            known = len(self.gate.decisions)
+            outcome = self.gate.answer(item.gold, reward=item.reward, answer=item.answer)
+            events.append(answer_event(self.gate, item.gold, item.reward, item.answer, outcome, at))
+            events += self._decided(known, at)
+            results.append({"gold": item.gold, "outcome": outcome.value})
+        await self._commit(events)
+        return results
+
+    async def leave(self, worker: str) -> dict[str, Any]:
+        """POST /v1/leave: ``left`` is False for a worker unknown or already gone."""
+        self._check_serving()
+        state = self.gate.workers.get(worker)
+        present = state is not None and not state.left
+        known = len(self.gate.decisions)
+        self.gate.leave(worker, "left")
+        at = time.time()
+        await self._commit([leave_event(worker, "left", at), *self._decided(known, at)])
+        return {"worker": worker, "left": present}
+
+    async def decisions(self, query: DecisionsQuery) -> dict[str, Any]:
+        """GET /v1/decisions: the committed decisions after seq ``cursor``, waiting up to
+        ``wait`` seconds for one when there is none yet."""
+        self._check_serving()
+        if query.cursor >= self._committed:
+            raise GateApiError(
+                f"cursor {query.cursor} is beyond the decisions made so far (the last seq is "
+                f"{self._committed - 1}): pass the last seq you received, or -1"
+            )
+        if query.cursor + 1 == self._committed and query.wait > 0:
+            await self._wait_for_decision(query.cursor, query.wait)
+        end = min(self._committed, query.cursor + 1 + query.limit)
+        items = [self._decision_body(seq) for seq in range(query.cursor + 1, end)]
+        return {"decisions": items, "cursor": end - 1 if items else query.cursor}
+
+    def status(self) -> dict[str, Any]:
+        """GET /v1/status: counts and money (calls being journaled included), workers per
+        status, the decisions streamed, the prices and every setting of the gate."""
+        self._check_serving()
+        summary = self.gate.summary()
+        prices = dataclasses.asdict(self.gate.settings.prices)
+        money = {key: round(value, 10) for key, value in summary["money"].items()}
+        return {
+            "run": self.run_id, **summary, "money": money, "decisions": self._committed,
+            "prices": prices, "settings": self.gate.settings.to_dict(),
+        }  # fmt: skip
+
+    # ------------------------------------------------------------------ lifecycle
+    def stop_serving(self) -> None:
+        """Refuse every call from now on (a shutdown); long polls return at once."""
+        self.stopped.set()
+        self._signal()
+
+    async def close(self, why: str = "interrupted") -> None:
+        """Stop, wait for the batch being written, journal how the gate stopped ("stopped":
+        ``why``, or "failed: ..." after a failure, where the journal still takes it), give up
+        the lease, close the journal."""
+        self.stopped.set()
+        self._heartbeat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._heartbeat
+        if self._flusher is not None:
+            with contextlib.suppress(Exception):
+                await self._flusher
+        try:
+            detail = why if self.failure is None else f"failed: {self.failure}"
+            stop = Event(kind=EventKind.STOPPED, at=time.time(), detail=detail)
+            with contextlib.suppress(JournalError):  # a lost lease or journal takes nothing
+                await self.journal.append(self.run_id, [stop])
+            with contextlib.suppress(JournalError):
+                await self.journal.release(self.run_id)
+        finally:
+            await self.journal.aclose()
+
+    # ------------------------------------------------------------------ journaling
+    def _decided(self, known: int, at: float) -> list[Event]:
+        made = self.gate.decisions[known:]
+        self._made += [at] * len(made)
+        return decision_events(self.gate, made, at)
+
+    async def _commit(self, events: list[Event]) -> None:
+        """Add ``events`` to the batch being written; return once it is committed."""
+        self._pending += events
+        if self._batch is None:
+            self._batch = asyncio.get_running_loop().create_future()
+        batch = self._batch
+        if self._flusher is None:
+            self._flusher = asyncio.create_task(self._flush())
+        await asyncio.shield(batch)
+
+    async def _flush(self) -> None:
+        try:
+            while self._pending and self.failure is None:
+                events, batch = self._pending, self._batch
+                decided = len(self.gate.decisions)  # every one made by a call in this batch
+                self._pending, self._batch = [], None
+                assert batch is not None
+                try:
+                    await self.journal.append(self.run_id, events)
+                except Exception as error:
+                    self._fail(f"its journal failed: {error}", batch)
+                    return
+                self._committed = decided
+                batch.set_result(None)
+                self._signal()
+        finally:
+            self._flusher = None
+
+    def fail(self, why: str) -> None:
+        """Stop serving for good (an error left the gate's state in doubt)."""
+        self._fail(why)
+
+    def _fail(self, why: str, batch: asyncio.Future[None] | None = None) -> None:
+        """Stop serving for good: the gate in memory may be ahead of its journal."""
+        self.failure = why
+        self.stopped.set()
+        stopped = GateStoppedError(f"the gate stopped: {why}", self._resume_hint())
+        for waiting in (batch, self._batch):
+            if waiting is not None and not waiting.done():
+                waiting.set_exception(stopped)
+                waiting.exception()  # retrieved: a caller that went away is no error
+        self._batch, self._pending = None, []
+        self._signal()
+
+    def _signal(self) -> None:
+        """Wake the long polls: decisions were committed, or the gate stopped."""
+        self._grown.set()
+        self._grown = asyncio.Event()
+
+    async def _wait_for_decision(self, cursor: int, wait: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(wait):
+                while self._committed <= cursor + 1 and not self.stopped.is_set():
+                    await self._grown.wait()
+        self._check_serving()
+
+    async def _keep_lease(self) -> None:
+        while not self.stopped.is_set():
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+            try:
+                await self.journal.renew(self.run_id)
+            except LeaseLostError as error:
+                self._fail(str(error))
+                return
+            except JournalError:
+                pass  # a busy database: the next beat tries again, long before the expiry
+
+    # ------------------------------------------------------------------ helpers
+    def _check_serving(self) -> None:
+        if self.failure is not None:
+            raise GateStoppedError(f"the gate stopped: {self.failure}", self._resume_hint())
+        if self.stopped.is_set():
+            raise GateStoppedError("the gate is shutting down", "try again once it is back")
+
+    def _resume_hint(self) -> str:
+        return f"resume it with `screener gate --resume {self.run_id}`"
+
+    def _reply_body(self, reply: Reply, request_id: str | None) -> dict[str, Any]:
+        bank = self.gate.bank
+        question = reply.question
+        payload = None if bank is None or question is None else bank.get(question).payload
+        return {**reply.to_dict(), "payload": payload, "request_id": request_id}
+
+    def _decision_body(self, seq: int) -> dict[str, Any]:
+        decision = self.gate.decisions[seq]
+        return {**decision.to_dict(), "at": self._made[seq]}
