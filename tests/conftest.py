@@ -12,7 +12,8 @@ The quick suite and the full one: plain ``pytest`` leaves out the tests marked w
 ``FULL_SUITE_ONLY`` (the seeded statistical tests, ``slow``, and those that start real
 processes, ``subprocess``: the screener command, a browser, mkdocs) and says so in its
 header; ``pytest --full`` runs everything (what ``.ci/run`` runs), and so does an explicit
-``-m`` expression or a test named by its id (``file.py::test``).
+``-m`` expression or a test file or test named on the command line (``file.py``,
+``file.py::test``): what is named runs whole; a folder gets the quick suite.
 
 ``run_pool``: one pool of processes for the whole session, shared by the statistical tests
 that make many seeded runs (``map_seeds(..., executor=run_pool)``), so a test pays for
@@ -46,8 +47,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _quick(config: pytest.Config) -> bool:
-    """Whether this run is the quick suite: no --full, no -m, no test named by its id."""
-    named = any("::" in str(arg) for arg in config.args)
+    """Whether this run is the quick suite: no --full, no -m, no test file or test named."""
+    named = any("::" in str(arg) or str(arg).endswith(".py") for arg in config.args)
     return not (config.getoption("--full") or config.getoption("markexpr") or named)
 
 
