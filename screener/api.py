@@ -55,7 +55,9 @@ def run(
 
     Each argument means what the `screener run` flag of its name means; None is not given.
     A run file (``config``, TOML as ``--config``) fills in what is not given, screener's
-    defaults the rest (wrr, seed 0, the simulated oracle, ``direction`` low where taken).
+    defaults the rest (with no algorithm named, the default job, ``DEFAULT_JOB`` of
+    ``screener.runs.setup``: crowd-prior against a bar of 0.6 with costs and a pilot; seed
+    0, the simulated oracle, ``direction`` low where taken).
     ``pool``: the workers or a CSV file of them (default: the oracle's own, a dataset's or
     the 30-worker demo). ``params``: the algorithm's (``screener algorithms NAME``); ``top``:
     how many workers a top-K algorithm selects (its k). ``options``: all of them win over

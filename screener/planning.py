@@ -28,10 +28,14 @@ from screener.simulation import BernoulliRun, RewardModel, map_seeds
 from screener.simulation.ksigma_runs import ksigma_runs
 from screener.simulation.loop import drive
 
-__all__ = ["CostPlan", "plan_cost", "render_plan"]
+__all__ = ["DEFAULT_CAP_PER_WORKER", "CostPlan", "plan_cost", "render_plan"]
 
 #: Most simulated runs a plan may ask for: enough for a 90th percentile to be steady.
 MAX_RUNS = 10_000
+#: Questions per worker, on average, that a plan allows an algorithm bounding none (no
+#: budget, no per-worker bound): a run with them all is a budget of this many per worker,
+#: about what real workers answer (the cap of the real-data benchmark).
+DEFAULT_CAP_PER_WORKER = 60
 #: About what a pool of fresh processes costs to start (each imports numpy and screener):
 #: runs that take less than this in all run here.
 POOL_START_SECONDS = 1.0
@@ -40,7 +44,8 @@ POOL_START_SECONDS = 1.0
 @dataclass(frozen=True)
 class CostPlan:
     """The simulated runs of one plan: questions per worker (one row per run), whether each
-    run ended with undecided workers, and how it stopped.
+    run ended with undecided workers, and how it stopped. ``capped``: whether the plan set
+    the budget in ``params`` itself (an algorithm that bounds no questions, given none).
 
     Examples
     --------
@@ -48,14 +53,15 @@ class CostPlan:
     >>> cost.questions.shape, int(cost.questions.max()) <= 20  # accept_after is 20
     ((20, 3), True)
     >>> sorted(cost.summary())
-    ['questions_in_total', 'questions_per_worker', 'runs', 'runs_with_undecided', 'stop_reasons']
-    """
+    ['capped', 'questions_in_total', 'questions_per_worker', 'runs', 'runs_with_undecided', 'stop_reasons']
+    """  # noqa: E501
 
     algorithm: str
     params: Mapping[str, Any]
     questions: NDArray[np.int64]
     undecided: NDArray[np.int64]
     stop_reasons: tuple[str, ...]
+    capped: bool = False
 
     def summary(self, prices: Prices | None = None) -> dict[str, Any]:
         """Median, 90th percentile and largest number of questions per worker and per run;
@@ -69,6 +75,7 @@ class CostPlan:
             "questions_in_total": _spread(per_run),
             "runs_with_undecided": float(np.mean(self.undecided > 0)),
             "stop_reasons": dict(sorted(reasons.items())),
+            "capped": self.capped,
         }
         if prices is not None:
             summary["money"] = {
@@ -96,15 +103,19 @@ def plan_cost(
     ``accuracies``) are drawn with replacement from ``accuracies`` (a pilot's crowd), else
     they are ``accuracies`` themselves. The runs share ``processes`` processes (default: one,
     this one; None: every CPU, unless the first run shows that all of them take under a
-    second here, as ``screener plan`` does); the plan is the same on any number.
-    ``progress`` is called with the number of runs just finished, as they finish (a progress
-    bar's ``update``).
+    second here, as ``screener plan`` does); the plan is the same on any number. An algorithm
+    that bounds no worker's questions and is given no budget gets one, DEFAULT_CAP_PER_WORKER
+    questions per worker, and the plan says so (``capped``). ``progress`` is called with the
+    number of runs just finished, as they finish (a progress bar's ``update``).
 
     Examples
     --------
     >>> cost = plan_cost("rr", {"budget": 60}, [0.9, 0.85, 0.5], runs=5)
     >>> cost.summary()["questions_in_total"]["median"]
     60.0
+    >>> capped = plan_cost("rr", {}, [0.9, 0.85, 0.5], runs=5)
+    >>> capped.capped, capped.params["budget"]
+    (True, 180)
     """
     if not 1 <= runs <= MAX_RUNS:
         raise ConfigError(f"runs must be 1 to {MAX_RUNS:,}, got {runs}", "e.g. --runs 200")
@@ -124,12 +135,9 @@ def plan_cost(
     if size < 1:
         raise ConfigError(f"a plan needs at least one worker, got {size}", "e.g. --workers 200")
     probe = create_algorithm(algorithm, size, dict(params))
-    if probe.budget is None and probe.max_questions_per_worker is None:
-        raise ConfigError(
-            f"{algorithm} without a budget has no bound on its questions: a simulated worker "
-            "at its threshold could keep a run going for ever",
-            "give a budget (--budget N), or an algorithm that bounds questions per worker",
-        )
+    capped = probe.budget is None and probe.max_questions_per_worker is None
+    if capped:  # a simulated worker at its threshold could keep a run going for ever
+        params = {**params, "budget": DEFAULT_CAP_PER_WORKER * size}
     build = (
         _DrawnCrowd(algorithm, dict(params), tuple(pool.tolist()), size, seed)
         if draw
@@ -140,12 +148,12 @@ def plan_cost(
     together = ksigma_runs(algorithm, dict(params), crowds, seeds, progress)
     if together is not None:  # RR and WRR: all the runs as one computation, the same result
         return CostPlan(algorithm, dict(params), together.questions, together.undecided,
-                        together.stop_reasons)  # fmt: skip
+                        together.stop_reasons, capped)  # fmt: skip
     ended = _run_all(_Ended(build), seeds, processes, progress)
     questions = np.array([run.questions for run in ended], dtype=np.int64).reshape(runs, size)
     undecided = np.array([run.undecided for run in ended], dtype=np.int64)
     reasons = tuple(run.stop_reason for run in ended)
-    return CostPlan(algorithm, dict(params), questions, undecided, reasons)
+    return CostPlan(algorithm, dict(params), questions, undecided, reasons, capped)
 
 
 @dataclass(frozen=True)
@@ -256,4 +264,10 @@ def render_plan(summary: Mapping[str, Any]) -> str:
         f"runs ending with undecided workers: {summary['runs_with_undecided']:.0%} "
         f"(stopped: {stops})"
     )
+    if summary.get("capped"):
+        budget = summary["params"]["budget"]
+        lines.append(
+            f"{summary['algorithm']} bounds no worker's questions: capped at {budget:,} in "
+            f"total, {budget / summary['workers']:,.0f} per worker (--budget N to choose)"
+        )
     return "\n".join(lines)

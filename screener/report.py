@@ -154,7 +154,8 @@ def render_table(
         else:
             head.append(f"threshold: {num(t.estimate)}  interval [{num(t.lower)}, {num(t.upper)}]")
     head.append(
-        f"pulls: {result.total_pulls:,} answered, {result.pending_pulls:,} pending, "
+        f"pulls: {result.total_pulls:,} answered ({_per_worker(result)} per worker), "
+        f"{result.pending_pulls:,} pending, "
         f"{result.released_pulls:,} released (timed out, failed, cancelled or not sent)"
     )
     if prices is not None:
@@ -331,3 +332,8 @@ _NAMES = 20
 
 def _csv_float(value: float | None) -> str:
     return repr(float(value)) if value is not None and math.isfinite(value) else ""
+
+
+def _per_worker(result: Result) -> str:
+    """The gold questions answered per worker, on average: what a screening cost."""
+    return f"{result.total_pulls / max(1, len(result.workers)):,.1f}"

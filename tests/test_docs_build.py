@@ -3,12 +3,14 @@ and documents every name the public namespaces export."""
 
 from __future__ import annotations
 
+import html
 import importlib
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
 ROOT = Path(__file__).parents[1]
@@ -31,14 +33,22 @@ def test_the_pages_are_the_ones_mkdocs_builds() -> None:
     assert sorted(p.stem for p in (ROOT / "docs" / "api").glob("*.md")) == sorted(PAGES)
 
 
-def test_the_reference_builds_and_names_every_public_object(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The docs, built strict (a broken reference or link fails the build)."""
     pytest.importorskip("mkdocstrings", reason="the docs extra is not installed")
-    site = tmp_path / "site"
+    pytest.importorskip("mkdocs_click", reason="the docs extra is not installed")
+    site = tmp_path_factory.mktemp("docs") / "site"
     built = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr
+    return site
+
+
+@pytest.mark.subprocess
+def test_the_reference_builds_and_names_every_public_object(site: Path) -> None:
     for page, module_name in PAGES.items():
         html = (site / "api" / page / "index.html").read_text(encoding="utf-8")
         anchors = set(re.findall(r'id="([\w.]+)"', html))
@@ -46,3 +56,22 @@ def test_the_reference_builds_and_names_every_public_object(tmp_path: Path) -> N
         exported = [name for name in module.__all__ if not name.startswith("_")]  # __version__
         missing = [name for name in exported if f"{module_name}.{name}" not in anchors]
         assert not missing, f"{page}: no entry for {missing}"
+
+
+@pytest.mark.subprocess
+def test_the_command_line_page_is_every_command_and_option_from_click(site: Path) -> None:
+    """docs/cli.md is generated from the click commands: each has its heading there, and each
+    of its options (and their help's first words) is in its part of the page."""
+    from screener.cli.main import cli
+
+    page = (site / "cli" / "index.html").read_text(encoding="utf-8")
+    parts = re.split(r'<h3 id="([\w-]+)"', page)
+    sections = dict(zip(parts[1::2], parts[2::2], strict=True))
+    assert sorted(sections) == sorted(cli.commands)
+    for name, command in cli.commands.items():
+        text = html.unescape(re.sub(r"<[^>]+>", "", sections[name]))
+        for param in command.params:
+            if isinstance(param, click.Option) and not param.hidden:
+                assert max(param.opts, key=len) in text, (name, param.opts)
+        summary = (command.help or "").split(".")[0].split()[:4]
+        assert " ".join(summary) in " ".join(text.split()), name

@@ -19,7 +19,9 @@ import pytest
 
 from screener.algorithms import Decision, create_algorithm
 from screener.errors import ConfigError
-from screener.planning import plan_cost
+from screener.planning import DEFAULT_CAP_PER_WORKER, plan_cost, render_plan
+from screener.pool import demo_pool
+from screener.runs.setup import DEFAULT_ALGORITHM, DEFAULT_JOB
 from screener.simulation import BernoulliRewards, simulate
 
 ACCURACIES = [0.92, 0.9, 0.85, 0.8, 0.55, 0.5, 0.88, 0.83]
@@ -63,18 +65,24 @@ def test_the_plan_is_the_same_on_any_number_of_processes(draw: bool) -> None:
     assert planned(None) == here  # every CPU, or here when the runs are short
 
 
-@pytest.mark.parametrize(
-    ("algorithm", "params", "runs", "words"),
-    [
-        ("wrr", {}, 10, "without a budget"),
-        ("rr", {"budget": 10}, 0, "runs must be"),
-    ],
-)
-def test_a_plan_that_could_not_end_is_refused(
-    algorithm: str, params: dict[str, object], runs: int, words: str
-) -> None:
-    with pytest.raises(ConfigError, match=words):
-        plan_cost(algorithm, params, ACCURACIES, runs=runs)
+def test_a_plan_that_could_not_end_is_refused() -> None:
+    with pytest.raises(ConfigError, match="runs must be"):
+        plan_cost("rr", {"budget": 10}, ACCURACIES, runs=0)
+
+
+def test_an_algorithm_that_bounds_no_questions_is_capped_and_says_so() -> None:
+    """wrr without a budget could run for ever on a worker at its threshold: the plan gives
+    it DEFAULT_CAP_PER_WORKER questions per worker, and the plan's text names that cap."""
+    cost = plan_cost("wrr", {}, ACCURACIES, runs=3)
+    budget = DEFAULT_CAP_PER_WORKER * len(ACCURACIES)
+    assert cost.capped and cost.params["budget"] == budget
+    assert (cost.questions.sum(axis=1) <= budget).all()
+    shown = render_plan({"algorithm": "wrr", "params": cost.params, "workers": 8, **cost.summary()})
+    assert f"capped at {budget:,} in total, {DEFAULT_CAP_PER_WORKER} per worker" in shown
+    bounded = plan_cost("wrr", {"budget": 40}, ACCURACIES, runs=3)
+    assert not bounded.capped and "capped" not in render_plan(
+        {"algorithm": "wrr", "params": bounded.params, "workers": 8, **bounded.summary()}
+    )
 
 
 def _screener(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -82,6 +90,7 @@ def _screener(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, cwd=cwd, timeout=300, check=False)  # fmt: skip
 
 
+@pytest.mark.subprocess
 def test_plan_from_the_command_line(tmp_path: Path) -> None:
     pool = tmp_path / "pool.csv"
     pool.write_text("worker,accuracy\n" + "".join(f"w{i},{a}\n" for i, a in enumerate(ACCURACIES)))
@@ -97,11 +106,23 @@ def test_plan_from_the_command_line(tmp_path: Path) -> None:
     on_two = _screener("plan", str(pool), "-a", "toloka-rule", "-p", "threshold=0.6",
                        "--runs", "20", "--processes", "2", "--json", cwd=tmp_path)  # fmt: skip
     assert json.loads(on_two.stdout) == planned
-    refused = _screener("plan", "--workers", "20", "-a", "wrr", cwd=tmp_path)
-    assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert len(refused.stderr.strip().splitlines()) == 1 and "--budget" in refused.stderr
+    capped = _screener("plan", "--workers", "20", "-a", "wrr", "--runs", "2", cwd=tmp_path)
+    assert capped.returncode == 0, capped.stderr
+    assert "wrr bounds no worker's questions: capped at 1,200 in total" in capped.stdout
 
 
+@pytest.mark.subprocess
+def test_plan_prices_the_default_job_without_a_budget(tmp_path: Path) -> None:
+    """`screener plan` with nothing given plans what `screener run` does: the default job on
+    the demo pool, bounded by its own per-worker cap."""
+    shown = _screener("plan", "--runs", "5", "--json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    planned = json.loads(shown.stdout)
+    assert planned["algorithm"] == DEFAULT_ALGORITHM and planned["params"] == DEFAULT_JOB
+    assert planned["workers"] == len(demo_pool()) and not planned["capped"]
+
+
+@pytest.mark.subprocess
 def test_plan_like_a_pilot_run(tmp_path: Path) -> None:
     db = str(tmp_path / "runs.db")
     pilot = _screener("run", "--workers", "10", "--budget", "100", "--db", db, "--json",

@@ -14,6 +14,9 @@ from typing import Any
 import pytest
 from test_report_html import screener
 
+#: Real processes (the screener command, a browser, ...): the full suite only.
+pytestmark = pytest.mark.subprocess
+
 Q = 0.1  # crowd-prior's default: a ban needs P(below) >= 0.9, an acceptance <= 0.1
 BAR = 0.6
 

@@ -26,6 +26,7 @@ from screener.report import FORMATS, ONLY
 from screener.runs.setup import (
     BAR_ALGORITHMS,
     DEFAULT_ALGORITHM,
+    DEFAULT_JOB,
     DEFAULT_ORACLE,
     DEFAULT_OUTLIERS,
     DEFAULT_SEED,
@@ -262,10 +263,16 @@ def algorithm_options(defaults_from: str | None = None) -> Decorator:
     default_algorithm = None if defaults_from else DEFAULT_ALGORITHM
     default_seed = None if defaults_from else DEFAULT_SEED
     logged = f" (default: {defaults_from}'s)" if defaults_from else ""
+    job = " ".join(f"{key}={value}" for key, value in DEFAULT_JOB.items())
+    algorithm_help = (
+        f"Screening algorithm{logged}." if defaults_from else
+        f"Screening algorithm. Without one (nor --error): {DEFAULT_ALGORITHM} with {job}; an "
+        "algorithm named runs with its own defaults (`screener algorithms NAME`)."
+    )  # fmt: skip
     return option_group("algorithm", _algorithm, [
         (("--algorithm", "-a"), dict(
             type=click.Choice(sorted(ALGORITHMS)), default=default_algorithm,
-            show_default=default_algorithm is not None, help=f"Screening algorithm{logged}.")),
+            show_default=default_algorithm is not None, help=algorithm_help)),
         (("--error",), dict(
             type=click.Choice(sorted(BAR_ALGORITHMS)), default=None,
             help="Who is below the bar, with which promise: fwer (every decision right at "

@@ -52,6 +52,7 @@ from screener.runs.setup import (
     choose_algorithm,
     choose_pool,
     choose_prices,
+    default_job,
     question_budget,
     set_up_run,
 )
@@ -113,7 +114,9 @@ def run(
     """Screen POOL_FILE (CSV: worker[,accuracy]; - reads standard input) or, without it, an
     embedded demo pool.
 
-    The demo pool has 30 simulated workers, two of whom answer at chance: the run finds them.
+    The demo pool has 30 simulated workers, two of whom answer at chance. Without --algorithm
+    each worker is banned or accepted against a bar of 60% correct at the least expected cost
+    (crowd-prior with costs and a pilot); `--algorithm wrr` finds the k-sigma outliers instead.
     """
     quiet = verbosity() < 0
     # On stderr whenever it is a terminal, whatever stdout gets (--json included).
@@ -207,7 +210,7 @@ def plan(
     name = choose_algorithm(algorithm)
     prices = choose_prices(money.price)
     budget = question_budget(algorithm.budget, money.budget, prices)
-    params = algorithm_params(name, algorithm, budget=budget)
+    params = algorithm_params(name, algorithm, default_job(algorithm), budget)
     seed = DEFAULT_SEED if algorithm.seed is None else algorithm.seed
     if pilot is not None:
         if pool_file is not None:
@@ -222,7 +225,7 @@ def plan(
               file=sys.stderr) as bar:  # fmt: skip
         cost = plan_cost(name, params, accuracies, runs=runs, seed=seed, draw=draw,
                          n_workers=size, processes=processes, progress=bar.update)  # fmt: skip
-    summary = {"algorithm": name, "params": params, "workers": size, "seed": seed}
+    summary = {"algorithm": name, "params": cost.params, "workers": size, "seed": seed}
     summary |= cost.summary(prices)
     click.echo(json.dumps(summary, indent=2) if as_json else render_plan(summary))
 

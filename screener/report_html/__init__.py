@@ -8,9 +8,10 @@ filtered by decision or name, sorted by decision then estimate; the answers over
 the k-sigma family, the threshold's interval as the answers came in; GOLD's ranking.
 
 The workers' data is in the page once, as compact column arrays, and drawn there by
-``workers.js``; the other figures are Plotly figures built here (graph_objects: no pandas).
-plotly.js is embedded once (about 4.8 MB, whatever the run), so the page opens offline and
-makes no network request. Plotly is an optional extra: ``pip install 'crowd-screener[html]'``.
+``workers.js``; the other figures are Plotly figures built here (graph_objects: no pandas) and
+carried as JSON. plotly.js is embedded once, its basic bundle compressed (``_plotlyjs``:
+about 0.53 MB, whatever the run), so the page opens offline and makes no network request.
+Plotly is an optional extra: ``pip install 'crowd-screener[html]'``.
 
 The threshold's history is not stored in the journal: it is rebuilt by replaying the journal
 through a fresh copy of the run's algorithm and reading its result at up to
@@ -48,6 +49,7 @@ from screener.report_html._figures import (
     plotly,
     threshold_figure,
 )
+from screener.report_html._plotlyjs import page_scripts
 from screener.report_html._workers import (
     PAGE_SIZE,
     summary_section,
@@ -144,7 +146,7 @@ def render_html(
         sections.append(_section("gold-ranking", title, figure, ""))
     return _PAGE.format(
         title=_text(f"screener report: run {record.id}"),
-        plotly=plotly().offline.get_plotlyjs(),
+        scripts=page_scripts(),
         header=_header(result, record, history, pool, state),
         body="\n".join(sections),
     )
@@ -294,7 +296,7 @@ dd {{ margin: 0; }}
 table {{ border-collapse: collapse; font-size: 0.85rem; width: 100%; }}
 th, td {{ text-align: left; padding: 0.2rem 0.5rem; border-bottom: 1px solid #eee; }}
 </style>
-<script>{plotly}</script>
+{scripts}
 </head>
 <body>
 <header>

@@ -4,6 +4,7 @@ its data, by ``workers.js``)."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -12,6 +13,7 @@ import numpy as np
 
 from screener.algorithms import Decision, Result, Threshold, WorkerResult
 from screener.errors import ConfigError
+from screener.report_html._plotlyjs import embedded_figure
 
 if TYPE_CHECKING:
     from screener.report_html import RunHistory
@@ -33,10 +35,10 @@ _CONFIG = {"displaylogo": False, "responsive": True}
 
 
 def plotly() -> Any:
-    """The plotly package (with graph_objects and offline loaded), or the fix."""
+    """The plotly package (with graph_objects and io loaded), or the fix."""
     try:
         import plotly.graph_objects  # type: ignore[import-untyped]
-        import plotly.offline  # type: ignore[import-untyped]
+        import plotly.io  # type: ignore[import-untyped]
     except ModuleNotFoundError as error:
         raise ConfigError(
             f"the HTML report needs plotly, which is not installed ({error})",
@@ -53,13 +55,14 @@ def reward_range(result: Result) -> list[float]:
 
 
 def figure_html(fig: Any, div_id: str) -> str:
+    """The figure in the page, as its JSON, drawn there into element ``div_id`` (fixed, not
+    plotly's random id: the same run always gives the same page)."""
     # The empty template: plotly.js's own plain style, and no theme copied into each figure.
     fig.update_layout(template="none", font={"family": "system-ui, sans-serif", "size": 12})
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
-    # A fixed div id (not plotly's random one): the same run always gives the same page.
-    page = fig.to_html(full_html=False, include_plotlyjs=False, config=_CONFIG, div_id=div_id)
-    return str(page)
+    spec = json.loads(plotly().io.to_json(fig, validate=False))  # numpy arrays as lists
+    return embedded_figure({**spec, "config": _CONFIG}, div_id)
 
 
 def histogram_figure(result: Result) -> Any:

@@ -1,8 +1,9 @@
 // The per-worker plot and table of a screener report, a page of workers at a time, drawn from
 // the column arrays in #worker-data (written by screener/report_html/_workers.py): each
 // worker's estimate and interval against the threshold (with the truth, where known), the
-// gold questions it cost, and a table row. Worker names are categories, never numbers.
-(function () {
+// gold questions it cost, and a table row. Worker names are categories, never numbers. It
+// starts once plotly.js is unpacked (window.screenerPlotly, loader.js).
+window.screenerPlotly.then(function () {
   "use strict";
   const data = JSON.parse(document.getElementById("worker-data").textContent);
   const state = { page: 0, decision: "", name: "" };
@@ -161,4 +162,4 @@
   byId("worker-previous").addEventListener("click", () => { state.page -= 1; draw(); });
   byId("worker-next").addEventListener("click", () => { state.page += 1; draw(); });
   draw();
-})();
+});

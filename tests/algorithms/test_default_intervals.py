@@ -272,6 +272,7 @@ def test_the_paper_quantile_needs_a_paper_interval() -> None:
         assert "agresti-coull" in (caught.value.hint or "")
 
 
+@pytest.mark.subprocess
 def test_the_command_line_says_heuristic(tmp_path: Path) -> None:
     def run(*extra: str) -> str:
         done = subprocess.run(

@@ -120,6 +120,7 @@ def test_inclusive_is_a_parameter_like_the_others() -> None:
     assert create_algorithm("gold", 20, {"inclusive": True}).result().extra["inclusive"] is True
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("value", [True, False])
 def test_inclusive_from_the_command_line(tmp_path: Path, value: bool) -> None:
     args = ["run", "--workers", "20", "--outliers", "2", "-a", "gold", "--budget", "200"]

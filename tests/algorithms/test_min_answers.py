@@ -329,6 +329,7 @@ def test_clucb_with_min_answers_3_keeps_its_promise(run_pool: Executor) -> None:
 
 
 # --------------------------------------------------------------------------- the CLI
+@pytest.mark.subprocess
 def test_min_answers_from_the_command_line(tmp_path: Path) -> None:
     def run(*extra: str) -> dict[str, Any]:
         done = subprocess.run(

@@ -308,6 +308,7 @@ def by_worker(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {w["worker"]: w for w in report["workers"]}
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("args", "most"), [(["-a", "toloka-rule", "--threshold", "0.6"], 20),
                        (["-a", "quiz", "-p", "hidden=5"], 15)],
@@ -337,6 +338,7 @@ def _write_answers(path: Path, answers: dict[str, list[int]]) -> None:
                 writer.writerow([worker, f"q{j}", "yes" if reward else "no", "yes"])
 
 
+@pytest.mark.subprocess
 def test_cli_dataset_replay_decides_on_the_hand_worked_answers(tmp_path: Path) -> None:
     _write_answers(tmp_path / "answers.csv", {
         "ann": [1, 0, 0] + [1] * 10,  # toloka: banned at 3; quiz: 8 of 10, pass
@@ -375,6 +377,7 @@ def _logged_answers(db: Path, run_id: str, workers: Sequence[str]) -> list[list[
     return [per_worker[w] for w in workers]
 
 
+@pytest.mark.subprocess
 def test_cli_log_replay_with_quiz_matches_the_rule_on_the_logged_answers(tmp_path: Path) -> None:
     first = report_of(screener("run", "--workers", "10", "--outliers", "2", "-a", "rr",
                                "--budget", "300", "--seed", "3", "--quiet", "--json",
@@ -407,6 +410,7 @@ def service(tmp_path: Path) -> Iterator[str]:
         yield url
 
 
+@pytest.mark.subprocess
 def test_cli_live_run_of_toloka_rule_against_the_reference_service(
     tmp_path: Path, service: str
 ) -> None:

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess  # the benchmark's own process: the full suite only
 @pytest.mark.skipif(not os.environ.get("SCREENER_DATA"), reason="SCREENER_DATA is not set")
 def test_calibration_prints_claimed_and_realised_shares() -> None:
     name = "calibration-smoke-test"

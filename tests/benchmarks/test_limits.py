@@ -87,6 +87,7 @@ def test_dominates_finds_mixtures_and_refuses_what_no_mixture_reaches() -> None:
     assert not dominates(points, rule, 1.5)  # every point asks 2
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("SCREENER_DATA"), reason="SCREENER_DATA is not set")
 def test_the_command_prints_its_table() -> None:

@@ -19,6 +19,7 @@ from benchmarks.realdata import COSTS, Cell, Score, cost_key, cost_method, readi
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("SCREENER_DATA"), reason="SCREENER_DATA is not set")
 def test_quick_mode_prints_every_table() -> None:
@@ -90,6 +91,7 @@ def test_the_summary_counts_wins_against_the_rule_and_against_doing_nothing() ->
     assert "beats both doing nothing and the best rule wherever any method can in 1/3" in line
 
 
+@pytest.mark.subprocess
 def test_runs_as_a_script_from_the_checkout() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "realdata.py"), "--help"],

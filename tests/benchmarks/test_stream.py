@@ -45,6 +45,7 @@ def test_means_are_over_answer_orders() -> None:
     assert means[0]["money"] == pytest.approx(105.0) and means[0]["runs"] == 2
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("SCREENER_DATA"), reason="SCREENER_DATA is not set")
 def test_quick_mode_on_one_dataset_prints_the_tables() -> None:

@@ -31,6 +31,7 @@ def described(name: str) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.subprocess
 def test_the_listing_names_every_algorithm_once_with_its_summary() -> None:
     done = screener("algorithms")
     assert done.returncode == 0, done.stderr
@@ -58,6 +59,7 @@ def test_listed_defaults_are_what_the_algorithm_is_built_with(name: str) -> None
             assert same or default is None, (key, value, default)
 
 
+@pytest.mark.subprocess
 def test_a_name_shows_its_promise_and_choices_and_an_unknown_one_is_one_line() -> None:
     shown = screener("algorithms", "confident-thresholding")
     assert shown.returncode == 0, shown.stderr
@@ -69,6 +71,7 @@ def test_a_name_shows_its_promise_and_choices_and_an_unknown_one_is_one_line() -
     assert len(wrong.stderr.splitlines()) == 1
 
 
+@pytest.mark.subprocess
 def test_run_help_claims_no_default_the_algorithm_does_not_use() -> None:
     # --delta once said 0.1 while confident-thresholding runs at 0.05.
     shown = screener("run", "--help").stdout

@@ -19,6 +19,9 @@ from cli_helpers import NOT_COMPLETED
 import screener as screener_api
 from screener.errors import ConfigError
 
+#: Real processes (the screener command, a browser, ...): the full suite only.
+pytestmark = pytest.mark.subprocess
+
 DB = "runs.db"
 TOO_MANY = 999_999_999_999
 UNCHANGED = "unchanged"
@@ -38,8 +41,8 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     rows = "".join(f"q{i},What is {i} + {i}?,{2 * i},numeric\n" for i in range(20))
     (folder / "bank.csv").write_text("id,payload,key,scoring\n" + rows, encoding="utf-8")
     done = screener(
-        "run", "--workers", "5", "--outliers", "0", "--questions", "bank.csv", "--budget", "30",
-        "--db", DB, "--json", "--quiet", cwd=folder,
+        "run", "-a", "wrr", "--workers", "5", "--outliers", "0", "--questions", "bank.csv",
+        "--budget", "30", "--db", DB, "--json", "--quiet", cwd=folder,
     )  # fmt: skip
     assert done.returncode == NOT_COMPLETED, done.stderr  # 30 answers cannot settle 5 workers
     return folder, str(json.loads(done.stdout)["run_id"])
@@ -106,7 +109,7 @@ def test_run_flag_out_of_bounds(folder: Path, args: list[str], line: str) -> Non
 
 @pytest.mark.parametrize("k", ["1e200", "1e308", "inf", "1001"])
 def test_huge_k_is_refused_without_a_numpy_warning(folder: Path, k: str) -> None:
-    line = refused(folder, "run", "--k", k, "--budget", "200", "--db", DB)
+    line = refused(folder, "run", "-a", "wrr", "--k", k, "--budget", "200", "--db", DB)
     assert "k must be" in line
 
 

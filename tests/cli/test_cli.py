@@ -22,8 +22,12 @@ from typing import Any
 import pytest
 from cli_helpers import NOT_COMPLETED, assert_ran
 
-from screener.pool import synthetic_pool
+from screener.pool import demo_pool, synthetic_pool
+from screener.runs.setup import DEFAULT_ALGORITHM
 from screener.simulation import ksigma_outliers
+
+#: Real processes (the screener command, a browser, ...): the full suite only.
+pytestmark = pytest.mark.subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,8 +42,26 @@ def screener(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
     )
 
 
-def test_demo_run_finds_the_two_spammers(tmp_path: Path) -> None:
-    done = screener("run", "--quiet", cwd=tmp_path)
+def test_the_default_run_decides_every_demo_worker_in_a_few_questions(tmp_path: Path) -> None:
+    """`screener run` with nothing given: the default job on the demo pool decides every
+    worker in under 10 gold questions each on average, and says what it promised and what it
+    cost."""
+    done = screener("run", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["algorithm"], report["condition_met"]) == (DEFAULT_ALGORITHM, True)
+    assert all(w["decision"] in ("above", "below") for w in report["workers"])
+    assert len(report["workers"]) == len(demo_pool())
+    assert report["total_pulls"] < 10 * len(report["workers"])
+    assert "at most 40 gold questions per worker" in done.stderr
+    table = screener("report", cwd=tmp_path).stdout
+    assert f"status: stopping condition met: {report['guarantee']}" in table
+    per_worker = report["total_pulls"] / len(report["workers"])
+    assert f"pulls: {report['total_pulls']:,} answered ({per_worker:.1f} per worker)" in table
+
+
+def test_the_ksigma_demo_run_is_one_flag_away_and_finds_the_two_spammers(tmp_path: Path) -> None:
+    done = screener("run", "--algorithm", "wrr", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "screener.db").exists()
     assert "stopping condition met" in done.stdout
@@ -73,7 +95,7 @@ def test_csv_pool_of_30_with_2_spammers(tmp_path: Path) -> None:
 def test_report_and_runs_replay_the_journal(database_url: str) -> None:
     """On SQLite and PostgreSQL alike."""
     db = database_url
-    first = screener("run", "--workers", "12", "--outliers", "1", "--db", db, "--json")
+    first = screener("run", "-a", "wrr", "--workers", "12", "--outliers", "1", "--db", db, "--json")
     assert first.returncode == 0, first.stderr
     original = json.loads(first.stdout)
     again = screener("report", original["run_id"], "--db", db, "--json")
@@ -109,8 +131,9 @@ def test_oracles_lists_the_builtin_ones() -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["run", "--delta", "2"], "delta must lie in (0, 1)"),
-        (["run", "--k", "-1"], "k must be"),
+        (["run", "-a", "wrr", "--delta", "2"], "delta must lie in (0, 1)"),
+        (["run", "-a", "wrr", "--k", "-1"], "k must be"),
+        (["run", "--k", "2"], "crowd-prior has no parameter 'k'"),  # the default job
         (["run", "--budget", "0"], "budget must be"),
         (["run", "--concurrency", "0"], "concurrency must be"),
         (["run", "--latency", "soon"], "cannot read latency"),
@@ -133,8 +156,8 @@ def test_oracles_lists_the_builtin_ones() -> None:
         (["run", "-p", "k"], "--param takes KEY=VALUE"),
         (["run", "--error", "fdr", "-a", "wrr"], "drop --algorithm or use --algorithm fdr-thr"),
         # mixture is wrr's default now; betting is confident-thresholding's only.
-        (["run", "--interval", "betting"], "unknown interval 'betting' (use 'mixture' or"),
-        (["run", "--q", "0.1"], "wrr has no parameter 'q'"),
+        (["run", "-a", "wrr", "--interval", "betting"], "unknown interval 'betting' (use 'mix"),
+        (["run", "-a", "wrr", "--q", "0.1"], "wrr has no parameter 'q'"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(
@@ -161,7 +184,7 @@ def test_bad_pool_file_names_the_line(tmp_path: Path) -> None:
 
 def test_unknown_run_id_points_to_the_runs_command(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
-    assert screener("run", "--workers", "5", "--outliers", "0", "--budget", "20",
+    assert screener("run", "-a", "wrr", "--workers", "5", "--outliers", "0", "--budget", "20",
                     "--db", str(db), "--quiet").returncode == NOT_COMPLETED  # fmt: skip
     done = screener("report", "abc", "--db", str(db))
     assert done.returncode == 2
@@ -170,7 +193,7 @@ def test_unknown_run_id_points_to_the_runs_command(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_debug_shows_the_traceback_wherever_it_is_typed(tmp_path: Path, where: str) -> None:
-    args = ["run", "--delta", "2"]
+    args = ["run", "-a", "wrr", "--delta", "2"]
     args = ["--debug", *args] if where == "before" else [*args, "--debug"]
     done = screener(*args, cwd=tmp_path)
     assert done.returncode != 0
@@ -201,7 +224,7 @@ def _outcome(done: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
 
 
 def test_a_budget_cut_run_says_the_condition_was_not_met_and_exits_3(tmp_path: Path) -> None:
-    done = screener("run", "--budget", "200", "--db", str(tmp_path / "b.db"))
+    done = screener("run", "-a", "wrr", "--budget", "200", "--db", str(tmp_path / "b.db"))
     assert done.returncode == NOT_COMPLETED, done.stderr
     assert "CONDITION NOT MET (budget spent)" in done.stdout
     # A fixed-budget method that spends its budget ended as it means to.
@@ -282,7 +305,7 @@ def test_confident_thresholding_bound_with_eps_matches_its_runs(tmp_path: Path) 
 
 
 def test_no_bound_no_announcement(tmp_path: Path) -> None:
-    done = screener("run", cwd=tmp_path)
+    done = screener("run", "-a", "wrr", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "gold questions per worker" not in done.stderr + done.stdout
 
@@ -304,7 +327,8 @@ def test_version_names_the_distribution_crowd_screener() -> None:
 def test_report_formats_and_row_choices_agree_with_each_other(database_url: str) -> None:
     """On SQLite and PostgreSQL alike."""
     db = database_url
-    ran = screener("run", "--workers", "12", "--budget", "300", "--db", db, "--format", "csv")
+    ran = screener("run", "-a", "wrr", "--workers", "12", "--budget", "300", "--db", db,
+                   "--format", "csv")  # fmt: skip
     assert ran.returncode == NOT_COMPLETED, ran.stderr  # 300 answers cannot settle 12 workers
     rows = list(csv.DictReader(io.StringIO(ran.stdout)))
     as_json = json.loads(screener("report", "--db", db, "--format", "json").stdout)
@@ -346,7 +370,7 @@ def in_terminal(*args: str, columns: int) -> str:
 
 def test_the_table_fits_the_terminal_and_a_pipe_gets_whole_lines(tmp_path: Path) -> None:
     db = str(tmp_path / "runs.db")
-    ran = screener("run", "--workers", "12", "--budget", "300", "--db", db, "-q")
+    ran = screener("run", "-a", "wrr", "--workers", "12", "--budget", "300", "--db", db, "-q")
     assert ran.returncode == NOT_COMPLETED, ran.stderr
     for columns in (64, 100):
         shown = in_terminal("report", "--db", db, columns=columns)

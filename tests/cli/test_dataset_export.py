@@ -20,6 +20,9 @@ from cli_helpers import assert_ran
 
 from screener.bank import Scoring, score_answer
 
+#: Real processes (the screener command, a browser, ...): the full suite only.
+pytestmark = pytest.mark.subprocess
+
 Rows = list[dict[str, str]]
 
 
@@ -148,7 +151,9 @@ def test_crowd_kit_fits_on_the_export(tmp_path: Path) -> None:
     on data without either (lower case, one answer per item, as Zheng_d_Duck) its gold-based
     skills are the workers' accuracies in the export."""
     pd = pytest.importorskip("pandas")
-    aggregation = pytest.importorskip("crowdkit.aggregation")
+    aggregation = pytest.importorskip(
+        "crowdkit.aggregation", reason="crowd-kit is an extra: pip install '.[crowd-kit]'"
+    )
     write_dataset(tmp_path / "data.csv", seed=3, clean=True)
     ok("run", "--oracle", "dataset", "-O", "path=data.csv", "-O", "replacement=false",
        "-a", "rr", "--k", "1.0", "--quiet", cwd=tmp_path)  # fmt: skip

@@ -156,6 +156,7 @@ def test_generated_run_files(template: tuple[Path, str], content: bytes, db_flag
     fuzz_once(template[0], ["run", "--config", "run.toml", *tail], {"run.toml": content})
 
 
+@pytest.mark.subprocess
 @settings(FUZZ, max_examples=SUBPROCESS_EXAMPLES)
 @given(data=st.data())
 def test_a_subset_as_real_subprocesses(template: tuple[Path, str], data: st.DataObject) -> None:

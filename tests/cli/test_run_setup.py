@@ -22,6 +22,8 @@ from screener.errors import ConfigError
 from screener.journal import Journal, RunSpec
 from screener.orchestrator import RunOptions
 from screener.runs.setup import (
+    DEFAULT_ALGORITHM,
+    DEFAULT_JOB,
     PARAMETER_DEFAULTS,
     AlgorithmSettings,
     OracleSettings,
@@ -79,6 +81,7 @@ SAME_SETTINGS: list[tuple[list[str], dict[str, Any]]] = [
          "oracle_options": {"rewards": "bernoulli", "duplicates": 0.1},
          "options": RunOptions(concurrency=4)},
     ),
+    (["pool.csv"], {"pool": "pool.csv"}),  # the default job
     (["pool.csv", "-a", "wrr", "--budget", "300"], {"pool": "pool.csv", "algorithm": "wrr",
                                                     "params": {"budget": 300}}),
     (
@@ -94,6 +97,7 @@ SAME_SETTINGS: list[tuple[list[str], dict[str, Any]]] = [
 ]  # fmt: skip
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(("args", "kwargs"), SAME_SETTINGS, ids=lambda v: str(v)[:40])
 def test_the_command_line_and_python_store_the_same_run(
     folder: Path, args: list[str], kwargs: dict[str, Any]
@@ -112,6 +116,7 @@ def test_the_command_line_and_python_store_the_same_run(
         assert from_cli.params["direction"] == PARAMETER_DEFAULTS["direction"] == "low"
 
 
+@pytest.mark.subprocess
 def test_the_run_files_database_is_used_unless_one_is_given(folder: Path) -> None:
     result = screener.run(config="run.toml")
     assert result.run_id is not None and (folder / "from-file.db").exists()
@@ -156,6 +161,26 @@ def test_given_settings_win_over_the_run_file_which_wins_over_the_defaults(folde
     assert plan.oracle_options == {"rewards": "bernoulli"} and plan.options.concurrency == 2
 
 
+def test_the_default_job_runs_only_when_nothing_names_an_algorithm(folder: Path) -> None:
+    """Without an algorithm (no name, no --error, none in a run file) a run does the default
+    job, with what is given on top; an algorithm named, even the same one, runs with its own
+    defaults."""
+    plan = set_up_run(RunSettings()).plan
+    assert (plan.algorithm, plan.params) == (DEFAULT_ALGORITHM, DEFAULT_JOB)
+    given = AlgorithmSettings(params={"threshold": 0.7}, budget=90)
+    assert set_up_run(RunSettings(algorithm=given)).plan.params == {
+        **DEFAULT_JOB, "threshold": 0.7, "budget": 90,
+    }  # fmt: skip
+    named = AlgorithmSettings(name=DEFAULT_ALGORITHM, params={"threshold": 0.6})
+    assert set_up_run(RunSettings(algorithm=named)).plan.params == {"threshold": 0.6}
+    by_error = AlgorithmSettings(error="bayes", params={"threshold": 0.6})
+    assert set_up_run(RunSettings(algorithm=by_error)).plan.params == {"threshold": 0.6}
+    (folder / "params.toml").write_text("[params]\npilot = 10\n", encoding="utf-8")
+    from_file = set_up_run(RunSettings(run_file="params.toml")).plan.params
+    assert from_file == {**DEFAULT_JOB, "pilot": 10}
+    assert set_up_run(RunSettings(run_file="run.toml")).plan.algorithm == "rr"
+
+
 def test_a_simulated_flag_goes_to_another_oracle_that_takes_it_or_is_refused(
     folder: Path,
 ) -> None:
@@ -173,6 +198,7 @@ def test_a_simulated_flag_goes_to_another_oracle_that_takes_it_or_is_refused(
         set_up_run(RunSettings(oracle=rewards))
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("run_file", "kwargs", "args"),
     [
@@ -193,6 +219,7 @@ def test_python_gets_the_command_lines_one_line_errors(
     assert sorted(p.name for p in folder.iterdir()) == ["bad.toml", "pool.csv", "run.toml"]
 
 
+@pytest.mark.subprocess
 def test_plan_and_replay_take_the_same_defaults(folder: Path) -> None:
     planned = screener_cli("plan", "pool.csv", "-a", "wrr", "--budget", "60", "--runs", "2",
                            "--json", cwd=folder)  # fmt: skip

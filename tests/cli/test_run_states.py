@@ -12,15 +12,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_helpers import NOT_COMPLETED
 
 from screener.journal import Journal
+
+#: Real processes (the screener command, a browser, ...): the full suite only.
+pytestmark = pytest.mark.subprocess
 
 # About 11 s from start to end: long enough that the checks made while it runs (each a
 # `screener runs` subprocess, slow on a loaded machine) see it running; a 4 s run finished
 # between two of them once, in CI beside other work.
 SLOW_RUN = [
-    "--workers", "12", "--outliers", "2", "--seed", "3", "--concurrency", "4",
+    "-a", "wrr", "--workers", "12", "--outliers", "2", "--seed", "3", "--concurrency", "4",
     "--latency", "constant:0.15", "--budget", "300", "--quiet",
 ]  # fmt: skip
 

@@ -64,6 +64,7 @@ def test_global_flags_are_moved_before_the_command(args: list[str], hoisted: lis
     assert _hoist_global_flags(args) == hoisted
 
 
+@pytest.mark.subprocess
 def test_quiet_anywhere_leaves_only_the_data(tmp_path: Path) -> None:
     (tmp_path / "pool.csv").write_text(POOL, encoding="utf-8")
     outputs: list[str] = []
@@ -77,6 +78,7 @@ def test_quiet_anywhere_leaves_only_the_data(tmp_path: Path) -> None:
     assert "saved in 2.db" in noisy.stderr
 
 
+@pytest.mark.subprocess
 def test_verbose_says_what_the_run_does_and_costs(tmp_path: Path) -> None:
     (tmp_path / "pool.csv").write_text(POOL, encoding="utf-8")
     done = ok("run", "pool.csv", *RUN, "--json", "-v", cwd=tmp_path)
@@ -88,6 +90,7 @@ def test_verbose_says_what_the_run_does_and_costs(tmp_path: Path) -> None:
     refused("-q", "run", "-v", cwd=tmp_path)
 
 
+@pytest.mark.subprocess
 def test_a_pool_a_bank_and_a_run_file_from_standard_input(tmp_path: Path) -> None:
     (tmp_path / "pool.csv").write_text(POOL, encoding="utf-8")
     from_file = ok("run", "pool.csv", *RUN, "--json", "--db", "a.db", cwd=tmp_path)
@@ -113,6 +116,7 @@ def test_a_pool_a_bank_and_a_run_file_from_standard_input(tmp_path: Path) -> Non
     assert "only one of POOL_FILE, --questions and --config can be -" in line
 
 
+@pytest.mark.subprocess
 def test_outputs_to_files_and_to_standard_output(tmp_path: Path) -> None:
     (tmp_path / "pool.csv").write_text(POOL, encoding="utf-8")
     shown = ok("run", "pool.csv", *RUN, "--json", cwd=tmp_path)
@@ -134,6 +138,7 @@ def test_outputs_to_files_and_to_standard_output(tmp_path: Path) -> None:
     assert run_id in (tmp_path / "table.txt").read_text()
 
 
+@pytest.mark.subprocess
 def test_bad_outputs_are_refused_in_one_line_before_anything_is_written(tmp_path: Path) -> None:
     (tmp_path / "pool.csv").write_text(POOL, encoding="utf-8")
     ok("run", "pool.csv", *RUN, "--json", cwd=tmp_path)
@@ -145,6 +150,7 @@ def test_bad_outputs_are_refused_in_one_line_before_anything_is_written(tmp_path
     assert "two files" in refused("export", run_id, "--format", "crowd-kit", cwd=tmp_path)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", ["simulated", "dataset", "log", "http"])
 def test_each_oracle_lists_the_options_it_declares(name: str, tmp_path: Path) -> None:
     declared = load_oracle_class(name).OPTIONS

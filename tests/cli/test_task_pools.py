@@ -18,6 +18,9 @@ from service_helpers import reference_service, write_pool_and_bank
 
 from screener.pool import synthetic_pool
 
+#: Real processes (the screener command, a browser, ...): the full suite only.
+pytestmark = pytest.mark.subprocess
+
 POOL = synthetic_pool(12, 1, seed=3)
 
 

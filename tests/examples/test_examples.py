@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from screener.bank import load_bank
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -16,6 +18,7 @@ GENERATED = ["pool30.csv", "task-pool/workers.csv", "task-pool/questions.csv",
              "task-pool/questions.json", "task-pool/run.toml"]  # fmt: skip
 
 
+@pytest.mark.subprocess
 def test_the_script_writes_exactly_the_committed_files(tmp_path: Path) -> None:
     shutil.copy(EXAMPLES / "make_examples.py", tmp_path)
     done = subprocess.run(
@@ -35,6 +38,7 @@ def test_the_json_bank_is_the_csv_bank() -> None:
     assert scorings == {"numeric", "case-insensitive", "graded", "exact"}
 
 
+@pytest.mark.subprocess
 def test_the_task_pool_run_file_screens_as_the_readme_says(tmp_path: Path) -> None:
     run_file = EXAMPLES / "task-pool" / "run.toml"
     done = subprocess.run(
@@ -57,6 +61,7 @@ def test_the_task_pool_run_file_screens_as_the_readme_says(tmp_path: Path) -> No
     assert len(asked) == len(set(asked)) == report["total_pulls"]  # no question twice
 
 
+@pytest.mark.subprocess
 def test_the_live_example_decides_through_faults_and_journals_them(tmp_path: Path) -> None:
     db = tmp_path / "live.db"
     done = subprocess.run(

@@ -56,6 +56,7 @@ def test_bad_options_are_one_line_and_write_nothing(
     _refused(tmp_path, code, out, err, words)
 
 
+@pytest.mark.subprocess
 def test_a_bad_option_is_refused_by_the_real_command(tmp_path: Path) -> None:
     done = screener(tmp_path, "gate", "--gold-share", "1.5")
     _refused(tmp_path, done.returncode, done.stdout, done.stderr, "gold_share must be a share")
@@ -82,6 +83,7 @@ def _refused(folder: Path, code: int, out: str, err: str, words: str) -> None:
     assert out == "" and list(folder.iterdir()) == []
 
 
+@pytest.mark.subprocess
 async def test_a_gate_is_served_stopped_killed_and_resumed(tmp_path: Path) -> None:
     process, url = start_gate(tmp_path, *QUICK_FLAGS, token=TOKEN)
     async with GateClient(url, token=TOKEN) as client:

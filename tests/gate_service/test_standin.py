@@ -90,6 +90,7 @@ async def test_the_standin_buys_labels_through_a_gate(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.subprocess
 async def test_the_standin_command_reports_what_was_bought(tmp_path: Path) -> None:
     data = made_dataset()
     rows = [
@@ -136,6 +137,7 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[StandInRepo
     return report, folder, str(report.gate["run"])
 
 
+@pytest.mark.subprocess
 def test_end_to_end_on_real_data(uninterrupted: tuple[StandInReport, Path, str]) -> None:
     report, folder, run_id = uninterrupted
     decisions = report.decisions
@@ -156,6 +158,7 @@ def test_end_to_end_on_real_data(uninterrupted: tuple[StandInReport, Path, str])
     ]
 
 
+@pytest.mark.subprocess
 async def test_kill_9_and_resume_lose_and_double_nothing(
     tmp_path: Path, uninterrupted: tuple[StandInReport, Path, str]
 ) -> None:

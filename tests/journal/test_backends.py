@@ -121,6 +121,7 @@ def _answered(url: str, run_id: str) -> int:
         return sum(event.kind.value == "answered" for event in journal.events(run_id))
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)  # SQLite: no password
 def test_the_command_line_never_shows_the_password(database_url: str, tmp_path: Path) -> None:
     url = make_url(database_url).set(password="s3cret-pw")  # trust auth: any password works
@@ -131,9 +132,9 @@ def test_the_command_line_never_shows_the_password(database_url: str, tmp_path: 
         return subprocess.run([sys.executable, "-m", "screener", *args], capture_output=True,
                               text=True, env=env, cwd=tmp_path, timeout=300)  # fmt: skip
 
-    ran = screener("run", "--workers", "8", "--budget", "60", "--db", target, "--json")
+    ran = screener("run", "-a", "wrr", "--workers", "8", "--budget", "60", "--db", target, "--json")
     assert_ran(ran.returncode, ran.stdout, ran.stderr)
-    shown_saved = screener("run", "--workers", "8", "--budget", "60", "--db", target)
+    shown_saved = screener("run", "-a", "wrr", "--workers", "8", "--budget", "60", "--db", target)
     # A log replay reads the run's own database: its URL is journaled without the password.
     replayed = screener("replay", json.loads(ran.stdout)["run_id"], "-a", "rr", "--json")
     listed = screener("runs", "--json")
@@ -180,6 +181,7 @@ async def test_the_heartbeat_keeps_a_long_run_owned(
 SECRET = "pw-5ecret-4rtefact"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)  # SQLite: no password
 def test_no_artefact_of_a_postgresql_run_holds_the_password(
     database_url: str, tmp_path: Path
@@ -197,7 +199,9 @@ def test_no_artefact_of_a_postgresql_run_holds_the_password(
         return subprocess.run([sys.executable, "-m", "screener", *args], capture_output=True,
                               text=True, env=env, cwd=tmp_path, timeout=300)  # fmt: skip
 
-    ran = screener("-vv", "run", "--workers", "8", "--budget", "60", "--db", target, "--json")
+    ran = screener(
+        "-vv", "run", "-a", "wrr", "--workers", "8", "--budget", "60", "--db", target, "--json"
+    )
     assert_ran(ran.returncode, ran.stdout, ran.stderr)
     run_id = json.loads(ran.stdout)["run_id"]
     done = [

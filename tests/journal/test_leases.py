@@ -94,6 +94,7 @@ def test_an_expired_lease_is_taken_over_and_the_old_holder_is_fenced_off(
         assert n_events(second, run_id) == before + 1
 
 
+@pytest.mark.subprocess
 def test_a_lease_of_a_dead_process_on_this_machine_is_expired_at_once(database_url: str) -> None:
     with Journal(database_url) as first, Journal(database_url) as second:
         run_id = first.create_run(make_spec(), claim=True)

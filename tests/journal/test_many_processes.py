@@ -13,11 +13,16 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from screener.journal import Journal
+
+#: Real processes (the screener command, a browser, ...): the full suite only.
+pytestmark = pytest.mark.subprocess
 
 #: One question in flight and a constant latency: a run is then a function of its seed, so a
 #: run shared with others (or interrupted and resumed) must equal the run done alone.
-RUN = ["--workers", "10", "--outliers", "1", "--concurrency", "1", "--latency",
+RUN = ["-a", "wrr", "--workers", "10", "--outliers", "1", "--concurrency", "1", "--latency",
        "constant:0.0005", "--budget", "400", "--json", "-q"]  # fmt: skip
 SEEDS = [11, 12, 13, 14, 15, 16]
 #: The fought-over run answers slowly, so that its winner still drives it when the loser,

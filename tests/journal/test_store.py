@@ -510,6 +510,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_committed_events_survive_sigkill(db: Path) -> None:
     child = subprocess.run(

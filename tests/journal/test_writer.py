@@ -196,6 +196,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_awaited_appends_survive_sigkill(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"

@@ -15,6 +15,9 @@ from typing import Any
 
 import pytest
 
+#: Real processes (the screener command, a browser, ...): the full suite only.
+pytestmark = pytest.mark.subprocess
+
 ACCURACIES = [0.9, 0.88, 0.86, 0.9, 0.87, 0.89, 0.85, 0.91, 0.88, 0.2]
 RUN_ARGS = ["--algorithm", "wrr", "--k", "2", "--seed", "9", "--concurrency", "1", "--quiet"]
 
