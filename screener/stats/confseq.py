@@ -487,10 +487,13 @@ def clearing_count(
     if usable.any():
         r, qu = rate[usable], q[usable]
         count = np.ones_like(qu)
-        for _ in range(iterations):
-            budget = np.asarray(log_inverse(qu * count, count), dtype=np.float64)
-            count = np.maximum(budget / r, 1.0)
-        t[usable] = count
+        # A mean a hair from its bar sends the count past what the budget can be computed at
+        # (log-gamma overflows near 1e30): that worker never clears, its t is inf, not NaN.
+        with np.errstate(over="ignore", invalid="ignore"):
+            for _ in range(iterations):
+                budget = np.asarray(log_inverse(qu * count, count), dtype=np.float64)
+                count = np.maximum(budget / r, 1.0)
+        t[usable] = np.where(np.isnan(count), math.inf, count)
     return np.asarray(np.minimum(t[: p.size], t[p.size :]).reshape(np.shape(means)))
 
 

@@ -4,6 +4,7 @@ checked at every time on 20,000 seeded sequences."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -360,6 +361,22 @@ def test_clearing_count_solves_a_growing_budget() -> None:
     t = clearing_count(p, 0.8, 0.8, budget, "kl")
     rate = bernoulli_kl(p, np.full(3, 0.8))
     np.testing.assert_allclose(t * rate, budget(p * t, t), rtol=1e-6)
+
+
+def test_a_mean_a_hair_from_its_bar_gives_a_count_never_nan() -> None:
+    """The count can grow past where the mixture budget is computed (log-gamma overflows
+    near 1e30): such a worker's t is inf (it never clears), never NaN, and no warning
+    escapes. These means gave NaN before."""
+
+    def budget(sums: FloatArray, counts: FloatArray) -> FloatArray:
+        return mixture_log_inverse(sums, counts, 0.001)
+
+    for bar in (0.8, 0.6, 0.5, 0.3):
+        p = bar + np.array([1e-15, 1e-14, 1e-13, 1e-12, 1e-10, -1e-12, -1e-9])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            t = clearing_count(p, bar, bar, budget, "kl")
+        assert not np.isnan(t).any() and (t > 1e15).all()
 
 
 @pytest.mark.parametrize("b", [3.0, 7.7, 12.345])
