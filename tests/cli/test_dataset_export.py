@@ -243,7 +243,7 @@ def test_with_replacement_items_come_back_and_a_log_replay_gets_every_answer(
 def test_a_shared_dataset_run_exports_its_real_rows(tmp_path: Path) -> None:
     data = Path(os.environ["SCREENER_DATA"]) / "gold_answers" / "Zheng_d_Duck.csv"
     ok("run", "--oracle", "dataset", "-O", f"path={data}", "-O", "replacement=false",
-       "--budget", "500", "--quiet", cwd=tmp_path)  # fmt: skip
+       "-a", "wrr", "--budget", "500", "--quiet", cwd=tmp_path)  # fmt: skip
     run = last_run(tmp_path)
     ok("export", run, "-o", "answers.csv", cwd=tmp_path)
     ok("export", run, "-o", "ck.csv", "--format", "crowd-kit", cwd=tmp_path)
