@@ -72,7 +72,7 @@ def test_timeout_inf_is_refused(folder: Path, value: str) -> None:
 
 def test_top_2_with_wrr_is_refused(folder: Path) -> None:
     """--top became wrr's k (the k-sigma rule's), silently."""
-    assert run_refused(folder, "--top", "2") == (
+    assert run_refused(folder, "-a", "wrr", "--top", "2") == (
         "error: --top selects how many workers a top-K algorithm picks; wrr picks no number "
         "of workers (drop --top, or use --algorithm adaptive-topk or clucb-pac or optmai)"
     )
@@ -81,8 +81,8 @@ def test_top_2_with_wrr_is_refused(folder: Path) -> None:
 def test_rho_2_means_what_each_algorithm_says(folder: Path) -> None:
     """wrr's rho (>= 1: how many times as often an active worker is asked) is 2 as given,
     and stored so; GOLD's rho is a share, and 2 is refused; --help says both ranges."""
-    done = screener("run", "--workers", "6", "--rho", "2", "--budget", "100", "--db", DB,
-                    "--json", "--quiet", cwd=folder)  # fmt: skip
+    done = screener("run", "--workers", "6", "-a", "wrr", "--rho", "2", "--budget", "100",
+                    "--db", DB, "--json", "--quiet", cwd=folder)  # fmt: skip
     assert done.returncode == 3, done.stderr
     report = stored(folder, json.loads(done.stdout)["run_id"])
     assert report["params"]["rho"] == 2.0 and report["run_spec"]["params"]["rho"] == 2.0
