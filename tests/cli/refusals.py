@@ -55,7 +55,9 @@ def refused(folder: Path, *args: str, env: Mapping[str, str] | None = None) -> s
 def finished_run(db: Path, *, budget: int = 30) -> str:
     """A run of 6 simulated workers in ``db``, cut short by its budget; its id."""
     pool = synthetic_pool(6, 1, seed=2)
-    result = screener_api.run(pool, params={"budget": budget}, db=db, progress=None)
+    result = screener_api.run(
+        pool, algorithm="wrr", params={"budget": budget}, db=db, progress=None
+    )
     assert result.run_id is not None
     return result.run_id
 

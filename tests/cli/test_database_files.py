@@ -27,6 +27,7 @@ COMMANDS = {
     "upgrade": ["upgrade"],
     "plan": ["plan", "--like", "abc", "--budget", "50"],
     "gate": ["gate"],
+    "decisions": ["decisions", "abc"],
 }
 
 
