@@ -4,6 +4,7 @@ paused process from a crashed one. Real processes, real signals, a real full fil
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sqlite3
@@ -157,12 +158,9 @@ def test_full_disk_says_so_and_how_to_resume(tmp_path: Path) -> None:
 def fill(path: Path) -> None:
     """Write ``path`` until the filesystem is full."""
     block = b"\0" * 65536
-    with path.open("wb", buffering=0) as handle:
-        try:
-            while True:
-                handle.write(block)
-        except OSError:
-            pass
+    with path.open("wb", buffering=0) as handle, contextlib.suppress(OSError):  # ENOSPC ends it
+        while True:
+            handle.write(block)
 
 
 def lifecycle(db: Path) -> list[tuple[str, str | None]]:
