@@ -14,8 +14,8 @@ from collections import deque
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms.base import IntArray
 from screener.algorithms.gold import GOLD, NeighbourGraph
+from screener.arrays import IntArray
 
 __all__ = ["NaiveGOLD", "components"]
 

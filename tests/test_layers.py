@@ -15,6 +15,7 @@ import screener
 #: Bottom to top. A part of screener may import the parts listed before it, none after.
 LAYERS = (
     "errors",
+    "arrays",  # the numpy array types of the annotations
     "stats",
     "algorithms",  # pure decision objects: numbers in, decisions out
     "simulation",

@@ -32,14 +32,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import NDArray
 
+from screener.arrays import FloatArray, IntArray
 from screener.stats.scalar import NEAR
 
 __all__ = ["Certificates"]
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 #: Moves between full recomputations of the running sums.
 _RESUM = 256
 #: Smallest spread of the means (relative to the reward scale) certificates are given at:

@@ -8,11 +8,12 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from screener.arrays import IntArray
+
 PENDING = 0
 ANSWERED = 1
 RELEASED = 2
 
-IntArray = NDArray[np.int64]
 _T = TypeVar("_T", bound=np.generic)
 
 

@@ -20,15 +20,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_flag
-from screener.algorithms.base import Ask, IntArray
+from screener.algorithms.base import Ask
 from screener.algorithms.ksigma import Direction, KSigmaAlgorithm
 from screener.algorithms.result import Decision, Result, WorkerResult
+from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
 from screener.stats import ade_level
 
 __all__ = ["ADE"]
 
-FloatArray = NDArray[np.float64]
 RoundKind = Literal["threshold", "arm"]
 _Groups = tuple[IntArray, FloatArray, FloatArray]
 

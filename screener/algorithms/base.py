@@ -32,6 +32,7 @@ from screener.algorithms import _ledger
 from screener.algorithms._checks import check_count
 from screener.algorithms._signature import parameters
 from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
+from screener.arrays import IntArray
 from screener.errors import (
     ConfigError,
     InvalidRewardError,
@@ -41,7 +42,6 @@ from screener.stats import ArmStats
 
 __all__ = ["Algorithm", "Ask", "AskState", "Pull", "PullInfo", "PullStatus", "TellOutcome"]
 
-IntArray = NDArray[np.int64]
 _EMPTY = np.empty(0, dtype=np.int64)
 _EMPTY.flags.writeable = False
 

@@ -69,9 +69,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_choice, check_count, check_flag
-from screener.algorithms.base import IntArray
 from screener.algorithms.result import Decision, Result
-from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm, _grown
+from screener.algorithms.thresholding import ThresholdingAlgorithm, _grown
+from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
 from screener.stats.prior import (
     GridPrior,

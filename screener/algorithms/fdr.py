@@ -18,22 +18,20 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms.base import Ask, IntArray
+from screener.algorithms.base import Ask
 from screener.algorithms.result import Decision, Result
 from screener.algorithms.thresholding import (
-    FloatArray,
     ThresholdingAlgorithm,
     _check_max_workers,
     _grown,
     _refuse_past_roster,
 )
 from screener.algorithms.topk import water_fill
+from screener.arrays import BoolArray, FloatArray, IntArray
 from screener.errors import ConfigError
 from screener.stats import BettingEProcess, e_bh
 
 __all__ = ["FDRThresholding"]
-
-BoolArray = NDArray[np.bool_]
 
 
 class FDRThresholding(ThresholdingAlgorithm):

@@ -96,7 +96,6 @@ import math
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 
 from screener.algorithms._checks import (
     IntervalKind,
@@ -106,8 +105,9 @@ from screener.algorithms._checks import (
     heuristic_note,
     label_heuristic,
 )
-from screener.algorithms.base import Algorithm, IntArray
+from screener.algorithms.base import Algorithm
 from screener.algorithms.result import Decision, Result, WorkerResult
+from screener.arrays import BoolArray, FloatArray, IntArray
 from screener.errors import ConfigError
 from screener.stats import (
     QuantileRule,
@@ -126,8 +126,6 @@ __all__ = [
     "minority_size",
 ]
 
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 _E16 = math.exp(1.0 / 16.0)
 #: GOLD needs ``eps > e^(1/16) - 1`` (about 0.0645) for ``b`` to be positive and above 1.

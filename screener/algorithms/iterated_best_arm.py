@@ -15,14 +15,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms.base import IntArray
 from screener.algorithms.ksigma import KSigmaAlgorithm
 from screener.algorithms.result import Decision, Result, WorkerResult
+from screener.arrays import BoolArray, IntArray
 from screener.errors import ConfigError
 
 __all__ = ["IteratedBestArm"]
-
-BoolArray = NDArray[np.bool_]
 
 
 class IteratedBestArm(KSigmaAlgorithm):

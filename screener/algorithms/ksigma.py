@@ -29,8 +29,9 @@ from screener.algorithms._checks import (
     heuristic_note,
     label_heuristic,
 )
-from screener.algorithms.base import Algorithm, IntArray
+from screener.algorithms.base import Algorithm
 from screener.algorithms.result import Decision, Result, Threshold, WorkerResult
+from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
 from screener.stats import (
     QuantileRule,
@@ -52,7 +53,6 @@ from screener.stats.scalar import NEAR, near_mixture_interval
 __all__ = ["Direction", "IntervalKind", "KSigmaAlgorithm"]
 
 Direction = Literal["high", "low"]
-FloatArray = NDArray[np.float64]
 
 
 class KSigmaAlgorithm(Algorithm):

@@ -40,9 +40,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_count
-from screener.algorithms.base import IntArray
 from screener.algorithms.result import Decision
-from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm, _grown
+from screener.algorithms.thresholding import ThresholdingAlgorithm, _grown
+from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
 
 __all__ = ["PlatformRule", "Quiz", "TolokaRule"]

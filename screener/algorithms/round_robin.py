@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from screener.algorithms.base import IntArray
 from screener.algorithms.ksigma import KSigmaAlgorithm
+from screener.arrays import IntArray
 
 __all__ = ["NaiveRoundRobin", "RoundRobin"]
 

@@ -33,8 +33,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_budget_given, check_choice, check_count, check_delta
-from screener.algorithms.base import Algorithm, IntArray
+from screener.algorithms.base import Algorithm
 from screener.algorithms.result import Decision, Result, Threshold, WorkerResult
+from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
 from screener.stats import (
     BettingCS,
@@ -53,7 +54,6 @@ from screener.stats.tables import PairTable
 
 __all__ = ["LSA", "ConfidentThresholding", "ThresholdingAlgorithm"]
 
-FloatArray = NDArray[np.float64]
 #: Per-side miss level of the informational interval shown by fixed-budget algorithms.
 INFO_LEVEL = 0.025
 #: Most keys (workers x pulls each) a batch is filled from in one pass; beyond, the heap.

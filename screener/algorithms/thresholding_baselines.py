@@ -13,9 +13,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from screener.algorithms.base import IntArray
 from screener.algorithms.result import Result
-from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm, _grown
+from screener.algorithms.thresholding import ThresholdingAlgorithm, _grown
+from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
 from screener.stats import beta_tails
 

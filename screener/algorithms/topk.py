@@ -15,8 +15,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_budget_given, check_delta
-from screener.algorithms.base import Algorithm, IntArray
+from screener.algorithms.base import Algorithm
 from screener.algorithms.result import Decision, Result, StopReason, WorkerResult
+from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
 
 __all__ = [
@@ -31,7 +32,6 @@ __all__ = [
     "water_fill",
 ]
 
-FloatArray = NDArray[np.float64]
 
 _FIXED_BUDGET_GUARANTEE = (
     "fixed budget: none; the selection is the accepted workers plus the undecided workers "

@@ -17,17 +17,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_budget_given, check_delta, check_flag
-from screener.algorithms.base import Algorithm, IntArray
+from screener.algorithms.base import Algorithm
 from screener.algorithms.result import Decision, Result, StopReason, WorkerResult
 from screener.algorithms.topk import (
     AdaptiveTopK,
-    FloatArray,
     check_eps,
     check_k,
     ranked,
     top_by_mean,
     water_fill,
 )
+from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
 from screener.stats import clucb_radius
 

@@ -42,8 +42,9 @@ from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from screener.arrays import FloatArray
 from screener.errors import ConfigError, ScreenerError
 
 __all__ = [
@@ -55,7 +56,6 @@ __all__ = [
     "outlier_groups",
 ]
 
-FloatArray = NDArray[np.float64]
 OutlierKind = Literal["upper", "intermediate"]
 _KIND_CODE = {"upper": 0, "intermediate": 1}
 

@@ -28,17 +28,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from screener.algorithms import RoundRobin, WeightedRoundRobin, create_algorithm
+from screener.arrays import BoolArray, FloatArray, IntArray
 from screener.simulation.hashing import uniforms_keyed
 from screener.stats import ksigma_threshold_bounds, ksigma_threshold_enclosure, mixture_bounds
 
 __all__ = ["KSigmaRuns", "ksigma_runs"]
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 _PROBES = (0.25, 0.5, 0.75, 1.0)
 
 

@@ -18,11 +18,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
 from screener.simulation.hashing import uniforms, worker_rng
-from screener.simulation.rewards import FloatArray, RewardModel
+from screener.simulation.rewards import RewardModel
 
 __all__ = ["EXHAUSTED_RECORDS", "RecordedRewards"]
 
@@ -30,7 +31,6 @@ EXHAUSTED_RECORDS = "exhausted: no unused recorded answer left"
 
 _PICK_STREAM = 21
 _SHUFFLE_STREAM = 22
-IntArray = NDArray[np.int64]
 
 
 class RecordedRewards(RewardModel):

@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from screener.arrays import FloatArray
 from screener.errors import ConfigError
 from screener.simulation.hashing import uniforms
 
 __all__ = ["BernoulliRewards", "BetaRewards", "RewardModel", "reward_model_from_dict"]
 
-FloatArray = NDArray[np.float64]
 _REWARD_STREAM = 0
 
 

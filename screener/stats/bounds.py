@@ -13,7 +13,9 @@ from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
+
+from screener.arrays import FloatArray
 
 __all__ = [
     "QuantileRule",
@@ -31,7 +33,6 @@ __all__ = [
     "scaled_agresti_coull_radius",
 ]
 
-FloatArray = NDArray[np.float64]
 QuantileRule = Literal["normal", "paper"]
 _STANDARD_NORMAL = NormalDist()
 

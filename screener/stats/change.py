@@ -38,11 +38,11 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import NDArray
+
+from screener.arrays import FloatArray
 
 __all__ = ["DROPS", "ChangeDetector", "kelly_bet"]
 
-FloatArray = NDArray[np.float64]
 
 #: Accuracy drops below the bar the default bets are tuned to (one bet each).
 DROPS: tuple[float, ...] = (0.1, 0.25, 0.45)

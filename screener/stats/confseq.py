@@ -53,6 +53,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from screener.arrays import BoolArray, FloatArray
 from screener.stats.bounds import bernoulli_kl, kl_bounds
 from screener.stats.running import ArmRuns
 from screener.stats.tables import CountTable, PairTable
@@ -74,8 +75,6 @@ __all__ = [
     "tabulated_mixture_interval",
 ]
 
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 Divergence = Literal["kl", "quadratic"]
 
 #: The Jeffreys prior Beta(1/2, 1/2): the mixture's default (about the smallest worst-case R).

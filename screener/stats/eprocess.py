@@ -15,9 +15,10 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from screener.arrays import FloatArray
+
 __all__ = ["BET_FRACTIONS", "BettingEProcess", "e_bh"]
 
-FloatArray = NDArray[np.float64]
 
 #: The mixture's bets, as fractions of the largest bet that keeps the wealth nonnegative:
 #: 20 midpoints of (0, 1). For 0/1 rewards a constant bet is a likelihood ratio (see

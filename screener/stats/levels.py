@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from screener.arrays import FloatArray
 from screener.stats.bounds import hoeffding_radius
 
 __all__ = [
@@ -25,8 +26,6 @@ __all__ = [
     "gold_level",
     "round_level",
 ]
-
-FloatArray = NDArray[np.float64]
 
 
 def round_level(delta: float, n_arms: int, total_pulls: int) -> float:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from screener.arrays import FloatArray, IntArray
+
 __all__ = [
     "GridPrior",
     "PriorSet",
@@ -33,8 +35,6 @@ __all__ = [
     "stopping_table",
 ]
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 #: Grid of candidate accuracies: cell midpoints, so no point sits on 0 or 1.
 DEFAULT_GRID_SIZE = 100

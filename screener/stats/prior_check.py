@@ -32,13 +32,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from screener.arrays import FloatArray
 from screener.stats.prior import GridPrior
 
 __all__ = ["AnswerLattice", "PriorCheck", "chi2_quantile", "chi2_sf", "predictive_check"]
 
-FloatArray = NDArray[np.float64]
 
 #: Groups of answers the check compares (by predictive probability; an even number keeps the
 #: chi-square tail in closed form).

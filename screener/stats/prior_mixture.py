@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from screener.arrays import FloatArray
 from screener.stats.prior import (
     DEFAULT_GRID_SIZE,
     MAX_CONCENTRATION,
@@ -58,7 +59,6 @@ from screener.stats.prior_check import chi2_quantile
 
 __all__ = ["BetaMixture", "beta_mixture_region", "fit_beta_mixture", "log_marginal_likelihood"]
 
-FloatArray = NDArray[np.float64]
 
 COMPONENT_LOGITS = np.linspace(-6.0, 6.0, 61)
 COMPONENT_CONCENTRATIONS = np.geomspace(0.5, MAX_CONCENTRATION, 25)

@@ -21,12 +21,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+
+from screener.arrays import BoolArray, FloatArray
 
 __all__ = ["BLOCK", "PAIR_LIMIT", "CountTable", "PairTable"]
 
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 PairFunction = Callable[[FloatArray, FloatArray], tuple[FloatArray, ...]]
 #: Largest count kept (rows 0..limit hold about limit^2 / 2 pairs: 8 MB of two values).
 PAIR_LIMIT = 1023

@@ -22,7 +22,6 @@ from stats_helpers import assert_rate_at_most
 
 from screener.algorithms import Decision, StopReason
 from screener.algorithms.ade import ADE
-from screener.algorithms.base import IntArray
 from screener.algorithms.gold import (
     EPS_LOWER_BOUND,
     GOLD,
@@ -31,6 +30,7 @@ from screener.algorithms.gold import (
     minority_size,
 )
 from screener.algorithms.registry import create_algorithm
+from screener.arrays import IntArray
 from screener.errors import ConfigError
 from screener.simulation import BernoulliRewards, map_seeds, simulate
 from screener.simulation.generic_outliers import (

@@ -18,9 +18,9 @@ from driver import random_history
 from numpy.typing import NDArray
 
 from screener.algorithms import Ask, Decision
-from screener.algorithms.base import IntArray
-from screener.algorithms.thresholding import FloatArray, ThresholdingAlgorithm
+from screener.algorithms.thresholding import ThresholdingAlgorithm
 from screener.algorithms.thresholding_baselines import OptKG, UniformThresholding
+from screener.arrays import FloatArray, IntArray
 from screener.stats import beta_tails
 
 
