@@ -29,7 +29,15 @@ from screener.cli.options import (
     refuse_beside_resume,
 )
 from screener.errors import ConfigError
-from screener.gate import DEFAULT_PARAMS, Gate, GateSettings, GoldPolicy, OnChange, Prices
+from screener.gate import (
+    DEFAULT_PARAMS,
+    BanRule,
+    Gate,
+    GateSettings,
+    GoldPolicy,
+    OnChange,
+    Prices,
+)
 from screener.gate_service import TOKEN_ENV, GateSession, listen, serve_gate
 from screener.journal import display_name
 from screener.runs.stops import TERMINATED
@@ -50,7 +58,7 @@ STOPS = {
 
 def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
     """An option setting the GateSettings field of the same name, its default the field's."""
-    name = flag.removeprefix("--").replace("-", "_")
+    name = flag.partition("/")[0].removeprefix("--").replace("-", "_")
     default = getattr(_DEFAULTS, name)
     return (flag,), {"default": default, "show_default": default is not None, "help": help_text,
                      **attrs}  # fmt: skip
@@ -86,6 +94,11 @@ def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], 
              "policy).", type=float),
     _setting("--bad-label", "What a label from a worker under the bar costs (default: twice "
              "the task price).", type=float),
+    _setting("--tenure/--no-tenure", "value policy: judge a worker against the workers who "
+             "made as many requests (default: on)."),
+    _setting("--bans", "value policy: when the gate bans on its own: promise (P(below) >= "
+             "1 - q, the default) or cost (a heuristic: when keeping costs more).",
+             type=click.Choice(get_args(BanRule))),
     _setting("--seed", "Seed of the audits' draws and the bank's question orders.", type=int),
     (("--questions",), dict(type=_FILE, default=None,
                             help="Gold question bank (CSV or JSON): replies name the question "

@@ -9,6 +9,7 @@ from screener.gate.core import AnswerOutcome, Decided, Gate, Reply, ReplyKind
 from screener.gate.roster import Status
 from screener.gate.settings import (
     DEFAULT_PARAMS,
+    BanRule,
     GateSettings,
     GoldPolicy,
     OnChange,
@@ -19,6 +20,7 @@ from screener.gate.settings import (
 __all__ = [
     "DEFAULT_PARAMS",
     "AnswerOutcome",
+    "BanRule",
     "Decided",
     "Gate",
     "GateSettings",

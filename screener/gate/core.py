@@ -21,6 +21,10 @@ Rules, in the order a request meets them:
    and the gold share and budget have room; the question is a pull of the method
    (``Algorithm.ask_for``), whose answer goes to the method, which decides. Otherwise a
    real task.
+5. Under the value policy the gate also bans on its own (``GateSettings.bans``): after each
+   answer the method used, a worker is judged against the prior of the workers who made as
+   many requests (``screener.gate.tenure``), where crowd-prior's single prior over workers
+   cannot see the prolific spammers that make most of the bad labels.
 
 The gate is a pure decision object, as the algorithms are: no I/O, no clock, no awaits. The
 same calls in the same order give the same replies and decisions, so a service journals the
@@ -43,8 +47,10 @@ from screener.bank import GoldBank
 from screener.errors import ConfigError, InvalidRewardError, UnknownPullError
 from screener.gate.roster import Gold, Status, WorkerState
 from screener.gate.settings import GateSettings
+from screener.gate.tenure import TenurePriors
 from screener.gate.value import GoldValue, RequestLengths
 from screener.stats.change import ChangeDetector
+from screener.stats.prior import StoppingTable
 
 __all__ = ["AnswerOutcome", "Decided", "Gate", "Reply", "ReplyKind"]
 
@@ -139,7 +145,10 @@ class Gate:
         self.method: ThresholdingAlgorithm = method
         self.bank = bank
         self.detector = ChangeDetector(self._bar(), alpha=self.settings.alpha)
-        self.value = GoldValue(self.settings) if self.settings.policy == "value" else None
+        self.tenure = TenurePriors() if self.settings.uses_tenure else None
+        self.value = (
+            GoldValue(self.settings, self.tenure) if self.settings.policy == "value" else None
+        )
         self.workers: dict[str, WorkerState] = {}
         self.golds: dict[str, Gold] = {}
         self.decisions: list[Decided] = []
@@ -148,6 +157,7 @@ class Gate:
         self.gold_asked = 0
         self._arm_worker: list[str] = []
         self._shown = np.zeros(0, dtype=np.int8)  # the verdict last streamed, per arm
+        self._ages = np.zeros(0)  # requests made, per arm
         self._replies: OrderedDict[str, Reply] = OrderedDict()
         self._lengths = RequestLengths(self.settings.expected_tasks)
 
@@ -164,6 +174,10 @@ class Gate:
             self._come_back(state)
         state.requests += 1
         self._lengths.grew(state.requests)
+        self._ages[state.arm] = state.requests
+        if self.tenure is not None:
+            assert isinstance(self.method, CrowdPrior)
+            self.tenure.grew(self.method, self._ages)
         reply = self._reply(state)
         if reply.kind in (ReplyKind.TASK, ReplyKind.QUALIFIED):
             state.tasks += 1
@@ -191,6 +205,7 @@ class Gate:
         if record.pull is not None:
             self.method.tell(record.pull, value)
             self._check_decisions()
+            self._value_ban(state)
         if record.audit and not state.banned:
             self._audit_answer(state, value)
         return AnswerOutcome.ACCEPTED
@@ -283,7 +298,7 @@ class Gate:
             return state.since_gold + 1 >= self.settings.gold_every
         assert self.value is not None and isinstance(self.method, CrowdPrior)
         remaining = self._lengths.remaining(state.requests - 1)
-        return self.value.wants(self.method, state.arm, remaining)
+        return self.value.wants(self.method, state.arm, remaining, state.requests - 1)
 
     def _gold_room(self) -> bool:
         """Whether the gold share and budget allow a question the policy chose."""
@@ -330,7 +345,46 @@ class Gate:
         if not self.method.reconsider or state.status is Status.SCREENING:
             return False
         remaining = self._lengths.remaining(state.requests - 1)
-        return self.value.wants(self.method, state.arm, remaining)
+        return self.value.wants(self.method, state.arm, remaining, state.requests - 1)
+
+    def _value_ban(self, state: WorkerState) -> None:
+        """The value policy's own ban (``GateSettings.bans``), after each answer the method
+        used: under the prior of the worker's age (``screener.gate.tenure``), "promise" bans
+        at P(below the bar) >= 1 - q; "cost" where the stopping table at the stated prices
+        bans and a ban is cheaper than keeping the worker even with its own answers left out
+        of its prior."""
+        method, rule = self.method, self.settings.ban_rule
+        if rule is None or state.banned or not isinstance(method, CrowdPrior):
+            return
+        if rule == "promise" and self.tenure is None:
+            return  # crowd-prior's own bans keep that promise under its fitted prior
+        if method.stats.count[state.arm] < method.min_answers:
+            return
+        p_bad = self._prob_below(method, state)
+        if rule == "promise" and p_bad < 1.0 - method.q:
+            return
+        if rule == "cost" and not self._ban_pays(method, state, p_bad):
+            return
+        method.set_unavailable(state.arm, "banned by the gate")
+        state.status = Status.BANNED
+        state.ban_posterior = p_bad
+        why = "keeping it costs more than losing it" if rule == "cost" else "its answers"
+        self._decide(state, "banned", f"P(below {method.threshold:g}) = {p_bad:.3f}: {why}")
+
+    def _prob_below(self, method: CrowdPrior, state: WorkerState) -> float:
+        if self.tenure is not None:
+            return self.tenure.prob_below(method, state.arm, state.requests)
+        count, successes = method.stats.count[state.arm], method.scaled_successes()[state.arm]
+        return float(method.prior.prob_below([successes], [count], method.bar)[0])
+
+    def _ban_pays(self, method: CrowdPrior, state: WorkerState, p_bad: float) -> bool:
+        assert self.value is not None
+        prices = self.settings.prices
+        if p_bad * self.settings.label_cost <= (1.0 - p_bad) * prices.task:
+            return False
+        remaining = self._lengths.remaining(state.requests)
+        action = self.value.action(method, state.arm, remaining, state.requests)
+        return action == StoppingTable.BAN
 
     def _new_gold(
         self,
@@ -375,6 +429,7 @@ class Gate:
         self.workers[worker] = state
         self._arm_worker.append(worker)
         self._shown = np.append(self._shown, np.int8(0))
+        self._ages = np.append(self._ages, 0.0)
         self._check_decisions()  # crowd-prior may decide a newcomer on the prior alone
         return state
 
@@ -415,6 +470,7 @@ class Gate:
         state.arm = int(self.method.add_workers(1)[0])
         self._arm_worker.append(state.worker)
         self._shown = np.append(self._shown, np.int8(0))
+        self._ages = np.append(self._ages, float(state.requests))
         self.detector.restart(state.row)
         state.status = Status.SCREENING
         self._decide(state, "reopened", why)

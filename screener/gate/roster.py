@@ -56,6 +56,7 @@ class WorkerState:
     since_gold: int = 0  # requests since its last gold question
     owed: Gold | None = None
     left: bool = False
+    ban_posterior: float | None = None  # P(below the bar) when the gate banned it itself
 
     @property
     def banned(self) -> bool:

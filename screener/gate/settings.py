@@ -12,7 +12,15 @@ from screener.algorithms import ALGORITHMS
 from screener.algorithms._checks import check_count, check_seed
 from screener.errors import ConfigError
 
-__all__ = ["DEFAULT_PARAMS", "GateSettings", "GoldPolicy", "OnChange", "Prices", "money"]
+__all__ = [
+    "DEFAULT_PARAMS",
+    "BanRule",
+    "GateSettings",
+    "GoldPolicy",
+    "OnChange",
+    "Prices",
+    "money",
+]
 
 #: When an undecided worker who asks for work gets a gold question instead of a real task:
 #: "value", when its expected saving is worth its price (crowd-prior only); "first", at every
@@ -22,6 +30,13 @@ GoldPolicy = Literal["value", "first", "share"]
 #: What the change detector's alarm does to a qualified worker: ban it at once, or screen it
 #: again from its next answers on.
 OnChange = Literal["ban", "reopen"]
+#: When the value policy bans a worker itself, beside its method's bans: "promise" (the
+#: default), when its posterior probability of being under the bar is at least 1 - q under the
+#: tenure prior (crowd-prior's promise per ban); "cost", a heuristic: when keeping the worker
+#: costs more in expectation than losing it at the stated prices and no further gold question
+#: is worth its price (the Bayes decision were the prior exact; its bans are wrong more often
+#: than their posteriors say on simulated crowds, BENCHMARKS.md).
+BanRule = Literal["cost", "promise"]
 #: The gate's default method: crowd-prior against Toloka's bar, its first 20 workers a pilot
 #: whose answers fit the prior that judges everyone after them, a qualified worker's audit
 #: answers judged too (a ban under the same rule).
@@ -133,7 +148,10 @@ class GateSettings:
     alarm does). ``prices``; ``expected_tasks``: real tasks a worker does, before the stream
     says; ``bad_label``: what a label from a worker under the bar costs the requester
     (default: twice the task price: it is worth nothing, and another is bought in its
-    place). ``seed``: the audits' draws.
+    place). ``tenure``: judge each worker against the prior of the workers who made as many
+    requests (``screener.gate.tenure``), for the value of gold and the gate's own bans;
+    ``bans``: when the gate bans a worker itself (``BanRule``). Both are the value policy's
+    (None: on, and "promise", under it). ``seed``: the audits' draws.
 
     Examples
     --------
@@ -154,6 +172,8 @@ class GateSettings:
     prices: Prices = field(default_factory=Prices)
     expected_tasks: float = 20.0
     bad_label: float | None = None
+    tenure: bool | None = None
+    bans: BanRule | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -179,6 +199,13 @@ class GateSettings:
             raise ConfigError(
                 f"the value policy prices gold with the crowd prior, and {self.algorithm} has none",
                 "use --algorithm crowd-prior, or --policy first or share",
+            )
+        if self.bans is not None:
+            _choice("bans", self.bans, get_args(BanRule))
+        if self.policy != "value" and (self.tenure or self.bans is not None):
+            raise ConfigError(
+                f"tenure and bans are the value policy's, and this gate's policy is {self.policy}",
+                "use --policy value, or leave them out",
             )
         check_count("gold_every", self.gold_every, 1, "one gold question in N requests, e.g. 10")
         if self.policy != "share" and self.gold_every != _GOLD_EVERY:
@@ -230,6 +257,19 @@ class GateSettings:
         if "prices" in values:
             values["prices"] = Prices.of(values["prices"])
         return cls(**values)
+
+    @property
+    def uses_tenure(self) -> bool:
+        """Whether the tenure prior judges the workers (the value policy's default)."""
+        return self.policy == "value" and self.tenure is not False
+
+    @property
+    def ban_rule(self) -> BanRule | None:
+        """The value policy's own ban rule (None under the other policies: only the method
+        bans)."""
+        if self.policy != "value":
+            return None
+        return self.bans or "promise"
 
     @property
     def label_cost(self) -> float:

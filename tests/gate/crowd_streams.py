@@ -13,11 +13,13 @@ __all__ = ["Crowd", "crowd", "drive"]
 
 @dataclass
 class Crowd:
-    """Simulated workers: accuracy, and (for a worker who turns) the request from which it
-    answers with ``after`` instead."""
+    """Simulated workers: accuracy, (for a worker who turns) the request from which it
+    answers with ``after`` instead, and how often each asks for work relative to the others
+    (``activity``; none given: all alike)."""
 
     accuracy: dict[str, float]
     turns: dict[str, tuple[int, float]] = field(default_factory=dict)
+    activity: dict[str, float] = field(default_factory=dict)
 
     def rate(self, worker: str, request: int) -> float:
         turn = self.turns.get(worker)
@@ -41,7 +43,11 @@ def drive(gate: Gate, people: Crowd, requests: int, seed: int) -> dict[str, list
     seen: dict[str, list[str]] = {}
     for step in range(requests):
         present = [w for w, a in zip(names, arrival, strict=True) if a <= step]
-        worker = present[int(rng.integers(len(present)))]
+        if people.activity:
+            weights = np.array([people.activity[w] for w in present])
+            worker = present[int(rng.choice(len(present), p=weights / weights.sum()))]
+        else:
+            worker = present[int(rng.integers(len(present)))]
         reply = gate.next(worker)
         seen.setdefault(worker, []).append(reply.kind.value)
         if reply.kind is ReplyKind.GOLD:

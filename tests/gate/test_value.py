@@ -49,7 +49,7 @@ def test_the_value_read_per_worker_is_the_tables_lookup() -> None:
         if method.stats.count[arm] < method.min_counts[arm]:
             continue
         for remaining in (3.0, 40.0, 900.0):
-            table = value._table(method, remaining)
+            table = value._table(method, remaining, 0)
             successes = method.scaled_successes()[arm : arm + 1]
             action, _ = table.lookup(successes, method.stats.count[arm : arm + 1])
             wanted = bool(action[0] != StoppingTable.ACCEPT)
