@@ -4,10 +4,10 @@
 Stirling series for log Gamma, the same Newton starts, steps and outward pushes) with
 Python's ``math`` (the C library) instead of numpy's vectorised ``log``, ``log1p`` and
 ``exp``, which round differently in the last bit for some arguments. So the two agree to
-within a few ulps of the budget carried through Newton's method: measured within 1e-11 on
-80,000 random pairs with counts up to 1e7 and sums at the ends (tests/stats/test_scalar.py
-checks ``NEAR`` with a wide margin). Decisions that must equal the vectorised ones only take
-this value where ``NEAR`` of slack cannot change them, and compute the exact one otherwise.
+within a few ulps of the budget carried through Newton's method (tests/stats/test_scalar.py
+checks ``NEAR`` with a wide margin over random pairs and sums at the ends). Decisions that
+must equal the vectorised ones only take this value where ``NEAR`` of slack cannot change
+them, and compute the exact one otherwise.
 """
 
 from __future__ import annotations

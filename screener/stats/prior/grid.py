@@ -1,15 +1,5 @@
-"""A crowd prior on a grid of accuracies, fitted from every worker's answers.
-
-Empirical Bayes (Robbins 1956; the grid maximum-likelihood estimate of a mixing distribution,
-Kiefer and Wolfowitz 1956, computed by EM as in Laird 1978 and Jiang and Zhang 2009): worker
-i's accuracy p_i is drawn from an unknown prior G; given p_i, its answers are Bernoulli(p_i).
-G is estimated on a fixed grid of accuracies from the (successes, answers) of all workers; each
-worker's posterior is then the grid prior times its own likelihood.
-
-Graded rewards in [0, 1] enter through the same likelihood ``p^s (1 - p)^(n - s)`` with a
-fractional ``s`` (a quasi-likelihood: exact for binary answers, a documented approximation for
-graded ones).
-"""
+"""The crowd prior on a grid of accuracies, each worker's posterior on it, and the grid
+maximum-likelihood fit by EM (the model: ``screener.stats.prior``)."""
 
 from __future__ import annotations
 
