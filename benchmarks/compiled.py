@@ -176,7 +176,7 @@ def _bernoulli_kl(p: float, q: float) -> float:
 
 @_jit
 def _kl_end(p: float, allowed: float, far: float) -> float:
-    """``screener.stats.bounds._kl_end`` for one end (``far`` 0: lower, 1: upper)."""
+    """``screener.stats.bounds.kl._kl_end`` for one end (``far`` 0: lower, 1: upper)."""
     upper = far == 1.0
     entropy = -(_xlogy(p, p) + _xlogy(1.0 - p, 1.0 - p))
     spread = 1.0 - p if upper else p
@@ -273,7 +273,7 @@ def _box_probes(
 
 @_jit
 def _clip_minimiser(low: FloatArray, high: FloatArray, k: float) -> float:
-    """``screener.stats.bounds._clip_minimiser`` for one box."""
+    """``screener.stats.bounds.theta_box._clip_minimiser`` for one box."""
     n = low.size
     ends = np.concatenate((low, high))
     order = np.argsort(ends, kind="mergesort")
@@ -316,7 +316,7 @@ def _clip_minimiser(low: FloatArray, high: FloatArray, k: float) -> float:
 
 @_jit
 def _theta_min_bound(low: FloatArray, high: FloatArray, k: float) -> float:
-    """``screener.stats.bounds._theta_min_bound`` for one box (k > 0)."""
+    """``screener.stats.bounds.theta_box._theta_min_bound`` for one box (k > 0)."""
     n = low.size
     tau = _clip_minimiser(low, high, k)
     span = high.max() - low.min()
@@ -339,7 +339,7 @@ def _theta_min_bound(low: FloatArray, high: FloatArray, k: float) -> float:
 
 @_jit
 def _relaxed_max(low: FloatArray, high: FloatArray, k: float) -> float:
-    """``screener.stats.bounds._relaxed_max`` for one box (k > 0)."""
+    """``screener.stats.bounds.theta_box._relaxed_max`` for one box (k > 0)."""
     n = low.size
     centre, half = (low + high) / 2.0, (high - low) / 2.0
     middle = _sum(centre) / n
@@ -364,7 +364,7 @@ def _relaxed_max(low: FloatArray, high: FloatArray, k: float) -> float:
 
 @_jit
 def _theta_max_bound(low: FloatArray, high: FloatArray, k: float) -> float:
-    """``screener.stats.bounds._theta_max_bound`` for one box (k > 0, three pinned)."""
+    """``screener.stats.bounds.theta_box._theta_max_bound`` for one box (k > 0, three pinned)."""
     widest = np.argsort(low - high, kind="mergesort")[:3]
     best = -math.inf
     for row in range(_PIN_ENDS.shape[0]):

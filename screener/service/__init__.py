@@ -5,6 +5,8 @@ None of this comes from the papers: it is the test double and demo server (``scr
 serve``) that puts realistically misbehaving workers behind the http oracle.
 """
 
-from screener.service.app import Faults, GoldService, arithmetic_bank, start_service
+from screener.service.app import GoldService, start_service
+from screener.service.arithmetic import arithmetic_bank
+from screener.service.faults import Faults
 
 __all__ = ["Faults", "GoldService", "arithmetic_bank", "start_service"]

@@ -179,29 +179,51 @@ def generic_outlier_instance(
     """Bernoulli means of ``n`` arms holding exactly one (eps, rho)-outlier group, and the group.
 
     The generator, exactly (see the module docstring for the departures from Section 6.1):
-
-    1. ``rng = default_rng(SeedSequence([seed, n, round(1000 eps), round(1000 rho), kind]))``.
-    2. ``k = n_outliers`` or ``ceil(n (1 - rho)) - 1`` outliers (``floor(n (1 - rho))`` with
-       ``boundary``), ``n - k`` normal arms; for "intermediate", ``n_l`` normal arms below the
-       group, uniform on
-       ``[floor(n (1 - rho)) + 1, n - k - floor(n (1 - rho)) - 1]``, the others above.
-    3. Repeat at most ``max_tries`` times, in the free coordinate:
-
-       a. normal positions ``x ~ U[0, 1]`` sorted (the lowest ``n_l`` form ``N_l``);
-       b. ``D`` = the largest adjacent gap inside ``N_l`` and inside ``N_u``, ``s =
-          margin (1 + eps) D``;
-       c. outliers ``max(N_l) + s + U[0, D]`` each; for "intermediate", ``N_u`` is shifted
-          so that its lowest arm sits at ``max(N_l) + s + D + s``;
-       d. map all positions affinely onto ``[low, high]``, shuffle the arms;
-       e. accept when the injected group passes ``outlier_group_violations`` and is the
-          instance's only outlier group (``outlier_groups``), both with ``boundary``.
+    ``rng = default_rng(SeedSequence([seed, n, round(1000 eps), round(1000 rho), kind]))``;
+    ``k = n_outliers`` or ``ceil(n (1 - rho)) - 1`` outliers (``floor(n (1 - rho))`` with
+    ``boundary``), ``n - k`` normal arms, for "intermediate" ``n_l`` of them below the group
+    (``_lower_side``); then at most ``max_tries`` draws (``_draw``), the first accepted whose
+    injected group passes ``outlier_group_violations`` and is the instance's only outlier
+    group (``outlier_groups``), both with ``boundary``.
 
     ``boundary=True`` builds Section 6.1's literal groups of ``(1 - rho) n`` arms, valid for the
     relaxed Constraint (2) only (module docstring); the default instances do not change.
-
     Raises ``ConfigError`` for impossible parameters and ``InstanceError`` after ``max_tries``
     rejected draws (rare: a rejection needs tied means or a normal arm far from the others).
     """
+    _check_parameters(kind, eps, rho, margin, (low, high), seed, max_tries)
+    k = _group_size(n, rho, n_outliers, boundary)
+    n_normal = n - k
+    side_min = _lower_side(kind, n, rho, n_normal)
+    rng = np.random.default_rng(
+        np.random.SeedSequence([seed, n, round(1000 * eps), round(1000 * rho), _KIND_CODE[kind]])
+    )
+    n_lower = n_normal if kind == "upper" else int(rng.integers(side_min, n_normal - side_min + 1))
+    for _ in range(max_tries):
+        drawn = _draw(rng, n_lower, n_normal, k, margin * (1.0 + eps), (low, high))
+        # Positional ``boundary``: tests replace the checker with ``(*args)`` stand-ins.
+        if drawn is None or outlier_group_violations(*drawn, eps, rho, boundary):
+            continue
+        if outlier_groups(drawn.means, eps, rho, boundary) != [drawn.outliers]:
+            continue
+        drawn.means.flags.writeable = False
+        return drawn
+    raise InstanceError(
+        f"no {kind} (eps={eps}, rho={rho}) instance of {n} arms in {max_tries} draws",
+        "raise max_tries or margin",
+    )
+
+
+def _check_parameters(
+    kind: str,
+    eps: float,
+    rho: float,
+    margin: float,
+    span: tuple[float, float],
+    seed: int,
+    max_tries: int,
+) -> None:
+    low, high = span
     if kind not in _KIND_CODE:
         raise ConfigError(f"unknown outlier kind {kind!r}", "use 'upper' or 'intermediate'")
     if not (math.isfinite(eps) and eps > 0):
@@ -214,7 +236,10 @@ def generic_outlier_instance(
         raise ConfigError(f"need 0 <= low < high <= 1, got [{low}, {high}]")
     if seed < 0 or max_tries < 1:
         raise ConfigError("seed must be >= 0 and max_tries >= 1")
-    minority = _minority(n, rho)
+
+
+def _group_size(n: int, rho: float, n_outliers: int | None, boundary: bool) -> int:
+    """``n_outliers``, or the largest group Constraint (2) allows; refused outside 1 to that."""
     largest = _largest_group(n, rho, boundary)
     k = largest if n_outliers is None else n_outliers
     if not 1 <= k <= largest:
@@ -224,7 +249,13 @@ def generic_outlier_instance(
             f"{largest} members, asked for {k}",
             "use more arms or a smaller rho",
         )
-    n_normal = n - k
+    return k
+
+
+def _lower_side(kind: OutlierKind, n: int, rho: float, n_normal: int) -> int:
+    """The fewest normal arms a side of an intermediate group takes, ``floor(n (1 - rho)) + 1``
+    (``n_l`` is uniform on ``[that, n_normal - that]``); refused when both sides cannot."""
+    minority = _minority(n, rho)
     side_min = math.floor(minority) + 1
     if kind == "intermediate" and n_normal < 2 * side_min:
         raise ConfigError(
@@ -232,34 +263,40 @@ def generic_outlier_instance(
             f"each side, but only {n_normal} normal arms exist",
             "use more arms",
         )
-    rng = np.random.default_rng(
-        np.random.SeedSequence([seed, n, round(1000 * eps), round(1000 * rho), _KIND_CODE[kind]])
-    )
-    n_lower = n_normal if kind == "upper" else int(rng.integers(side_min, n_normal - side_min + 1))
-    for _ in range(max_tries):
-        positions = np.sort(rng.uniform(0.0, 1.0, n_normal))
-        lower_group, upper_group = positions[:n_lower], positions[n_lower:]
-        spread = max(_max_gap(lower_group), _max_gap(upper_group))
-        if spread <= 0.0:
-            continue
-        separation = margin * (1.0 + eps) * spread
-        start = float(lower_group.max()) + separation
-        outliers = start + rng.uniform(0.0, spread, k)
-        if upper_group.size:
-            upper_group = upper_group - upper_group.min() + start + spread + separation
-        free = np.concatenate([lower_group, upper_group, outliers])
-        scaled = low + (free - free.min()) * ((high - low) / (free.max() - free.min()))
-        order = rng.permutation(n)
-        means = scaled[order]
-        group = frozenset(np.flatnonzero(order >= n_normal).tolist())
-        # Positional ``boundary``: tests replace the checker with ``(*args)`` stand-ins.
-        if outlier_group_violations(means, group, eps, rho, boundary):
-            continue
-        if outlier_groups(means, eps, rho, boundary) != [group]:
-            continue
-        means.flags.writeable = False
-        return GenericOutlierInstance(means, group)
-    raise InstanceError(
-        f"no {kind} (eps={eps}, rho={rho}) instance of {n} arms in {max_tries} draws",
-        "raise max_tries or margin",
+    return side_min
+
+
+def _draw(
+    rng: np.random.Generator,
+    n_lower: int,
+    n_normal: int,
+    k: int,
+    stretch: float,
+    span: tuple[float, float],
+) -> GenericOutlierInstance | None:
+    """One candidate instance, drawn in the free coordinate (None when the normal arms tie):
+
+    a. normal positions ``x ~ U[0, 1]`` sorted (the lowest ``n_lower`` form ``N_l``);
+    b. ``D`` = the largest adjacent gap inside ``N_l`` and inside ``N_u``, ``s = stretch D``
+       (``stretch = margin (1 + eps)``);
+    c. outliers ``max(N_l) + s + U[0, D]`` each; for "intermediate", ``N_u`` is shifted so
+       that its lowest arm sits at ``max(N_l) + s + D + s``;
+    d. all positions mapped affinely onto ``span`` = [low, high], the arms shuffled.
+    """
+    low, high = span
+    positions = np.sort(rng.uniform(0.0, 1.0, n_normal))
+    lower_group, upper_group = positions[:n_lower], positions[n_lower:]
+    spread = max(_max_gap(lower_group), _max_gap(upper_group))
+    if spread <= 0.0:
+        return None
+    separation = stretch * spread
+    start = float(lower_group.max()) + separation
+    outliers = start + rng.uniform(0.0, spread, k)
+    if upper_group.size:
+        upper_group = upper_group - upper_group.min() + start + spread + separation
+    free = np.concatenate([lower_group, upper_group, outliers])
+    scaled = low + (free - free.min()) * ((high - low) / (free.max() - free.min()))
+    order = rng.permutation(n_normal + k)
+    return GenericOutlierInstance(
+        scaled[order], frozenset(np.flatnonzero(order >= n_normal).tolist())
     )

@@ -93,10 +93,21 @@ def map_seeds(
     order = [int(seed) for seed in seeds]
     if chunksize is not None and chunksize < 1:
         raise ConfigError(f"chunksize must be at least 1, got {chunksize}")
-    if executor is not None:
-        if processes is not None:
-            raise ConfigError("give processes or an executor, not both")
-        return _gather(executor, run, _chunks(order, chunksize, _usable_cpus()), progress)
+    if executor is None:
+        return _on_own_processes(run, order, processes, chunksize, progress)
+    if processes is not None:
+        raise ConfigError("give processes or an executor, not both")
+    return _gather(executor, run, _chunks(order, chunksize, _usable_cpus()), progress)
+
+
+def _on_own_processes(
+    run: Callable[[int], _Out],
+    order: list[int],
+    processes: int | None,
+    chunksize: int | None,
+    progress: Callable[[int], object] | None,
+) -> list[_Out]:
+    """``map_seeds`` on a pool of fresh processes it starts and stops (none for one)."""
     width = _usable_cpus() if processes is None else processes
     if width < 1:
         raise ConfigError(f"processes must be at least 1, got {width}")

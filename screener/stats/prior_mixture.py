@@ -44,17 +44,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from screener.arrays import FloatArray
-from screener.stats.prior import (
-    DEFAULT_GRID_SIZE,
+from screener.stats.prior.beta import (
     MAX_CONCENTRATION,
-    GridPrior,
     PriorSet,
-    _beta_weights,
-    _distinct_pairs,
-    _grid_key,
+    beta_weights,
     fit_beta_prior,
     prior_identified,
 )
+from screener.stats.prior.grid import DEFAULT_GRID_SIZE, GridPrior, distinct_pairs, grid_key
 from screener.stats.prior_check import chi2_quantile
 
 __all__ = ["BetaMixture", "beta_mixture_region", "fit_beta_mixture", "log_marginal_likelihood"]
@@ -102,7 +99,7 @@ def log_marginal_likelihood(prior: GridPrior, successes: ArrayLike, counts: Arra
     under ``prior`` (without the binomial coefficients, the same under every prior)."""
     s = np.asarray(successes, dtype=np.float64).reshape(-1)
     n = np.asarray(counts, dtype=np.float64).reshape(-1)
-    pairs, multiplicity = _distinct_pairs(s, n)
+    pairs, multiplicity = distinct_pairs(s, n)
     likelihood, top = _scaled_likelihood(prior.grid, pairs)
     return float(multiplicity @ (np.log(likelihood @ prior.weights) + top))
 
@@ -125,11 +122,11 @@ def fit_beta_mixture(
     if not prior_identified(n):
         return BetaMixture(beta, 0.0, (beta.mean(), 2.0), (beta.mean(), 2.0), (0, 0),
                            0.0, 0.0, workers)  # fmt: skip
-    pairs, multiplicity = _distinct_pairs(s, n)
+    pairs, multiplicity = distinct_pairs(s, n)
     likelihood, top = _scaled_likelihood(beta.grid, pairs)
     constant = float(multiplicity @ top)
     beta_fit = float(multiplicity @ np.log(likelihood @ beta.weights)) + constant
-    components = _components(_grid_key(beta.grid))
+    components = _components(grid_key(beta.grid))
     marginal = likelihood @ components  # pairs x Betas of the set
     best: tuple[float, float, int, int] | None = None
     for low_share in _starts(pairs, multiplicity, marginal, start):
@@ -156,9 +153,9 @@ def beta_mixture_region(
     n = np.asarray(counts, dtype=np.float64).reshape(-1)
     if fit.share <= 0.0 or not prior_identified(n):
         return PriorSet(grid, fit.prior.weights[:, None])
-    pairs, multiplicity = _distinct_pairs(s, n)
+    pairs, multiplicity = distinct_pairs(s, n)
     likelihood, _ = _scaled_likelihood(grid, pairs)
-    components = _components(_grid_key(grid))
+    components = _components(grid_key(grid))
     lows, highs = (_neighbours(index) for index in fit.components)
     logit = math.log(fit.share / (1.0 - fit.share))
     shares = 1.0 / (1.0 + np.exp(-(logit + _SHARE_OFFSETS)))
@@ -190,7 +187,7 @@ def _components(grid_bytes: bytes) -> FloatArray:
     mean = 1.0 / (1.0 + np.exp(-COMPONENT_LOGITS))
     a = np.outer(mean, COMPONENT_CONCENTRATIONS).ravel()
     b = np.outer(1.0 - mean, COMPONENT_CONCENTRATIONS).ravel()
-    weights = _beta_weights(a, b, np.log(grid), np.log1p(-grid))
+    weights = beta_weights(a, b, np.log(grid), np.log1p(-grid))
     weights.flags.writeable = False
     return weights
 

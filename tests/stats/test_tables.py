@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from screener.stats import confseq
+from screener.stats.confseq import mixture
 from screener.stats.tables import BLOCK, CountTable, PairTable
 
 
@@ -20,17 +20,17 @@ def _pairs(seed: int, size: int, top: int) -> tuple[np.ndarray, np.ndarray]:
 def test_mixture_lookups_equal_direct_calls(alpha: float) -> None:
     sums, counts = _pairs(1, 5_000, 1_500)  # counts beyond the table's rows too
     sums[:200] = np.minimum(sums[:200] + 0.25, counts[:200])  # graded sums: computed directly
-    low, high = confseq.mixture_bounds(sums, counts, alpha)
-    direct_low, direct_high = confseq._mixture_interval(sums, counts, alpha, confseq.JEFFREYS)
+    low, high = mixture.mixture_bounds(sums, counts, alpha)
+    direct_low, direct_high = mixture._mixture_interval(sums, counts, alpha, mixture.JEFFREYS)
     np.testing.assert_array_equal(low, direct_low)
     np.testing.assert_array_equal(high, direct_high)
-    budget = confseq.mixture_log_inverse(sums, counts, alpha)
-    (direct,) = confseq._mixture_budget(sums, counts, alpha, confseq.JEFFREYS)
+    budget = mixture.mixture_log_inverse(sums, counts, alpha)
+    (direct,) = mixture._mixture_budget(sums, counts, alpha, mixture.JEFFREYS)
     np.testing.assert_array_equal(budget, direct)
-    radius = confseq.mixture_radius(counts, alpha)
-    np.testing.assert_array_equal(radius, confseq._pinsker_radius(counts, alpha, confseq.JEFFREYS))
+    radius = mixture.mixture_radius(counts, alpha)
+    np.testing.assert_array_equal(radius, mixture._pinsker_radius(counts, alpha, mixture.JEFFREYS))
     for index in range(0, 5_000, 97):  # one answer's lookup: the scalar path
-        one = confseq.mixture_bounds(sums[index : index + 1], counts[index : index + 1], alpha)
+        one = mixture.mixture_bounds(sums[index : index + 1], counts[index : index + 1], alpha)
         assert (one[0][0], one[1][0]) == (low[index], high[index])
 
 

@@ -16,24 +16,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
 import json
-import math
-import os
 import random
 import secrets
-import time
-import uuid
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Self
-from urllib.parse import urlsplit
 
-import aiohttp
 from aiohttp import web
 
-from screener.bank import parse_number
 from screener.errors import ConfigError, OracleError
 from screener.oracles.base import Answer, Oracle, OracleOption, PullRequest
+from screener.oracles.http.client import GaveUp, ServiceClient
 from screener.oracles.http.protocol import (
     ANSWERS_PATH,
     ASSIGNMENTS_PATH,
@@ -51,31 +44,21 @@ from screener.oracles.http.protocol import (
     parse_submit_result,
     verify,
 )
+from screener.oracles.http.settings import HttpSettings
 from screener.pool import WorkerPool
 
 __all__ = ["NEEDS_BANK", "HttpOracle"]
 
 NEEDS_BANK = "the http oracle needs a gold question bank"
-_DELIVERIES = ("poll", "webhook")
 _WEBHOOK_ROUTE = "/screener/webhook"
-_BACKOFF_CAP = 30.0
-_RETRY_AFTER_CAP = 120.0
 _CLOSE_GRACE = 1.0  # seconds close() gives outstanding cancellations
-
-
-class _GaveUp(Exception):
-    """A request failed for good (attempts exhausted, or a 4xx a retry will not fix)."""
 
 
 class HttpOracle(Oracle):
     """Gold questions put to workers through a service that speaks the screener API.
 
-    Options: ``url`` (required), ``token_env`` (default SCREENER_TOKEN; unset or empty: no
-    Authorization header), ``delivery`` (poll | webhook), ``poll_wait`` (long-poll seconds),
-    ``batch`` (assignments per POST), ``request_timeout`` (seconds), ``max_attempts``,
-    ``backoff`` (base seconds), ``webhook_host``/``webhook_port`` (where screener listens,
-    127.0.0.1:0 by default), ``webhook_url`` (the address the service should call, when it is
-    not http://host:port/...), ``namespace`` (assignment id prefix; generated when absent).
+    Its options are ``OPTIONS``, held checked in one ``HttpSettings``; the seed drives the
+    backoff's jitter.
     """
 
     name = "http"
@@ -97,38 +80,11 @@ class HttpOracle(Oracle):
         OracleOption("namespace", "assignment id prefix (default: generated per run)"),
     )  # fmt: skip
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        namespace: str,
-        token_env: str = "SCREENER_TOKEN",
-        delivery: str = "poll",
-        poll_wait: float = 10.0,
-        batch: int = 100,
-        request_timeout: float = 10.0,
-        max_attempts: int = 5,
-        backoff: float = 0.2,
-        webhook_host: str = "127.0.0.1",
-        webhook_port: int = 0,
-        webhook_url: str | None = None,
-        seed: int = 0,
-    ) -> None:
-        self.url = _check_url(url, "url")
-        self.namespace = _check_namespace(namespace)
-        self.token_env = token_env
-        self.delivery = _check_choice(delivery, "delivery", _DELIVERIES)
-        self.poll_wait = _check_range(poll_wait, "poll_wait", 0.0, 60.0)
-        self.batch = int(_check_range(batch, "batch", 1, MAX_LIMIT))
-        self.request_timeout = _check_range(request_timeout, "request_timeout", 1e-3, 3600.0)
-        self.max_attempts = int(_check_range(max_attempts, "max_attempts", 1, 100))
-        self.backoff = _check_range(backoff, "backoff", 0.0, _BACKOFF_CAP)
-        self.webhook_host = webhook_host
-        self.webhook_port = int(_check_range(webhook_port, "webhook_port", 0, 65535))
-        self.webhook_url = None if webhook_url is None else _check_url(webhook_url, "webhook_url")
+    def __init__(self, settings: HttpSettings, *, seed: int = 0) -> None:
+        self.settings = settings
         self.seed = seed
         self._jitter = random.Random(f"screener-http-backoff-{seed}")
-        self._session: aiohttp.ClientSession | None = None
+        self._client: ServiceClient | None = None
         self._ready: list[Answer] = []
         self._changed = asyncio.Event()
         self._fatal: OracleError | None = None
@@ -145,40 +101,16 @@ class HttpOracle(Oracle):
         cls.check_options(options)
         if pool.bank is None:
             raise ConfigError(NEEDS_BANK, "give the pool a question bank (--questions)")
-        kwargs: dict[str, Any] = {
-            "namespace": str(options.get("namespace") or uuid.uuid4().hex[:12]),
-            "token_env": str(options.get("token_env", "SCREENER_TOKEN")),
-            "delivery": str(options.get("delivery", "poll")),
-            "webhook_host": str(options.get("webhook_host", "127.0.0.1")),
-            "webhook_url": options.get("webhook_url"),
-        }
-        for key, kind in _NUMBERS.items():
-            if options.get(key) is not None:
-                kwargs[key] = _number(options[key], key, kind)
-        return cls(str(options["url"]), seed=seed, **kwargs)
+        return cls(HttpSettings.from_options(options), seed=seed)
 
     def describe(self) -> dict[str, Any]:
-        options: dict[str, Any] = {
-            "url": self.url,
-            "token_env": self.token_env,
-            "delivery": self.delivery,
-            "poll_wait": self.poll_wait,
-            "batch": self.batch,
-            "request_timeout": self.request_timeout,
-            "max_attempts": self.max_attempts,
-            "backoff": self.backoff,
-            "webhook_host": self.webhook_host,
-            "webhook_port": self.webhook_port,
-            "namespace": self.namespace,
-        }
-        if self.webhook_url is not None:
-            options["webhook_url"] = self.webhook_url
-        return options
+        return self.settings.as_options()
 
     def __repr__(self) -> str:
+        s = self.settings
         return (
-            f"HttpOracle(url={self.url!r}, delivery={self.delivery!r}, "
-            f"namespace={self.namespace!r}, token_env={self.token_env!r})"
+            f"HttpOracle(url={s.url!r}, delivery={s.delivery!r}, "
+            f"namespace={s.namespace!r}, token_env={s.token_env!r})"
         )
 
     @property
@@ -188,14 +120,12 @@ class HttpOracle(Oracle):
 
     # -------------------------------------------------------------------- lifecycle
     async def open(self) -> None:
-        if self._session is not None:
+        if self._client is not None:
             return
-        token = os.environ.get(self.token_env) or None
-        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
-        self._session = aiohttp.ClientSession(headers=headers)
+        self._client = ServiceClient(self.settings, self.note_retry, self._jitter)
         self._fatal = None
         try:
-            if self.delivery == "webhook":
+            if self.settings.delivery == "webhook":
                 await self._start_webhook()
             else:
                 self._cursor = await self._end_cursor()
@@ -216,17 +146,18 @@ class HttpOracle(Oracle):
         self._cancels.clear()
         if self._webhook_runner is not None:
             await self._stop_webhook()
-        if self._session is not None:
-            session, self._session = self._session, None
-            await session.close()
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
 
     # -------------------------------------------------------------------- the contract
     async def submit(self, requests: Sequence[PullRequest]) -> None:
         self._check_usable()
         asks = [r for r in requests if r.question is not None]
         self._push(Answer(r.pull_id, error=NEEDS_BANK) for r in requests if r.question is None)
-        for start in range(0, len(asks), self.batch):
-            self._spawn(self._post_assignments(asks[start : start + self.batch]), self._tasks)
+        batch = self.settings.batch
+        for start in range(0, len(asks), batch):
+            self._spawn(self._post_assignments(asks[start : start + batch]), self._tasks)
 
     async def receive(self) -> Sequence[Answer]:
         while True:
@@ -242,7 +173,7 @@ class HttpOracle(Oracle):
         # whatever still arrives for these pulls: after cancel() nothing is sent for them.
         self._cancelled.update(pull_ids)
         self._ready = [a for a in self._ready if a.pull_id not in self._cancelled]
-        if self._session is None:
+        if self._client is None:
             return
         for pull_id in pull_ids:
             self._spawn(self._delete(self._assignment_id(pull_id)), self._cancels)
@@ -253,9 +184,9 @@ class HttpOracle(Oracle):
         body = {"assignments": [self._assignment(ident, r).to_json() for ident, r in ids.items()]}
         pull_ids = [r.pull_id for r in requests]
         try:
-            data = await self._call("POST", ASSIGNMENTS_PATH, pull_ids, json_body=body)
+            data = await self._api.call("POST", ASSIGNMENTS_PATH, pull_ids, json_body=body)
             result = parse_submit_result(data, list(ids))
-        except (_GaveUp, ApiFormatError) as error:
+        except (GaveUp, ApiFormatError) as error:
             self._push(Answer(pull_id, error=str(error)) for pull_id in pull_ids)
             return
         answers = []
@@ -276,41 +207,41 @@ class HttpOracle(Oracle):
 
     async def _delete(self, ident: str) -> None:
         """Cancel one assignment: a single attempt, failures ignored (best effort)."""
-        assert self._session is not None
-        timeout = aiohttp.ClientTimeout(total=self.request_timeout)
-        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-            async with self._session.delete(self.url + assignment_path(ident), timeout=timeout):
-                pass
+        path = assignment_path(ident)
+        await self._api.send_once("DELETE", path, None, self.settings.request_timeout)
 
     # -------------------------------------------------------------------- receiving
     async def _end_cursor(self) -> str:
         """The cursor at the end of the answer stream: this run's answers all come after it."""
         try:
-            data = await self._call("GET", ANSWERS_PATH, (), params={"cursor": "end"})
+            data = await self._api.call("GET", ANSWERS_PATH, (), params={"cursor": "end"})
             return parse_answer_page(data).cursor
-        except _GaveUp as error:
-            raise OracleError(f"cannot reach the answer stream of {self.url}: {error}") from None
+        except GaveUp as error:
+            raise OracleError(
+                f"cannot reach the answer stream of {self.settings.url}: {error}"
+            ) from None
 
     async def _poll_forever(self) -> None:
-        params = {"limit": str(MAX_LIMIT), "wait": f"{self.poll_wait:g}"}
-        timeout = self.poll_wait + self.request_timeout
+        settings = self.settings
+        params = {"limit": str(MAX_LIMIT), "wait": f"{settings.poll_wait:g}"}
+        timeout = settings.poll_wait + settings.request_timeout
         malformed_in_a_row = 0
         while True:
             assert self._cursor is not None
             try:
-                data = await self._call(
+                data = await self._api.call(
                     "GET", ANSWERS_PATH, (), params={**params, "cursor": self._cursor},
                     timeout=timeout,
                 )  # fmt: skip
                 page = parse_answer_page(data)
-            except _GaveUp as error:
-                raise OracleError(f"cannot read answers from {self.url}: {error}") from None
+            except GaveUp as error:
+                raise OracleError(f"cannot read answers from {settings.url}: {error}") from None
             except ApiFormatError as error:
                 malformed_in_a_row += 1
-                if malformed_in_a_row >= self.max_attempts:
+                if malformed_in_a_row >= settings.max_attempts:
                     raise
                 self.note_retry((), f"{error}, attempt {malformed_in_a_row + 1}")
-                await asyncio.sleep(self._backoff_delay(malformed_in_a_row))
+                await asyncio.sleep(self._api.backoff_delay(malformed_in_a_row))
                 continue
             malformed_in_a_row = 0
             self._cursor = page.cursor
@@ -340,17 +271,19 @@ class HttpOracle(Oracle):
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
         self._webhook_runner = runner
-        site = web.TCPSite(runner, self.webhook_host, self.webhook_port)
+        settings = self.settings
+        site = web.TCPSite(runner, settings.webhook_host, settings.webhook_port)
         await site.start()
         port = runner.addresses[0][1]
-        host = f"[{self.webhook_host}]" if ":" in self.webhook_host else self.webhook_host
-        self._webhook_address = self.webhook_url or f"http://{host}:{port}{_WEBHOOK_ROUTE}"
+        host = settings.webhook_host
+        host = f"[{host}]" if ":" in host else host
+        self._webhook_address = settings.webhook_url or f"http://{host}:{port}{_WEBHOOK_ROUTE}"
         self._webhook_secret = secrets.token_hex(32)
         body = {"url": self._webhook_address, "secret": self._webhook_secret}
         try:
-            await self._call("PUT", WEBHOOK_PATH, (), json_body=body)
-        except _GaveUp as error:
-            raise OracleError(f"cannot register the webhook with {self.url}: {error}") from None
+            await self._api.call("PUT", WEBHOOK_PATH, (), json_body=body)
+        except GaveUp as error:
+            raise OracleError(f"cannot register the webhook with {settings.url}: {error}") from None
 
     async def _on_webhook(self, request: web.Request) -> web.Response:
         body = await request.read()
@@ -366,78 +299,26 @@ class HttpOracle(Oracle):
 
     async def _stop_webhook(self) -> None:
         """Unregister (one attempt, best effort) and stop listening."""
-        if self._session is not None:
-            timeout = aiohttp.ClientTimeout(total=min(self.request_timeout, 2.0))
-            with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-                async with self._session.put(
-                    self.url + WEBHOOK_PATH, json={"url": None}, timeout=timeout
-                ):
-                    pass
+        if self._client is not None:
+            timeout = min(self.settings.request_timeout, 2.0)
+            await self._client.send_once("PUT", WEBHOOK_PATH, {"url": None}, timeout)
         runner, self._webhook_runner = self._webhook_runner, None
         self._webhook_secret = None
         self._webhook_address = None
         if runner is not None:
             await runner.cleanup()
 
-    # -------------------------------------------------------------------- HTTP with retries
-    async def _call(
-        self,
-        method: str,
-        path: str,
-        pull_ids: Sequence[int],
-        *,
-        json_body: Any = None,
-        params: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> Any:
-        """One API call, retried on 5xx, 429, timeouts and connection errors; the JSON reply.
-
-        Raises _GaveUp when attempts run out or on a 4xx, OracleError on 401/403, and
-        ApiFormatError when a 2xx reply is not JSON.
-        """
-        session = self._session
-        assert session is not None
-        limit = aiohttp.ClientTimeout(total=timeout or self.request_timeout)
-        for attempt in range(1, self.max_attempts + 1):
-            retry_after = 0.0
-            try:
-                async with session.request(
-                    method, self.url + path, json=json_body, params=params, timeout=limit
-                ) as response:
-                    status = response.status
-                    if 200 <= status < 300:
-                        return await _json_reply(response)
-                    if status in (401, 403):
-                        raise OracleError(
-                            f"{self.url} refused the credentials (HTTP {status})",
-                            f"set {self.token_env} to the service's bearer token",
-                        )
-                    if status != 429 and status < 500:
-                        text = (await response.text())[:200]
-                        raise _GaveUp(f"HTTP {status} from {method} {path}: {text}")
-                    reason = f"HTTP {status}"
-                    retry_after = _retry_after(response.headers.get("Retry-After"))
-            except aiohttp.ClientError as error:
-                reason = f"connection error ({type(error).__name__})"
-            except TimeoutError:
-                reason = f"no reply within {limit.total:g} s"
-            if attempt == self.max_attempts:
-                raise _GaveUp(f"gave up after {attempt} attempts: {reason}")
-            self.note_retry(pull_ids, f"{reason}, attempt {attempt + 1} of {self.max_attempts}")
-            await asyncio.sleep(max(retry_after, self._backoff_delay(attempt)))
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _backoff_delay(self, attempt: int) -> float:
-        """Exponential backoff with full jitter: uniform on [0, base * 2^(attempt-1)]."""
-        ceiling = min(_BACKOFF_CAP, self.backoff * 2.0 ** (attempt - 1))
-        return self._jitter.uniform(0.0, ceiling)
-
     # -------------------------------------------------------------------- plumbing
+    @property
+    def _api(self) -> ServiceClient:
+        assert self._client is not None, "the oracle is open while its tasks run"
+        return self._client
+
     def _assignment_id(self, pull_id: int) -> str:
-        return f"{self.namespace}-{pull_id}"
+        return f"{self.settings.namespace}-{pull_id}"
 
     def _pull_id(self, ident: str) -> int | None:
-        prefix = self.namespace + "-"
+        prefix = self.settings.namespace + "-"
         rest = ident[len(prefix) :] if ident.startswith(prefix) else ""
         return int(rest) if rest.isdigit() and rest.isascii() else None
 
@@ -468,84 +349,5 @@ class HttpOracle(Oracle):
     def _check_usable(self) -> None:
         if self._fatal is not None:
             raise self._fatal
-        if self._session is None:
+        if self._client is None:
             raise OracleError("the http oracle is not open", "use it as `async with oracle:`")
-
-
-# ------------------------------------------------------------------------ option checks
-_NUMBERS: dict[str, type[int] | type[float]] = {
-    "poll_wait": float,
-    "batch": int,
-    "request_timeout": float,
-    "max_attempts": int,
-    "backoff": float,
-    "webhook_port": int,
-}
-
-
-def _number(value: object, name: str, kind: type[int] | type[float]) -> float:
-    number = None if isinstance(value, bool) else parse_number(value)
-    if number is None:
-        raise ConfigError(f"http oracle option {name} must be a number, got {value!r}")
-    if kind is int:
-        if not number.is_integer():
-            raise ConfigError(f"http oracle option {name} must be a whole number, got {value!r}")
-        return int(number)
-    return number
-
-
-def _check_range(value: float, name: str, low: float, high: float) -> float:
-    if not (math.isfinite(value) and low <= value <= high):
-        raise ConfigError(f"http oracle option {name} must lie in [{low:g}, {high:g}], got {value}")
-    return value
-
-
-def _check_choice(value: str, name: str, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise ConfigError(f"http oracle option {name} is {value!r}", f"use {' or '.join(choices)}")
-    return value
-
-
-def _check_url(url: str, name: str) -> str:
-    parts = urlsplit(str(url))
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"http oracle option {name} is not an http(s) URL: {url!r}")
-    if parts.username is not None or parts.password is not None:
-        # Said without echoing the URL: it holds a credential.
-        raise ConfigError(
-            f"http oracle option {name} must not carry credentials",
-            "put the token in the environment variable named by token_env",
-        )
-    return str(url).rstrip("/")
-
-
-def _check_namespace(namespace: str) -> str:
-    allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-    if not namespace or len(namespace) > 64 or not set(namespace) <= allowed:
-        raise ConfigError(
-            f"http oracle namespace {namespace!r} is not usable",
-            "use 1-64 letters, digits, '_', '.' or '-'",
-        )
-    return namespace
-
-
-async def _json_reply(response: aiohttp.ClientResponse) -> Any:
-    try:
-        return await response.json(content_type=None)
-    except (ValueError, UnicodeDecodeError):
-        raise ApiFormatError(f"malformed reply to {response.method}: not JSON") from None
-
-
-def _retry_after(value: str | None) -> float:
-    """Seconds from a Retry-After header (decimal seconds or an HTTP date), capped; 0 if none."""
-    if not value:
-        return 0.0
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return 0.0
-        seconds = when.timestamp() - time.time()
-    return min(_RETRY_AFTER_CAP, max(0.0, seconds)) if math.isfinite(seconds) else 0.0
