@@ -44,7 +44,7 @@ from benchmarks.harness import machine_info, markdown_table, write_json
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
 from screener.pool import synthetic_pool
-from screener.report import render_table
+from screener.reports import render_table
 from screener.runs.session import RunPlan, load_results, start_run
 
 N_WORKERS = 200

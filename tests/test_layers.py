@@ -32,9 +32,7 @@ LAYERS = (
     "config",  # run files (TOML)
     "runs",  # stored runs: set up, start, resume, replay, rescore, export
     "gate_service",  # the gate served over HTTP, every call journaled in a run
-    "report_table",  # the report's table of workers, fitted to a terminal
-    "report",
-    "report_html",
+    "reports",  # the report of a run: table, JSON, CSV, HTML page
     "api",
     "testing",
     "cli",

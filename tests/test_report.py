@@ -21,7 +21,7 @@ from screener.algorithms import CrowdPrior, Decision, Result, StopReason, Worker
 from screener.algorithms.result import WORKER_FIELDS
 from screener.algorithms.thresholding import LSA
 from screener.pool import WorkerPool, synthetic_pool
-from screener.report import (
+from screener.reports import (
     decision_counts,
     describe_status,
     render_csv,

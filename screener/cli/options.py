@@ -22,7 +22,7 @@ from screener.errors import ConfigError
 from screener.files import STDIO
 from screener.oracles.simulated import SimulatedOracle
 from screener.orchestrator import RunOptions
-from screener.report import FORMATS, ONLY
+from screener.reports import FORMATS, ONLY
 from screener.runs.setup import (
     BAR_ALGORITHMS,
     DEFAULT_ALGORITHM,

@@ -35,26 +35,26 @@ from screener._version import __version__
 from screener.algorithms import Result, Threshold
 from screener.journal import Event, EventKind, RunRecord
 from screener.pool import WorkerPool
-from screener.report import (
-    banned_workers,
-    cost_line,
-    decision_counts,
-    describe_status,
-    run_state,
-)
-from screener.report_html._figures import (
+from screener.reports.html._figures import (
     answers_figure,
     figure_html,
     gold_figure,
     plotly,
     threshold_figure,
 )
-from screener.report_html._plotlyjs import page_scripts
-from screener.report_html._workers import (
+from screener.reports.html._plotlyjs import page_scripts
+from screener.reports.html._workers import (
     PAGE_SIZE,
     summary_section,
     truth_label,
     workers_section,
+)
+from screener.reports.summary import (
+    banned_workers,
+    cost_line,
+    decision_counts,
+    describe_status,
+    run_state,
 )
 from screener.runs import (
     build_algorithm,
@@ -128,7 +128,7 @@ def render_html(
     result: Result, record: RunRecord, history: RunHistory, *, state: str | None = None
 ) -> str:
     """The whole page as one string (plotly.js included); ``state``: the run's lifecycle, as
-    ``screener.report.describe_status`` takes it."""
+    ``screener.reports.describe_status`` takes it."""
     pool = worker_pool(record)
     truth = truth_label(str(dict(record.oracle).get("name")), pool)
     sections = [summary_section(result, pool)] if len(pool) > PAGE_SIZE else []
