@@ -24,7 +24,6 @@ LAYERS = (
     "bank",
     "pool",
     "gate",  # gold or task for each arriving worker: a pure decision object
-    "planning",  # what a screening may cost, from simulated runs
     "journal",  # storage
     "oracles",  # answer sources, the http protocol with its client
     "service",  # the reference service serving that protocol

@@ -19,10 +19,10 @@ from screener.gate import Prices
 from screener.journal import EventKind, Journal
 from screener.orchestrator import RunOptions
 from screener.orchestrator.progress import ProgressLine
-from screener.planning import plan_cost
 from screener.pool import WorkerPool, synthetic_pool
 from screener.reports import cost_line, render_json, render_table
 from screener.runs import run_prices, worker_pool
+from screener.runs.planning import plan_cost
 from screener.runs.session import RunPlan, load_result, resume_run, start_run
 from screener.runs.setup import AlgorithmSettings, MoneySettings, RunSettings, set_up_run
 

@@ -5,6 +5,7 @@ format (``summary``), a cost plan in words (``plan``) and one self-contained HTM
 """
 
 from screener.reports.data import FORMATS, render_csv, render_json
+from screener.reports.plan import render_plan
 from screener.reports.summary import (
     ONLY,
     Only,
@@ -30,6 +31,7 @@ __all__ = [
     "render_comparison",
     "render_csv",
     "render_json",
+    "render_plan",
     "render_table",
     "run_state",
     "shown_workers",
