@@ -28,7 +28,6 @@ LAYERS = (
     "oracles",  # answer sources, the http protocol with its client
     "service",  # the reference service serving that protocol
     "orchestrator",
-    "config",  # run files (TOML)
     "runs",  # stored runs: set up, start, resume, replay, rescore, export
     "gate_service",  # the gate served over HTTP, every call journaled in a run
     "reports",  # the report of a run: table, JSON, CSV, HTML page

@@ -18,13 +18,13 @@ from typing import Any, TypeVar
 from screener.algorithms import ALGORITHMS, accepted_parameters
 from screener.algorithms.registry import parameters
 from screener.bank import load_bank
-from screener.config import RunConfig, load_run_config
 from screener.errors import ConfigError
 from screener.files import is_stdio
 from screener.gate import Prices
 from screener.oracles import load_oracle_class
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool, load_pool_csv, synthetic_pool
+from screener.runs.run_file import RunConfig, load_run_config
 from screener.runs.session import RunPlan, default_pool
 
 __all__ = [
@@ -138,7 +138,7 @@ class MoneySettings:
 class RunSettings:
     """Everything a run is set up from, as given; None (or empty) means not given.
 
-    ``run_file``: a TOML run file (screener.config). ``pool``: the workers, or a CSV file of
+    ``run_file``: a TOML run file (screener.runs.run_file). ``pool``: the workers, or a CSV file of
     them; ``workers`` and ``outliers`` build a synthetic pool instead. ``questions``: a gold
     question bank file. ``options``: RunOptions fields. ``db``: where the run is journaled.
     ``money``: prices and a budget in money.
