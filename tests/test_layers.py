@@ -22,7 +22,7 @@ LAYERS = (
     "files",
     "_version",
     "bank",
-    "pool",
+    "crowd",  # the workers to screen: a pool, read from a file or simulated
     "gate",  # gold or task for each arriving worker: a pure decision object
     "journal",  # storage
     "oracles",  # answer sources, the http protocol with its client

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 import screener
+from screener.crowd import WorkerPool, synthetic_pool
 from screener.errors import ConfigError
 from screener.gate import Prices
 from screener.journal import EventKind, Journal
 from screener.orchestrator import RunOptions
 from screener.orchestrator.progress import ProgressLine
-from screener.pool import WorkerPool, synthetic_pool
 from screener.reports import cost_line, render_json, render_table
 from screener.runs import run_prices, worker_pool
 from screener.runs.planning import plan_cost

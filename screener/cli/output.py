@@ -13,10 +13,10 @@ import click
 from click.core import ParameterSource
 
 from screener.cli.console import note
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.files import is_stdio, write_output
 from screener.gate import Prices
-from screener.pool import WorkerPool
 from screener.reports import (
     Only,
     render_csv,

@@ -10,8 +10,8 @@ from typing import Any
 
 from screener.algorithms import Result
 from screener.algorithms.result import WORKER_FIELDS
+from screener.crowd import WorkerPool
 from screener.gate import Prices
-from screener.pool import WorkerPool
 from screener.reports.summary import (
     Only,
     banned_workers,

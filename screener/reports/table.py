@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from screener.algorithms import Decision, WorkerResult
-from screener.pool import WorkerPool
+from screener.crowd import WorkerPool
 
 __all__ = ["num", "table_rows", "wrap"]
 

@@ -8,8 +8,8 @@ import sys
 from collections.abc import Sequence
 
 from screener.algorithms import Decision, Result, WorkerResult
+from screener.crowd import WorkerPool
 from screener.gate import Prices
-from screener.pool import WorkerPool
 from screener.reports.summary import (
     AWAY,
     Only,

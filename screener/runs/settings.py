@@ -13,8 +13,8 @@ from typing import Any
 
 from screener.algorithms import ALGORITHMS
 from screener.algorithms.registry import parameters
+from screener.crowd import WorkerPool
 from screener.gate import Prices
-from screener.pool import WorkerPool
 
 __all__ = [
     "BAR_ALGORITHMS",

@@ -17,12 +17,12 @@ from typing import Any, TypeVar
 
 from screener.algorithms import ALGORITHMS, accepted_parameters
 from screener.bank import load_bank
+from screener.crowd import WorkerPool, load_pool_csv, synthetic_pool
 from screener.errors import ConfigError
 from screener.files import is_stdio
 from screener.gate import Prices
 from screener.oracles import load_oracle_class
 from screener.orchestrator import RunOptions
-from screener.pool import WorkerPool, load_pool_csv, synthetic_pool
 from screener.runs.run_file import RunConfig, load_run_config
 from screener.runs.session import RunPlan, default_pool
 from screener.runs.settings import (
@@ -83,7 +83,7 @@ def set_up_run(settings: RunSettings) -> RunSetup:
 
     Examples
     --------
-    >>> from screener.pool import synthetic_pool
+    >>> from screener.crowd import synthetic_pool
     >>> pool = synthetic_pool(12, 2, seed=1)
     >>> setup = set_up_run(RunSettings(pool=pool))
     >>> setup.plan.algorithm, setup.plan.oracle, setup.db

@@ -33,6 +33,7 @@ import numpy as np
 from aiohttp import web
 
 from screener.bank import GoldBank, GoldQuestion, Scoring, parse_number
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.oracles.http.protocol import (
     ANSWERS_PATH,
@@ -51,7 +52,6 @@ from screener.oracles.http.protocol import (
     sign,
 )
 from screener.oracles.latency import Latency
-from screener.pool import WorkerPool
 from screener.simulation.hashing import worker_rng
 
 __all__ = ["Faults", "GoldService", "arithmetic_bank", "start_service"]

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from screener.algorithms import create_algorithm
+from screener.crowd import WorkerPool, synthetic_pool
 from screener.errors import ConfigError, ScreenerError
 from screener.journal import AsyncJournal, EventKind, Journal, RunSpec
 from screener.oracles import Answer, Oracle, PullRequest
 from screener.orchestrator import Orchestrator, RunOptions
-from screener.pool import WorkerPool, synthetic_pool
 
 __all__ = [
     "CHECKS",

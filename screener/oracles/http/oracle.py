@@ -32,6 +32,7 @@ import aiohttp
 from aiohttp import web
 
 from screener.bank import parse_number
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError, OracleError
 from screener.oracles.base import Answer, Oracle, OracleOption, PullRequest
 from screener.oracles.http.protocol import (
@@ -51,7 +52,6 @@ from screener.oracles.http.protocol import (
     parse_submit_result,
     verify,
 )
-from screener.pool import WorkerPool
 
 __all__ = ["NEEDS_BANK", "HttpOracle"]
 

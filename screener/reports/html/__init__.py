@@ -33,8 +33,8 @@ import numpy as np
 
 from screener._version import __version__
 from screener.algorithms import Result, Threshold
+from screener.crowd import WorkerPool
 from screener.journal import Event, EventKind, RunRecord
-from screener.pool import WorkerPool
 from screener.reports.html._figures import (
     answers_figure,
     figure_html,
