@@ -135,10 +135,17 @@ def plan_cost(
         return CostPlan(algorithm, dict(params), together.questions, together.undecided,
                         together.stop_reasons, capped)  # fmt: skip
     ended = _run_all(_Ended(build), seeds, processes, progress)
-    questions = np.array([run.questions for run in ended], dtype=np.int64).reshape(runs, size)
+    return _plan_of(algorithm, dict(params), ended, size, capped)
+
+
+def _plan_of(
+    algorithm: str, params: Mapping[str, Any], ended: Sequence[_EndedRun], size: int, capped: bool
+) -> CostPlan:
+    """The plan of runs that ``ended``, each on ``size`` workers."""
+    questions = np.array([run.questions for run in ended], dtype=np.int64).reshape(-1, size)
     undecided = np.array([run.undecided for run in ended], dtype=np.int64)
     reasons = tuple(run.stop_reason for run in ended)
-    return CostPlan(algorithm, dict(params), questions, undecided, reasons, capped)
+    return CostPlan(algorithm, params, questions, undecided, reasons, capped)
 
 
 def _check_runs(runs: int, seed: int) -> None:
