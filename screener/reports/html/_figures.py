@@ -16,7 +16,7 @@ from screener.errors import ConfigError
 from screener.reports.html._plotlyjs import embedded_figure
 
 if TYPE_CHECKING:
-    from screener.reports.html import RunHistory
+    from screener.reports.html._history import RunHistory
 
 #: One colour per decision: flagged workers red, kept ones blue or green, undecided orange.
 COLOURS = {
