@@ -41,7 +41,7 @@ from screener.algorithms.thresholding import (
     ConfidentSchedule,
     ConfidentThresholding,
 )
-from screener.pool import load_pool_csv
+from screener.crowd import load_pool_csv
 
 __all__ = ["INSTANCES", "INTERVALS", "main", "run_one"]
 

@@ -27,9 +27,9 @@ from pathlib import Path
 
 from benchmarks.harness import machine_info, markdown_table
 from screener.algorithms import create_algorithm
+from screener.crowd import synthetic_pool
 from screener.journal import AsyncJournal, Event, Journal
 from screener.orchestrator import Orchestrator, RunOptions
-from screener.pool import synthetic_pool
 from screener.runs.session import RunPlan, start_run
 from screener.simulation import BernoulliRewards, simulate
 

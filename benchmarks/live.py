@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import machine_info, markdown_table, write_json
+from screener.crowd import WorkerPool
 from screener.journal import Journal
 from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
-from screener.pool import WorkerPool
 from screener.runs.session import RunPlan, start_run
 from screener.service import GoldService, arithmetic_bank, start_service
 

@@ -97,7 +97,7 @@ from benchmarks.realdata_reading import (  # noqa: E402
     summary_tables,
 )
 from screener.algorithms import ALGORITHMS, Decision, create_algorithm  # noqa: E402
-from screener.config import parse_value  # noqa: E402
+from screener.runs.run_file import parse_value  # noqa: E402
 from screener.simulation import simulate  # noqa: E402
 
 __all__ = [

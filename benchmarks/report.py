@@ -41,10 +41,10 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from benchmarks.harness import machine_info, markdown_table, write_json
+from screener.crowd import synthetic_pool
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
-from screener.pool import synthetic_pool
-from screener.report import render_table
+from screener.reports import render_table
 from screener.runs.session import RunPlan, load_results, start_run
 
 N_WORKERS = 200

@@ -67,8 +67,8 @@ from screener import BernoulliRewards, RoundRobin, WeightedRoundRobin, simulate
 from screener.algorithms import GOLD, Algorithm
 from screener.algorithms.ksigma import KSigmaAlgorithm
 from screener.algorithms.registry import create_algorithm
+from screener.crowd import WorkerPool
 from screener.orchestrator import RunOptions
-from screener.pool import WorkerPool
 from screener.runs.session import RunPlan, start_run
 
 __all__ = [

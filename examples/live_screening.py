@@ -25,11 +25,11 @@ from collections import Counter
 from pathlib import Path
 
 from screener.bank import load_bank
+from screener.crowd import WorkerPool, load_pool_csv
 from screener.journal import Journal
 from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
-from screener.pool import WorkerPool, load_pool_csv
-from screener.report import render_table
+from screener.reports import render_table
 from screener.runs.session import RunPlan, start_run
 from screener.service import Faults, GoldService, start_service
 

@@ -18,8 +18,8 @@ from screener.algorithms import (
     create_algorithm,
 )
 from screener.api import arun, run
+from screener.crowd import WorkerPool, demo_pool, load_pool_csv, synthetic_pool
 from screener.errors import ScreenerError
-from screener.pool import WorkerPool, demo_pool, load_pool_csv, synthetic_pool
 from screener.simulation import BernoulliRewards, BetaRewards, simulate, simulate_many
 
 __all__ = [

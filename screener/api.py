@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from screener.algorithms import Result
+from screener.crowd import WorkerPool
 from screener.gate import Prices
 from screener.orchestrator import Progress, RunOptions
 from screener.orchestrator.progress import auto_progress
-from screener.pool import WorkerPool
 from screener.runs.session import start_run
 from screener.runs.setup import (
     AlgorithmSettings,

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from screener.pool import WorkerPool
+from screener.crowd import WorkerPool
 
 
 def write_pool_and_bank(folder: Path, pool: WorkerPool, n_questions: int) -> None:

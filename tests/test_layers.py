@@ -22,19 +22,15 @@ LAYERS = (
     "files",
     "_version",
     "bank",
-    "pool",
+    "crowd",  # the workers to screen: a pool, read from a file or simulated
     "gate",  # gold or task for each arriving worker: a pure decision object
-    "planning",  # what a screening may cost, from simulated runs
     "journal",  # storage
     "oracles",  # answer sources, the http protocol with its client
     "service",  # the reference service serving that protocol
     "orchestrator",
-    "config",  # run files (TOML)
     "runs",  # stored runs: set up, start, resume, replay, rescore, export
     "gate_service",  # the gate served over HTTP, every call journaled in a run
-    "report_table",  # the report's table of workers, fitted to a terminal
-    "report",
-    "report_html",
+    "reports",  # the report of a run: table, JSON, CSV, HTML page
     "api",
     "testing",
     "cli",

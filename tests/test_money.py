@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 
 import screener
+from screener.crowd import WorkerPool, synthetic_pool
 from screener.errors import ConfigError
 from screener.gate import Prices
 from screener.journal import EventKind, Journal
 from screener.orchestrator import RunOptions
 from screener.orchestrator.progress import ProgressLine
-from screener.planning import plan_cost
-from screener.pool import WorkerPool, synthetic_pool
-from screener.report import cost_line, render_json, render_table
+from screener.reports import cost_line, render_json, render_table
 from screener.runs import run_prices, worker_pool
+from screener.runs.planning import plan_cost
 from screener.runs.session import RunPlan, load_result, resume_run, start_run
 from screener.runs.setup import AlgorithmSettings, MoneySettings, RunSettings, set_up_run
 
@@ -188,7 +188,7 @@ def test_report_and_plan_show_money_from_the_command_line(tmp_path: Path) -> Non
 
 async def test_the_page_shows_the_cost_and_names_the_banned(tmp_path: Path) -> None:
     pytest.importorskip("plotly")
-    from screener.report_html import html_report
+    from screener.reports.html import html_report
 
     db, prices = str(tmp_path / "runs.db"), Prices(gold=0.25)
     pool = WorkerPool(tuple(f"w{i}" for i in range(8)), (0.2, 0.25, *[0.9] * 6))

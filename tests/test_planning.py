@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from screener.algorithms import Decision, create_algorithm
+from screener.crowd import demo_pool
 from screener.errors import ConfigError
-from screener.planning import DEFAULT_CAP_PER_WORKER, plan_cost, render_plan
-from screener.pool import demo_pool
+from screener.reports.plan import render_plan
+from screener.runs.planning import DEFAULT_CAP_PER_WORKER, plan_cost
 from screener.runs.setup import DEFAULT_ALGORITHM, DEFAULT_JOB
 from screener.simulation import BernoulliRewards, simulate
 

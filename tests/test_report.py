@@ -20,8 +20,8 @@ from screener import BernoulliRewards, RoundRobin, WeightedRoundRobin, simulate
 from screener.algorithms import CrowdPrior, Decision, Result, StopReason, WorkerResult
 from screener.algorithms.result import WORKER_FIELDS
 from screener.algorithms.thresholding import LSA
-from screener.pool import WorkerPool, synthetic_pool
-from screener.report import (
+from screener.crowd import WorkerPool, synthetic_pool
+from screener.reports import (
     decision_counts,
     describe_status,
     render_csv,

@@ -23,10 +23,10 @@ from cli_helpers import assert_ran
 
 from screener import __version__
 from screener.algorithms import create_algorithm
+from screener.crowd import WorkerPool
 from screener.journal import EventKind, Journal
-from screener.pool import WorkerPool
-from screener.report_html import PAGE_SIZE, run_history
-from screener.report_html._plotlyjs import packed_plotly_js
+from screener.reports.html import PAGE_SIZE, run_history
+from screener.reports.html._plotlyjs import packed_plotly_js
 from screener.runs import replay
 from screener.runs.session import load_result
 

@@ -17,12 +17,12 @@ from click.core import ParameterSource
 from screener.algorithms import ALGORITHMS, parameter_choices
 from screener.algorithms.registry import HEURISTIC_INTERVALS
 from screener.cli.output import Output, output_settings
-from screener.config import parse_value
 from screener.errors import ConfigError
 from screener.files import STDIO
 from screener.oracles.simulated import SimulatedOracle
 from screener.orchestrator import RunOptions
-from screener.report import FORMATS, ONLY
+from screener.reports import FORMATS, ONLY
+from screener.runs.run_file import parse_value
 from screener.runs.setup import (
     BAR_ALGORITHMS,
     DEFAULT_ALGORITHM,
@@ -96,7 +96,7 @@ def refuse_beside_resume(run_id: str, allowed: frozenset[str], alternative: str)
 
 
 def key_values(items: Sequence[str], flag: str) -> dict[str, Any]:
-    """``KEY=VALUE`` options (-p, -O) as a dict, values read as screener.config reads them."""
+    """``KEY=VALUE`` options (-p, -O) as a dict, values read by run_file.parse_value."""
     values: dict[str, Any] = {}
     given: dict[str, str] = {}
     for item in items:

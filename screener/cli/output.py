@@ -13,18 +13,18 @@ import click
 from click.core import ParameterSource
 
 from screener.cli.console import note
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.files import is_stdio, write_output
 from screener.gate import Prices
-from screener.pool import WorkerPool
-from screener.report import (
+from screener.reports import (
     Only,
     render_csv,
     render_json,
     render_table,
     terminal_width,
 )
-from screener.report_html import html_report, require_html_support
+from screener.reports.html import html_report, require_html_support
 from screener.runs.rescoring import DecisionChange, changes_as_json, changes_as_text
 
 __all__ = ["Output", "output_settings", "print_report"]

@@ -36,11 +36,12 @@ from screener.cli.signals import Terminated, run_until_terminated
 from screener.files import is_stdio
 from screener.journal import display_name
 from screener.orchestrator import Progress
-from screener.planning import plan_cost, render_plan
-from screener.report import render_comparison, render_json
+from screener.reports import render_comparison, render_json
+from screener.reports.plan import render_plan
 from screener.runs import observed_accuracies, run_prices, worker_pool
 from screener.runs.decisions import run_decisions
 from screener.runs.logged import replay_logged_run
+from screener.runs.planning import plan_cost
 from screener.runs.session import RunPlan, load_result, resume_run, start_run
 from screener.runs.setup import (
     DEFAULT_SEED,

@@ -16,8 +16,8 @@ import click
 from screener.algorithms._checks import check_seed
 from screener.bank import load_bank
 from screener.cli.options import cannot_listen, listen_options, option_group
+from screener.crowd import demo_pool, load_pool_csv
 from screener.oracles.latency import Latency
-from screener.pool import demo_pool, load_pool_csv
 
 if TYPE_CHECKING:  # the service (aiohttp's server) is imported by `serve` alone
     from screener.service import GoldService

@@ -17,7 +17,7 @@ from screener.cli.options import db_option, json_option, output_file_option, out
 from screener.cli.output import Output, print_report
 from screener.files import is_stdio
 from screener.journal import Journal, RunRecord, RunSummary, display_name
-from screener.report import decision_counts
+from screener.reports import decision_counts
 from screener.runs import run_prices, worker_pool
 from screener.runs.decisions import block_list, run_decisions, write_block_list
 from screener.runs.logged import (

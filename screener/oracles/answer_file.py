@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from screener.bank import GoldBank, GoldQuestion, Scoring, parse_number, score_answer
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError, PoolError
-from screener.pool import WorkerPool
 
 __all__ = ["SCORING", "Record", "RecordedAnswers", "load_answers", "load_gold"]
 

@@ -19,7 +19,7 @@ from screener.errors import ConfigError
 
 if TYPE_CHECKING:
     from screener.bank import GoldQuestion
-    from screener.pool import WorkerPool
+    from screener.crowd import WorkerPool
 
 __all__ = ["Answer", "Oracle", "OracleOption", "PullRequest", "RetryNote"]
 

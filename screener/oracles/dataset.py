@@ -21,11 +21,11 @@ import numpy as np
 
 from screener.algorithms._checks import check_count
 from screener.bank import GoldQuestion
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.oracles.answer_file import Record, RecordedAnswers, load_answers, load_gold
 from screener.oracles.base import Answer, OracleOption, PullRequest
 from screener.oracles.simulated import DELIVERY, SimulatedOracle, delivery_options, parse_flag
-from screener.pool import WorkerPool
 from screener.simulation.recorded import RecordedRewards
 
 __all__ = ["DatasetOracle", "Record", "RecordedAnswers", "load_answers", "load_gold"]

@@ -11,10 +11,10 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from screener.crowd import WorkerPool, demo_pool
 from screener.errors import ConfigError
 from screener.oracles.base import Answer, Oracle, OracleOption, PullRequest
 from screener.oracles.latency import Latency
-from screener.pool import WorkerPool, demo_pool
 from screener.simulation.hashing import uniforms
 from screener.simulation.recorded import EXHAUSTED_RECORDS
 from screener.simulation.rewards import BernoulliRewards, BetaRewards, RewardModel

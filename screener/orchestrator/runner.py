@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from screener.algorithms import Algorithm, Result
 from screener.algorithms.snapshot import dump_state
 from screener.bank import GoldQuestion
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError, SnapshotError
 from screener.gate import Prices
 from screener.journal import AsyncJournal, Event, EventKind
@@ -53,7 +54,6 @@ from screener.orchestrator.intake import (
     take_answers,
 )
 from screener.orchestrator.progress import Progress, ProgressLine
-from screener.pool import WorkerPool
 
 __all__ = ["EXHAUSTED", "Orchestrator", "RunOptions"]
 

@@ -13,10 +13,10 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from screener.bank import GoldQuestion
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.oracles.base import OracleOption
 from screener.oracles.simulated import DELIVERY, SimulatedOracle, delivery_options
-from screener.pool import WorkerPool
 from screener.runs.answers import LoggedAnswer, answers_by_worker
 from screener.runs.stored import read_run, worker_pool
 from screener.simulation.recorded import RecordedRewards

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from screener.algorithms import Decision, Result
+from screener.crowd import WorkerPool
 from screener.errors import JournalError
 from screener.journal import Event, RunRecord
-from screener.pool import WorkerPool
 from screener.runs.answers import answers_by_worker, invalidations
 from screener.runs.stored import build_algorithm, worker_pool
 from screener.simulation.loop import simulate

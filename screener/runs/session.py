@@ -17,6 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from screener.algorithms import Algorithm, Result, create_algorithm
 from screener.algorithms._checks import MAX_BUDGET, MAX_CONCURRENCY, check_count, check_seed
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError, JournalError, ScreenerError
 from screener.gate import Prices
 from screener.journal import (
@@ -30,7 +31,6 @@ from screener.journal import (
 )
 from screener.oracles import Oracle, load_oracle_class
 from screener.orchestrator import DecisionSink, DecisionStream, Orchestrator, Progress, RunOptions
-from screener.pool import WorkerPool
 from screener.runs.answers import invalidations
 from screener.runs.rescoring import refuse_resume_after_invalidation, rescored_result
 from screener.runs.state import pending_pulls, replay

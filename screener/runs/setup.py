@@ -11,22 +11,36 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from screener.algorithms import ALGORITHMS, accepted_parameters
-from screener.algorithms.registry import parameters
 from screener.bank import load_bank
-from screener.config import RunConfig, load_run_config
+from screener.crowd import WorkerPool, load_pool_csv, synthetic_pool
 from screener.errors import ConfigError
 from screener.files import is_stdio
 from screener.gate import Prices
 from screener.oracles import load_oracle_class
 from screener.orchestrator import RunOptions
-from screener.pool import WorkerPool, load_pool_csv, synthetic_pool
+from screener.runs.run_file import RunConfig, load_run_config
 from screener.runs.session import RunPlan, default_pool
+from screener.runs.settings import (
+    BAR_ALGORITHMS,
+    DEFAULT_ALGORITHM,
+    DEFAULT_JOB,
+    DEFAULT_ORACLE,
+    DEFAULT_OUTLIERS,
+    DEFAULT_SEED,
+    PARAMETER_DEFAULTS,
+    TOP_K_ALGORITHMS,
+    AlgorithmSettings,
+    MoneySettings,
+    OracleSettings,
+    RunSettings,
+)
 
+#: With the settings and defaults of screener.runs.settings: a caller sets a run up from here.
 __all__ = [
     "BAR_ALGORITHMS",
     "DEFAULT_ALGORITHM",
@@ -51,109 +65,7 @@ __all__ = [
     "set_up_run",
 ]
 
-DEFAULT_ALGORITHM = "crowd-prior"
-#: The job a run does when nothing names an algorithm (no --algorithm, --error or run file's
-#: algorithm): ban or accept each worker against the platforms' usual bar of 60% correct, at
-#: the least expected cost when a gold question costs 1, a good worker banned 30 (it is
-#: replaced and its replacement screened afresh) and a bad worker kept 100 (the labels it
-#: spoils until it is caught: about ten control answers at one gold question in ten tasks);
-#: the crowd's distribution bought first on a pilot of 20 workers, with a fifth of the prior
-#: kept uniform for the crowds a Beta does not fit: the configuration benchmarks.realdata
-#: measures on the real crowds.
-DEFAULT_JOB: Mapping[str, Any] = {
-    "threshold": 0.6,
-    "false_ban": 30,
-    "missed_bad": 100,
-    "contamination": 0.2,
-    "pilot": 20,
-}
-DEFAULT_ORACLE = "simulated"
-DEFAULT_SEED = 0
-#: Low-accuracy workers in a synthetic pool (``--workers N``).
-DEFAULT_OUTLIERS = 2
-#: screener's own defaults for algorithm parameters, over the classes' (their papers'), for
-#: every algorithm that takes them: a run screens for spammers, abnormally low accuracy.
-PARAMETER_DEFAULTS: Mapping[str, Any] = {"direction": "low"}
-#: The bar question's algorithm for each kind of error control (``--error``).
-BAR_ALGORITHMS: Mapping[str, str] = {
-    "fwer": "confident-thresholding",
-    "fdr": "fdr-thresholding",
-    "bayes": "crowd-prior",
-}
-#: The algorithms that select the best K workers: their ``k`` is a whole number (``--top``).
-TOP_K_ALGORITHMS = frozenset(
-    name
-    for name, cls in ALGORITHMS.items()
-    if any(p.name == "k" and p.kind == "int" for p in parameters(cls))
-)
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class AlgorithmSettings:
-    """Which algorithm runs and how it is set, as given; None (or empty) means not given.
-
-    ``params`` are the algorithm's parameters (``-p KEY=VALUE``), ``flags`` those given by
-    a flag of their own (``--k``, ``--threshold``...: one parameter set both ways is
-    refused); ``error`` (fwer, fdr or bayes) picks the bar algorithm with that promise;
-    ``top`` is how many workers a top-K algorithm selects (its ``k``); ``budget`` and
-    ``seed`` are the run's.
-    """
-
-    name: str | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    error: str | None = None
-    top: int | None = None
-    budget: int | None = None
-    seed: int | None = None
-    flags: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class OracleSettings:
-    """The answer source as given: its name and options; ``simulated`` holds the options the
-    command line sets by flags of their own (--rewards, --latency, --batch-release), for an
-    oracle that takes them (refused by another, and beside the same option in ``options``)."""
-
-    name: str | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
-    simulated: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class MoneySettings:
-    """What questions cost and a budget in money, as given; None means not given.
-
-    ``price``: ``Prices``, or as ``--price`` writes them (``"gold=0.05,task=0.05"``), or a
-    mapping of them. ``budget``: the most money the run may spend on gold questions (it
-    becomes a budget of that many questions at the gold price; not with a budget in
-    questions).
-    """
-
-    price: Prices | str | Mapping[str, Any] | None = None
-    budget: float | None = None
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """Everything a run is set up from, as given; None (or empty) means not given.
-
-    ``run_file``: a TOML run file (screener.config). ``pool``: the workers, or a CSV file of
-    them; ``workers`` and ``outliers`` build a synthetic pool instead. ``questions``: a gold
-    question bank file. ``options``: RunOptions fields. ``db``: where the run is journaled.
-    ``money``: prices and a budget in money.
-    """
-
-    run_file: str | Path | None = None
-    pool: WorkerPool | str | Path | None = None
-    workers: int | None = None
-    outliers: int = DEFAULT_OUTLIERS
-    questions: str | Path | None = None
-    algorithm: AlgorithmSettings = field(default_factory=AlgorithmSettings)
-    oracle: OracleSettings = field(default_factory=OracleSettings)
-    options: Mapping[str, Any] = field(default_factory=dict)
-    db: str | None = None
-    money: MoneySettings = field(default_factory=MoneySettings)
 
 
 @dataclass(frozen=True)
@@ -171,7 +83,7 @@ def set_up_run(settings: RunSettings) -> RunSetup:
 
     Examples
     --------
-    >>> from screener.pool import synthetic_pool
+    >>> from screener.crowd import synthetic_pool
     >>> pool = synthetic_pool(12, 2, seed=1)
     >>> setup = set_up_run(RunSettings(pool=pool))
     >>> setup.plan.algorithm, setup.plan.oracle, setup.db

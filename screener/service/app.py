@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from screener.bank import GoldBank, GoldQuestion
+from screener.crowd import WorkerPool
 from screener.oracles.http.protocol import (
     ANSWERS_PATH,
     ASSIGNMENTS_PATH,
@@ -41,7 +42,6 @@ from screener.oracles.http.protocol import (
     parse_webhook_config,
 )
 from screener.oracles.latency import Latency
-from screener.pool import WorkerPool
 from screener.service.answer_log import AnswerLog
 from screener.service.faults import Faults, TokenBucket
 from screener.service.webhooks import WebhookSender

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from screener.bank import GoldBank, GoldQuestion, Scoring, parse_number
+from screener.crowd import WorkerPool
 from screener.oracles.latency import Latency
-from screener.pool import WorkerPool
 from screener.simulation.hashing import worker_rng
 
 __all__ = ["SimulatedWorkers"]

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from screener.algorithms import create_algorithm
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.journal import AsyncJournal, EventKind, Journal, RunSpec
 from screener.oracles import Answer, Oracle, PullRequest
 from screener.orchestrator import Orchestrator, RunOptions
-from screener.pool import WorkerPool
 from screener.testing._report import Failed
 
 __all__ = ["CHECKS", "CheckContext", "OracleFactory"]

@@ -11,8 +11,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from screener.crowd import WorkerPool, synthetic_pool
 from screener.oracles import Oracle
-from screener.pool import WorkerPool, synthetic_pool
 from screener.testing._oracle_checks import CHECKS, CheckContext, OracleFactory
 from screener.testing._report import CheckResult, ConformanceError, ConformanceReport, Failed
 

@@ -6,9 +6,9 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.oracles import Oracle
-from screener.pool import WorkerPool
 from screener.testing.conformance import CheckResult, check_oracle
 
 __all__ = ["OracleConformance"]

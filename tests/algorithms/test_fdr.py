@@ -24,9 +24,9 @@ from screener.algorithms import (
     TellOutcome,
     create_algorithm,
 )
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.orchestrator import RunOptions
-from screener.pool import WorkerPool
 from screener.runs.session import RunPlan, start_run
 from screener.simulation import BernoulliRewards, RewardModel, simulate, simulate_many
 from screener.stats import BET_FRACTIONS, bernoulli_kl

@@ -30,8 +30,8 @@ from screener.algorithms import (
     TolokaRule,
     WorkerResult,
 )
+from screener.crowd import synthetic_pool
 from screener.errors import ConfigError
-from screener.pool import synthetic_pool
 from screener.simulation import BernoulliRewards, simulate
 from screener.simulation.recorded import EXHAUSTED_RECORDS, RecordedRewards
 

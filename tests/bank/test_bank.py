@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from screener.bank import GoldBank, GoldQuestion, Scoring, load_bank, score_answer
+from screener.crowd import WorkerPool
 from screener.errors import PoolError
-from screener.pool import WorkerPool
 
 
 def _bank(n: int = 5) -> GoldBank:

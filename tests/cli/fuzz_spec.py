@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from screener.config import parse_value
 from screener.oracles.latency import Latency
+from screener.runs.run_file import parse_value
 from screener.runs.session import RUN_DATABASE
 from screener.runs.setup import BAR_ALGORITHMS
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import screener as screener_api
-from screener.pool import synthetic_pool
+from screener.crowd import synthetic_pool
 
 DB = "runs.db"
 

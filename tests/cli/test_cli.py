@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from cli_helpers import NOT_COMPLETED, assert_ran
 
-from screener.pool import demo_pool, synthetic_pool
+from screener.crowd import demo_pool, synthetic_pool
 from screener.runs.setup import DEFAULT_ALGORITHM
 from screener.simulation import ksigma_outliers
 

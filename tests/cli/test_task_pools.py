@@ -16,7 +16,7 @@ import pytest
 from cli_helpers import assert_ran
 from service_helpers import reference_service, write_pool_and_bank
 
-from screener.pool import synthetic_pool
+from screener.crowd import synthetic_pool
 
 #: Real processes (the screener command, a browser, ...): the full suite only.
 pytestmark = pytest.mark.subprocess

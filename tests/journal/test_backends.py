@@ -18,11 +18,11 @@ from cli_helpers import assert_ran
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from screener.crowd import synthetic_pool
 from screener.errors import OracleError
 from screener.journal import Journal, LeaseLostError, leases
 from screener.oracles import Answer, SimulatedOracle
 from screener.orchestrator import RunOptions
-from screener.pool import synthetic_pool
 from screener.runs import session, stops, worker_pool
 from screener.runs.session import RunPlan, load_results, resume_run, start_run
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
-from screener.pool import WorkerPool
+from screener.crowd import WorkerPool
 from screener.service import GoldService, arithmetic_bank, start_service
 
 __all__ = ["BANK", "POOL", "SPAMMER", "serving"]

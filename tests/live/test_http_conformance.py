@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 import pytest
 from live_helpers import BANK, POOL
 
+from screener.crowd import WorkerPool
 from screener.oracles.http import HttpOracle
 from screener.oracles.latency import Latency
-from screener.pool import WorkerPool
 from screener.service import Faults, GoldService, start_service
 from screener.testing import OracleConformance
 

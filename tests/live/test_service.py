@@ -15,6 +15,7 @@ from live_helpers import BANK, POOL, serving
 from stats_helpers import assert_rate_at_most
 
 from screener.bank import GoldBank, GoldQuestion, Scoring
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.oracles.http.protocol import (
     ANSWERS_PATH,
@@ -25,7 +26,6 @@ from screener.oracles.http.protocol import (
     verify,
 )
 from screener.oracles.latency import Latency
-from screener.pool import WorkerPool
 from screener.service import Faults, GoldService
 
 FAST = Latency("constant", 0.01)

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from screener.bank import Scoring, score_answer
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError, PoolError
 from screener.oracles import Answer, PullRequest
 from screener.oracles.dataset import DatasetOracle, load_answers, load_gold
-from screener.pool import WorkerPool
 from screener.simulation.recorded import RecordedRewards
 from screener.testing import OracleConformance
 

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from screener.pool import WorkerPool
+from screener.crowd import WorkerPool
 from screener.runs.log_oracle import LogOracle
 from screener.runs.session import RunPlan, start_run
 from screener.testing import OracleConformance, default_pool

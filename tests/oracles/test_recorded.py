@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from screener.algorithms import StopReason, create_algorithm
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError, PoolError
 from screener.oracles.dataset import DatasetOracle, load_answers
-from screener.pool import WorkerPool
 from screener.simulation.loop import simulate
 from screener.simulation.recorded import RecordedRewards
 from screener.testing import OracleConformance, default_pool

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from screener.algorithms import CrowdPrior, Result, Verdict, verdict_of
+from screener.crowd import WorkerPool
 from screener.journal import Event, EventKind, Journal
 from screener.orchestrator import DecisionStream, RunOptions
-from screener.pool import WorkerPool
 from screener.runs.decisions import run_decisions
 from screener.runs.session import RunPlan, load_result, start_run
 from screener.simulation import BernoulliRewards, simulate

@@ -14,9 +14,9 @@ import pytest
 
 import screener
 from screener.algorithms import create_algorithm
+from screener.crowd import synthetic_pool
 from screener.orchestrator import Progress, RunOptions
 from screener.orchestrator.progress import ProgressBar, ProgressLine
-from screener.pool import synthetic_pool
 from screener.runs.session import RunPlan, start_run
 from screener.testing.algorithm_conformance import TEST_SETUPS, AlgorithmSetup
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from screener.algorithms import ALGORITHMS, accepted_parameters
+from screener.crowd import synthetic_pool
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
-from screener.pool import synthetic_pool
 from screener.runs.session import RunPlan, load_result, load_results, start_run
 
 POOL = synthetic_pool(12, 1, seed=4)

@@ -11,9 +11,9 @@ from sqlalchemy import bindparam, text
 
 from screener import WeightedRoundRobin, simulate
 from screener.algorithms import StopReason
+from screener.crowd import WorkerPool, synthetic_pool
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
-from screener.pool import WorkerPool, synthetic_pool
 from screener.runs.session import RunPlan, load_result, start_run
 from screener.simulation import BernoulliRewards, ksigma_outliers
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from screener.algorithms import Decision, create_algorithm
-from screener.planning import plan_cost
+from screener.runs.planning import plan_cost
 from screener.simulation import BernoulliRewards, simulate
 from screener.simulation.ksigma_runs import ksigma_runs
 

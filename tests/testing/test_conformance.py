@@ -9,8 +9,8 @@ from typing import Any, ClassVar, Self
 
 import pytest
 
+from screener.crowd import WorkerPool
 from screener.oracles import Answer, PullRequest, SimulatedOracle
-from screener.pool import WorkerPool
 from screener.testing import (
     CHECKS,
     ConformanceError,

@@ -18,10 +18,10 @@ from typing import Any, ClassVar, Self
 import numpy as np
 import pytest
 from screener.bank import GoldBank, GoldQuestion
+from screener.crowd import WorkerPool, synthetic_pool
 from screener.journal import Journal
 from screener.oracles import Answer, PullRequest, available_oracles
 from screener.orchestrator import RunOptions
-from screener.pool import WorkerPool, synthetic_pool
 from screener.runs.session import RunPlan, start_run
 from screener.simulation.hashing import uniforms
 from screener.testing import OracleConformance

@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Self
 
 from aiohttp import web
 
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError, OracleError
 from screener.oracles.base import Answer, Oracle, OracleOption, PullRequest
 from screener.oracles.http.client import GaveUp, ServiceClient
@@ -45,7 +46,6 @@ from screener.oracles.http.protocol import (
     verify,
 )
 from screener.oracles.http.settings import HttpSettings
-from screener.pool import WorkerPool
 
 __all__ = ["NEEDS_BANK", "HttpOracle"]
 

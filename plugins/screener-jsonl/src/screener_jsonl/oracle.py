@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
+from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.oracles import Answer, Oracle, OracleOption, PullRequest
-from screener.pool import WorkerPool
 
 __all__ = ["OPTIONS", "JsonlOracle", "inbox_line", "parse_answer", "parse_line"]
 

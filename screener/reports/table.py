@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from screener.algorithms import Decision, WorkerResult
-from screener.pool import WorkerPool
+from screener.crowd import WorkerPool
 
 __all__ = ["num", "table_rows", "wrap"]
 
@@ -39,7 +39,7 @@ def table_rows(
     shown: Sequence[WorkerResult], pool: WorkerPool, width: int | None, only: str | None
 ) -> list[str]:
     """The table of ``shown`` with its notes; fitted to ``width`` columns when given (see
-    ``screener.report.render_table``), the interval column dropped if even short names do not
+    ``screener.reports.text.render_table``), the interval column dropped if even short names do not
     fit."""
     if not shown:
         return [f"no {only} workers" if only else "no workers"]

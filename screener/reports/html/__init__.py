@@ -13,57 +13,49 @@ carried as JSON. plotly.js is embedded once, its basic bundle compressed (``_plo
 about 0.53 MB, whatever the run), so the page opens offline and makes no network request.
 Plotly is an optional extra: ``pip install 'crowd-screener[html]'``.
 
-The threshold's history is not stored in the journal: it is rebuilt by replaying the journal
-through a fresh copy of the run's algorithm and reading its result at up to
-``THRESHOLD_POINTS`` checkpoints (reading a result never changes an algorithm, so the replay
-stays exact). It costs one more replay of the run, for the k-sigma family only.
+What the page plots over the course of a run is read from its journal (``_history``).
 """
 
 from __future__ import annotations
 
 import html
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import PurePath
 from typing import Any
 
-import numpy as np
-
 from screener._version import __version__
-from screener.algorithms import Result, Threshold
-from screener.journal import Event, EventKind, RunRecord
-from screener.pool import WorkerPool
-from screener.report import (
-    banned_workers,
-    cost_line,
-    decision_counts,
-    describe_status,
-    run_state,
-)
-from screener.report_html._figures import (
+from screener.algorithms import Result
+from screener.crowd import WorkerPool
+from screener.journal import RunRecord
+from screener.reports.html._figures import (
     answers_figure,
     figure_html,
     gold_figure,
     plotly,
     threshold_figure,
 )
-from screener.report_html._plotlyjs import page_scripts
-from screener.report_html._workers import (
+from screener.reports.html._history import (
+    ANSWER_POINTS,
+    THRESHOLD_POINTS,
+    RunHistory,
+    run_history,
+)
+from screener.reports.html._plotlyjs import page_scripts
+from screener.reports.html._workers import (
     PAGE_SIZE,
     summary_section,
     truth_label,
     workers_section,
 )
-from screener.runs import (
-    build_algorithm,
-    invalidations,
-    read_run,
-    replay,
-    run_prices,
-    worker_pool,
+from screener.reports.summary import (
+    banned_workers,
+    cost_line,
+    decision_counts,
+    describe_status,
+    run_state,
 )
+from screener.runs import read_run, run_prices, worker_pool
 
 __all__ = [
     "ANSWER_POINTS",
@@ -75,25 +67,6 @@ __all__ = [
     "require_html_support",
     "run_history",
 ]
-
-#: Most points drawn for the answers-over-time curve and for the threshold's history.
-ANSWER_POINTS = 500
-THRESHOLD_POINTS = 100
-
-
-@dataclass(frozen=True)
-class RunHistory:
-    """What the page plots over the course of a run, read from its journal.
-
-    ``answers`` and ``seconds``: the number of answers received by that many seconds after
-    the run started (at most ``ANSWER_POINTS`` points). ``threshold``: (answers, threshold)
-    at up to ``THRESHOLD_POINTS`` checkpoints, for algorithms that estimate a threshold.
-    """
-
-    seconds: tuple[float, ...]
-    answers: tuple[int, ...]
-    threshold: tuple[tuple[int, Threshold], ...]
-    invalidated: tuple[str, ...]
 
 
 def require_html_support() -> None:
@@ -110,25 +83,11 @@ def html_report(db: str, run_id: str, result: Result) -> str:
     return render_html(result, record, history, state=run_state(db, run_id))
 
 
-def run_history(record: RunRecord, events: Sequence[Event], result: Result) -> RunHistory:
-    """The answers over time, and the threshold's history when ``result`` has an estimated
-    threshold (the k-sigma family), from the run's journal."""
-    answered = [i for i, event in enumerate(events) if event.kind is EventKind.ANSWERED]
-    start = events[0].at if events else 0.0
-    picks = _checkpoints(len(answered), ANSWER_POINTS)
-    seconds = tuple(events[answered[n - 1]].at - start for n in picks)
-    threshold: tuple[tuple[int, Threshold], ...] = ()
-    t = result.threshold
-    if t is not None and t.lower < t.upper:
-        threshold = _threshold_history(record, events, answered)
-    return RunHistory((0.0, *seconds), (0, *picks), threshold, tuple(sorted(invalidations(events))))
-
-
 def render_html(
     result: Result, record: RunRecord, history: RunHistory, *, state: str | None = None
 ) -> str:
     """The whole page as one string (plotly.js included); ``state``: the run's lifecycle, as
-    ``screener.report.describe_status`` takes it."""
+    ``screener.reports.describe_status`` takes it."""
     pool = worker_pool(record)
     truth = truth_label(str(dict(record.oracle).get("name")), pool)
     sections = [summary_section(result, pool)] if len(pool) > PAGE_SIZE else []
@@ -150,30 +109,6 @@ def render_html(
         header=_header(result, record, history, pool, state),
         body="\n".join(sections),
     )
-
-
-# ------------------------------------------------------------------------- history
-def _checkpoints(total: int, points: int) -> tuple[int, ...]:
-    """Up to ``points`` counts from 1 to ``total``, evenly spread, ending at ``total``."""
-    if total == 0:
-        return ()
-    return tuple(int(n) for n in np.unique(np.ceil(np.linspace(0, total, points + 1)[1:])))
-
-
-def _threshold_history(
-    record: RunRecord, events: Sequence[Event], answered: Sequence[int]
-) -> tuple[tuple[int, Threshold], ...]:
-    algorithm = build_algorithm(record)
-    history = []
-    done = 0
-    for count in _checkpoints(len(answered), THRESHOLD_POINTS):
-        cut = answered[count - 1] + 1  # just after the count-th answer
-        replay(algorithm, events[done:cut])
-        done = cut
-        threshold = algorithm.result().threshold
-        if threshold is not None:
-            history.append((count, threshold))
-    return tuple(history)
 
 
 # --------------------------------------------------------------------------- header

@@ -13,10 +13,10 @@ import numpy as np
 
 from screener.algorithms import Decision, Result, Threshold, WorkerResult
 from screener.errors import ConfigError
-from screener.report_html._plotlyjs import embedded_figure
+from screener.reports.html._plotlyjs import embedded_figure
 
 if TYPE_CHECKING:
-    from screener.report_html import RunHistory
+    from screener.reports.html._history import RunHistory
 
 #: One colour per decision: flagged workers red, kept ones blue or green, undecided orange.
 COLOURS = {

@@ -23,12 +23,12 @@ from numpy.typing import NDArray
 from screener.algorithms import Algorithm, create_algorithm
 from screener.algorithms._checks import MAX_SEED, check_seed
 from screener.errors import ConfigError
-from screener.gate import Prices, money
+from screener.gate import Prices
 from screener.simulation import BernoulliRun, RewardModel, map_seeds
 from screener.simulation.ksigma_runs import ksigma_runs
 from screener.simulation.loop import drive
 
-__all__ = ["DEFAULT_CAP_PER_WORKER", "CostPlan", "plan_cost", "render_plan"]
+__all__ = ["DEFAULT_CAP_PER_WORKER", "MAX_RUNS", "CostPlan", "plan_cost"]
 
 #: Most simulated runs a plan may ask for: enough for a 90th percentile to be steady.
 MAX_RUNS = 10_000
@@ -117,27 +117,12 @@ def plan_cost(
     >>> capped.capped, capped.params["budget"]
     (True, 180)
     """
-    if not 1 <= runs <= MAX_RUNS:
-        raise ConfigError(f"runs must be 1 to {MAX_RUNS:,}, got {runs}", "e.g. --runs 200")
-    check_seed(seed)
-    if seed + runs - 1 > MAX_SEED:
-        raise ConfigError(
-            f"{runs:,} runs take seeds {seed:,} to {seed + runs - 1:,}, past the largest seed, "
-            f"{MAX_SEED:,}",
-            f"give --seed {MAX_SEED - runs + 1} or less",
-        )
-    pool = np.asarray(accuracies, dtype=np.float64)
-    if pool.size == 0 or not np.all((pool >= 0) & (pool <= 1)):
-        raise ConfigError(
-            "the planned workers need accuracies in [0, 1]", "give each worker its accuracy"
-        )
+    _check_runs(runs, seed)
+    pool = _planned_accuracies(accuracies)
     size = n_workers if draw and n_workers else pool.size
     if size < 1:
         raise ConfigError(f"a plan needs at least one worker, got {size}", "e.g. --workers 200")
-    probe = create_algorithm(algorithm, size, dict(params))
-    capped = probe.budget is None and probe.max_questions_per_worker is None
-    if capped:  # a simulated worker at its threshold could keep a run going for ever
-        params = {**params, "budget": DEFAULT_CAP_PER_WORKER * size}
+    params, capped = _capped(algorithm, params, size)
     build = (
         _DrawnCrowd(algorithm, dict(params), tuple(pool.tolist()), size, seed)
         if draw
@@ -150,10 +135,52 @@ def plan_cost(
         return CostPlan(algorithm, dict(params), together.questions, together.undecided,
                         together.stop_reasons, capped)  # fmt: skip
     ended = _run_all(_Ended(build), seeds, processes, progress)
-    questions = np.array([run.questions for run in ended], dtype=np.int64).reshape(runs, size)
+    return _plan_of(algorithm, dict(params), ended, size, capped)
+
+
+def _plan_of(
+    algorithm: str, params: Mapping[str, Any], ended: Sequence[_EndedRun], size: int, capped: bool
+) -> CostPlan:
+    """The plan of runs that ``ended``, each on ``size`` workers."""
+    questions = np.array([run.questions for run in ended], dtype=np.int64).reshape(-1, size)
     undecided = np.array([run.undecided for run in ended], dtype=np.int64)
     reasons = tuple(run.stop_reason for run in ended)
-    return CostPlan(algorithm, dict(params), questions, undecided, reasons, capped)
+    return CostPlan(algorithm, params, questions, undecided, reasons, capped)
+
+
+def _check_runs(runs: int, seed: int) -> None:
+    """A plan's runs take seeds ``seed`` to ``seed + runs - 1``: at most MAX_RUNS of them,
+    every one a valid seed."""
+    if not 1 <= runs <= MAX_RUNS:
+        raise ConfigError(f"runs must be 1 to {MAX_RUNS:,}, got {runs}", "e.g. --runs 200")
+    check_seed(seed)
+    if seed + runs - 1 > MAX_SEED:
+        raise ConfigError(
+            f"{runs:,} runs take seeds {seed:,} to {seed + runs - 1:,}, past the largest seed, "
+            f"{MAX_SEED:,}",
+            f"give --seed {MAX_SEED - runs + 1} or less",
+        )
+
+
+def _planned_accuracies(accuracies: Sequence[float]) -> NDArray[np.float64]:
+    """The planned workers' accuracies, each in [0, 1]."""
+    pool = np.asarray(accuracies, dtype=np.float64)
+    if pool.size == 0 or not np.all((pool >= 0) & (pool <= 1)):
+        raise ConfigError(
+            "the planned workers need accuracies in [0, 1]", "give each worker its accuracy"
+        )
+    return pool
+
+
+def _capped(algorithm: str, params: Mapping[str, Any], size: int) -> tuple[dict[str, Any], bool]:
+    """``params``, with a budget of DEFAULT_CAP_PER_WORKER questions per worker when the
+    algorithm bounds no worker's questions and is given no budget (a simulated worker at its
+    threshold could keep a run going for ever); and whether that budget was added."""
+    probe = create_algorithm(algorithm, size, dict(params))
+    capped = probe.budget is None and probe.max_questions_per_worker is None
+    if capped:
+        return {**params, "budget": DEFAULT_CAP_PER_WORKER * size}, True
+    return dict(params), False
 
 
 @dataclass(frozen=True)
@@ -222,52 +249,3 @@ def _spread(values: NDArray[np.int64]) -> dict[str, float]:
         "max": float(values.max()),
         "mean": float(values.mean()),
     }
-
-
-def render_plan(summary: Mapping[str, Any]) -> str:
-    """The plan as the requester reads it (``summary``: ``CostPlan.summary()`` with the
-    algorithm, its parameters and the number of workers).
-
-    Examples
-    --------
-    >>> cost = plan_cost("rr", {"budget": 60}, [0.9, 0.85, 0.5], runs=5)
-    >>> print(render_plan({"algorithm": "rr", "params": {"budget": 60}, "workers": 3,
-    ...                    **cost.summary()}))  # doctest: +NORMALIZE_WHITESPACE
-    plan: rr (budget=60) on 3 simulated workers, 5 runs
-                           median  90th pct  largest  mean
-    questions per worker       20        20       20  20.0
-    questions in total         60        60       60  60.0
-    runs ending with undecided workers: 100% (stopped: budget spent 5)
-    """
-    params = ", ".join(f"{k}={v}" for k, v in summary["params"].items())
-    lines = [
-        f"plan: {summary['algorithm']}{f' ({params})' if params else ''} on "
-        f"{summary['workers']:,} simulated workers, {summary['runs']:,} runs",
-        f"{'':22} {'median':>7} {'90th pct':>9} {'largest':>8} {'mean':>7}",
-    ]
-    for label, key in (("per worker", "questions_per_worker"), ("in total", "questions_in_total")):
-        spread = summary[key]
-        lines.append(
-            f"{'questions ' + label:22} {spread['median']:>7,.0f} {spread['p90']:>9,.0f} "
-            f"{spread['max']:>8,.0f} {spread['mean']:>7,.1f}"
-        )
-        if "money" in summary:
-            spent = {name: money(value) for name, value in summary["money"][key].items()}
-            lines.append(
-                f"{'money ' + label:22} {spent['median']:>7} {spent['p90']:>9} "
-                f"{spent['max']:>8} {spent['mean']:>7}"
-            )
-    if "money" in summary:
-        lines.append(f"money at {summary['money']['gold_price']:g} a gold question")
-    stops = ", ".join(f"{reason} {count}" for reason, count in summary["stop_reasons"].items())
-    lines.append(
-        f"runs ending with undecided workers: {summary['runs_with_undecided']:.0%} "
-        f"(stopped: {stops})"
-    )
-    if summary.get("capped"):
-        budget = summary["params"]["budget"]
-        lines.append(
-            f"{summary['algorithm']} bounds no worker's questions: capped at {budget:,} in "
-            f"total, {budget / summary['workers']:,.0f} per worker (--budget N to choose)"
-        )
-    return "\n".join(lines)

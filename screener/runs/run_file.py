@@ -1,4 +1,4 @@
-"""Run configuration files: ``screener run --config run.toml``.
+"""Run files: ``screener run --config run.toml``.
 
 A TOML file holds what the command line would, so a screening job can be kept with its data::
 
@@ -44,7 +44,7 @@ from screener.errors import ConfigError
 from screener.files import is_stdio, read_text, source_name
 from screener.orchestrator import RunOptions
 
-__all__ = ["RunConfig", "load_run_config"]
+__all__ = ["RunConfig", "load_run_config", "parse_value"]
 
 _TOP_LEVEL = {
     "workers",

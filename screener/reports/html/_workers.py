@@ -12,8 +12,8 @@ from importlib import resources
 from typing import Any
 
 from screener.algorithms import Decision, Result, WorkerResult
-from screener.pool import WorkerPool
-from screener.report_html._figures import COLOURS, figure_html, histogram_figure, reward_range
+from screener.crowd import WorkerPool
+from screener.reports.html._figures import COLOURS, figure_html, histogram_figure, reward_range
 
 #: Workers per page of the per-worker plot and table; a crowd larger than one page also gets
 #: the summary.

@@ -1,5 +1,5 @@
 // The per-worker plot and table of a screener report, a page of workers at a time, drawn from
-// the column arrays in #worker-data (written by screener/report_html/_workers.py): each
+// the column arrays in #worker-data (written by screener/reports/html/_workers.py): each
 // worker's estimate and interval against the threshold (with the truth, where known), the
 // gold questions it cost, and a table row. Worker names are categories, never numbers. It
 // starts once plotly.js is unpacked (window.screenerPlotly, loader.js).

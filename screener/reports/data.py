@@ -1,0 +1,77 @@
+"""The report for programs: the result as plain data (``--format json``) or one CSV row per
+worker (``--format csv``)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import Any
+
+from screener.algorithms import Result
+from screener.algorithms.result import WORKER_FIELDS
+from screener.crowd import WorkerPool
+from screener.gate import Prices
+from screener.reports.summary import (
+    Only,
+    banned_workers,
+    describe_status,
+    money_spent,
+    shown_workers,
+)
+
+__all__ = ["FORMATS", "render_csv", "render_json"]
+
+#: What ``--format`` prints: the table for people (``screener.reports.text``), or data.
+FORMATS = ("table", "json", "csv")
+
+#: Columns of the CSV report, one row per worker (``WORKER_FIELDS`` says what each means).
+_CSV_COLUMNS = tuple(name for name in WORKER_FIELDS if name != "arm")
+
+
+def render_json(
+    result: Result,
+    pool: WorkerPool,
+    run_id: str | None = None,
+    *,
+    only: Only | None = None,
+    limit: int | None = None,
+    state: str | None = None,
+    prices: Prices | None = None,
+) -> dict[str, Any]:
+    """The result as plain data, workers named, ranked (``only`` and ``limit`` as in
+    ``shown_workers``), with the status line the table shows (``state`` as in
+    ``describe_status``) and, with ``prices``, the money spent (``money_spent``)."""
+    data = result.to_dict()
+    data["status"] = describe_status(result, state)
+    data["money"] = None if prices is None else money_spent(result, prices)
+    banned = banned_workers(result)
+    data["banned"] = None if banned is None else [pool.workers[arm] for arm in banned]
+    shown = {w.arm for w in shown_workers(result, only=only, limit=limit)}
+    data["workers"] = [line for line in data["workers"] if line["arm"] in shown]
+    for line in data["workers"]:
+        line["worker"] = pool.workers[line["arm"]]
+    data["run_id"] = run_id
+    return data
+
+
+def render_csv(
+    result: Result, pool: WorkerPool, *, only: Only | None = None, limit: int | None = None
+) -> str:
+    """One row per worker, ranked, under a header (``only`` and ``limit`` as in
+    ``shown_workers``); undefined numbers (no answers yet) are empty cells."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(_CSV_COLUMNS)
+    for w in shown_workers(result, only=only, limit=limit):
+        numbers = (w.estimate, w.lower, w.upper, w.share)
+        writer.writerow(
+            [w.rank, pool.workers[w.arm], w.decision.value, w.leaning.value,
+             *(_csv_float(x) for x in numbers), w.pulls, w.pending,
+             _csv_float(w.score), w.reason]
+        )  # fmt: skip
+    return out.getvalue()
+
+
+def _csv_float(value: float | None) -> str:
+    return repr(float(value)) if value is not None and math.isfinite(value) else ""
