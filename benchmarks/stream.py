@@ -16,11 +16,12 @@ Policies, each a gate (``screener.gate``) configured before any outcome is seen:
   than 60% of the last 10 control answers are right (from 3 answers on), for ever;
 * ``quiz-N`` (N = 5, 10, 20): Appen's quiz of N questions up front, passed at 60%;
 * ``screener``: the default gate (crowd-prior against the bar 0.6, q = 0.1, a pilot of 20,
-  gold by its value at the stated prices, each worker priced and judged against the workers
-  who made as many requests (the tenure prior) with the gate's own bans at P(below) >= 0.9
-  under it, audits of 2% of a qualified worker's requests and the change detector);
-* ``screener-cost``: the same with the gate's bans by cost (``bans="cost"``, a heuristic:
-  a ban where keeping the worker costs more in expectation at the stated prices);
+  gold by its value at the stated prices, audits of 2% of a qualified worker's requests and
+  the change detector);
+* ``screener-tenure``: the same with the tenure prior (a heuristic, ``tenure=True``: each
+  worker priced and judged against the workers who made as many requests, the gate's own
+  bans at P(below) >= 0.9 under it); ``screener-cost``: with the tenure prior and bans by
+  cost (``bans="cost"``: where keeping the worker costs more in expectation);
 * ``screener-first``: the same method, every request gold until it decides (a quiz that stops
   when the answers suffice);
 * ``fdr`` and ``confident``: fdr-thresholding (q = 0.1, eps = 0.05) and
@@ -109,7 +110,8 @@ def policies(prices: Prices) -> dict[str, GateSettings | None]:
             audit_rate=0.0, prices=prices,
         )  # fmt: skip
     chosen["screener"] = GateSettings(prices=prices)
-    chosen["screener-cost"] = GateSettings(bans="cost", prices=prices)
+    chosen["screener-tenure"] = GateSettings(tenure=True, prices=prices)
+    chosen["screener-cost"] = GateSettings(tenure=True, bans="cost", prices=prices)
     chosen["screener-first"] = GateSettings(policy="first", prices=prices)
     common = {"threshold": BAR, "min_answers": 3, "max_workers": MAX_WORKERS}
     chosen["fdr"] = GateSettings(

@@ -94,10 +94,10 @@ def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], 
              "policy).", type=float),
     _setting("--bad-label", "What a label from a worker under the bar costs (default: twice "
              "the task price).", type=float),
-    _setting("--tenure/--no-tenure", "value policy: judge a worker against the workers who "
-             "made as many requests (default: on)."),
-    _setting("--bans", "value policy: when the gate bans on its own: promise (P(below) >= "
-             "1 - q, the default) or cost (a heuristic: when keeping costs more).",
+    _setting("--tenure/--no-tenure", "value policy, a heuristic: judge a worker against the "
+             "workers who made as many requests."),
+    _setting("--bans", "value policy, a heuristic: the gate bans on its own at P(below) >= "
+             "1 - q (promise; the default with --tenure) or where keeping costs more (cost).",
              type=click.Choice(get_args(BanRule))),
     _setting("--seed", "Seed of the audits' draws and the bank's question orders.", type=int),
     (("--questions",), dict(type=_FILE, default=None,

@@ -21,10 +21,10 @@ Rules, in the order a request meets them:
    and the gold share and budget have room; the question is a pull of the method
    (``Algorithm.ask_for``), whose answer goes to the method, which decides. Otherwise a
    real task.
-5. Under the value policy the gate also bans on its own (``GateSettings.bans``): after each
-   answer the method used, a worker is judged against the prior of the workers who made as
-   many requests (``screener.gate.tenure``), where crowd-prior's single prior over workers
-   cannot see the prolific spammers that make most of the bad labels.
+5. With ``GateSettings.tenure`` or ``bans`` (value policy, heuristics) the gate also bans on
+   its own: after each answer the method used, a worker is judged against the prior of the
+   workers who made as many requests (``screener.gate.tenure``), where crowd-prior's single
+   prior over workers cannot see the prolific spammers that make most of the bad labels.
 
 The gate is a pure decision object, as the algorithms are: no I/O, no clock, no awaits. The
 same calls in the same order give the same replies and decisions, so a service journals the
@@ -356,8 +356,6 @@ class Gate:
         method, rule = self.method, self.settings.ban_rule
         if rule is None or state.banned or not isinstance(method, CrowdPrior):
             return
-        if rule == "promise" and self.tenure is None:
-            return  # crowd-prior's own bans keep that promise under its fitted prior
         if method.stats.count[state.arm] < method.min_answers:
             return
         p_bad = self._prob_below(method, state)

@@ -30,12 +30,11 @@ GoldPolicy = Literal["value", "first", "share"]
 #: What the change detector's alarm does to a qualified worker: ban it at once, or screen it
 #: again from its next answers on.
 OnChange = Literal["ban", "reopen"]
-#: When the value policy bans a worker itself, beside its method's bans: "promise" (the
-#: default), when its posterior probability of being under the bar is at least 1 - q under the
-#: tenure prior (crowd-prior's promise per ban); "cost", a heuristic: when keeping the worker
-#: costs more in expectation than losing it at the stated prices and no further gold question
-#: is worth its price (the Bayes decision were the prior exact; its bans are wrong more often
-#: than their posteriors say on simulated crowds, BENCHMARKS.md).
+#: When the value policy bans a worker itself, beside its method's bans (both heuristics,
+#: options: their bans are wrong more often than they claim on some crowds, BENCHMARKS.md):
+#: "promise", when its posterior probability of being under the bar is at least 1 - q; "cost",
+#: when keeping the worker costs more in expectation than losing it at the stated prices and
+#: no further gold question is worth its price (the Bayes decision were the prior exact).
 BanRule = Literal["cost", "promise"]
 #: The gate's default method: crowd-prior against Toloka's bar, its first 20 workers a pilot
 #: whose answers fit the prior that judges everyone after them, a qualified worker's audit
@@ -148,10 +147,10 @@ class GateSettings:
     alarm does). ``prices``; ``expected_tasks``: real tasks a worker does, before the stream
     says; ``bad_label``: what a label from a worker under the bar costs the requester
     (default: twice the task price: it is worth nothing, and another is bought in its
-    place). ``tenure``: judge each worker against the prior of the workers who made as many
-    requests (``screener.gate.tenure``), for the value of gold and the gate's own bans;
-    ``bans``: when the gate bans a worker itself (``BanRule``). Both are the value policy's
-    (None: on, and "promise", under it). ``seed``: the audits' draws.
+    place). ``tenure``: a heuristic, off by default: price and judge each worker against
+    the workers who made as many requests (``screener.gate.tenure``); ``bans``: when the gate
+    bans a worker itself (``BanRule``; None: "promise" with the tenure prior, else only the
+    method bans). Both are the value policy's. ``seed``: the audits' draws.
 
     Examples
     --------
@@ -172,7 +171,7 @@ class GateSettings:
     prices: Prices = field(default_factory=Prices)
     expected_tasks: float = 20.0
     bad_label: float | None = None
-    tenure: bool | None = None
+    tenure: bool = False
     bans: BanRule | None = None
     seed: int = 0
 
@@ -260,16 +259,15 @@ class GateSettings:
 
     @property
     def uses_tenure(self) -> bool:
-        """Whether the tenure prior judges the workers (the value policy's default)."""
-        return self.policy == "value" and self.tenure is not False
+        """Whether the tenure prior prices and judges the workers."""
+        return self.policy == "value" and self.tenure
 
     @property
     def ban_rule(self) -> BanRule | None:
-        """The value policy's own ban rule (None under the other policies: only the method
-        bans)."""
+        """The value policy's own ban rule, if any (None: only the method bans)."""
         if self.policy != "value":
             return None
-        return self.bans or "promise"
+        return self.bans or ("promise" if self.tenure else None)
 
     @property
     def label_cost(self) -> float:

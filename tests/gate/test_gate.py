@@ -120,6 +120,8 @@ def test_a_bank_names_questions_never_repeated_and_scores_raw_answers() -> None:
         {"gold_every": 0},
         {"max_unscreened": -1},
         {"algorithm": "nope"},
+        {"policy": "first", "tenure": True},  # the tenure prior prices gold by its value
+        {"bans": "sometimes"},
     ],
 )
 def test_bad_settings_are_refused_in_one_line(settings: dict[str, object]) -> None:
