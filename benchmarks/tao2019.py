@@ -59,7 +59,7 @@ from screener import BernoulliRewards, simulate
 from screener.algorithms import Algorithm
 from screener.algorithms.registry import create_algorithm
 from screener.algorithms.result import Decision
-from screener.algorithms.thresholding_baselines import ucbe_exploration
+from screener.algorithms.thresholding import ucbe_exploration
 from screener.simulation.hashing import uniforms
 
 __all__ = [

@@ -10,12 +10,9 @@ from screener.algorithms.base import (
     PullStatus,
     TellOutcome,
 )
-from screener.algorithms.crowd_prior import CrowdPrior
-from screener.algorithms.fdr import FDRThresholding
 from screener.algorithms.gold import GOLD
 from screener.algorithms.iterated_best_arm import IteratedBestArm
 from screener.algorithms.ksigma import KSigmaAlgorithm
-from screener.algorithms.platform_rules import PlatformRule, Quiz, TolokaRule
 from screener.algorithms.registry import (
     ALGORITHMS,
     accepted_parameters,
@@ -24,8 +21,20 @@ from screener.algorithms.registry import (
 )
 from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
-from screener.algorithms.thresholding import LSA, ConfidentThresholding, ThresholdingAlgorithm
-from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
+from screener.algorithms.thresholding import (
+    APT,
+    LSA,
+    UCBE,
+    ConfidentThresholding,
+    CrowdPrior,
+    FDRThresholding,
+    OptKG,
+    PlatformRule,
+    Quiz,
+    ThresholdingAlgorithm,
+    TolokaRule,
+    UniformThresholding,
+)
 from screener.algorithms.topk import AdaptiveTopK
 from screener.algorithms.topk_baselines import CLUCBPAC, OptMAI
 from screener.algorithms.verdicts import Verdict, streamable_verdicts, verdict_of

@@ -10,14 +10,21 @@ from screener.algorithms._checks import HEURISTIC_INTERVALS
 from screener.algorithms._signature import Parameter, parameters
 from screener.algorithms.ade import ADE
 from screener.algorithms.base import Algorithm
-from screener.algorithms.crowd_prior import CrowdPrior
-from screener.algorithms.fdr import FDRThresholding
 from screener.algorithms.gold import GOLD
 from screener.algorithms.iterated_best_arm import IteratedBestArm
-from screener.algorithms.platform_rules import Quiz, TolokaRule
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
-from screener.algorithms.thresholding import LSA, ConfidentThresholding
-from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
+from screener.algorithms.thresholding import (
+    APT,
+    LSA,
+    UCBE,
+    ConfidentThresholding,
+    CrowdPrior,
+    FDRThresholding,
+    OptKG,
+    Quiz,
+    TolokaRule,
+    UniformThresholding,
+)
 from screener.algorithms.topk import AdaptiveTopK
 from screener.algorithms.topk_baselines import CLUCBPAC, OptMAI
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin

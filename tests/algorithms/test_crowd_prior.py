@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from stats_helpers import assert_rate_at_most, binomial_sf
 
 from screener.algorithms import Algorithm, Decision, StopReason, create_algorithm
-from screener.algorithms.crowd_prior import CrowdPrior
+from screener.algorithms.thresholding import CrowdPrior
 from screener.errors import ConfigError
 from screener.simulation import BernoulliRewards, RewardModel, simulate, simulate_many
 from screener.stats.prior import (

@@ -19,18 +19,16 @@ from screener.algorithms import (
     StopReason,
     Threshold,
     create_algorithm,
-    thresholding,
 )
 from screener.algorithms.thresholding import (
-    LSA,
-    ConfidentThresholding,
-    ThresholdingAlgorithm,
-)
-from screener.algorithms.thresholding_baselines import (
     APT,
+    LSA,
     UCBE,
+    ConfidentThresholding,
     OptKG,
+    ThresholdingAlgorithm,
     UniformThresholding,
+    _scheduler,
     ucbe_exploration,
 )
 from screener.errors import ConfigError
@@ -282,7 +280,7 @@ def test_one_pass_batches_make_the_heaps_picks(
             alg._ensure_fresh()
             fast = alg._schedule(limit)
             with monkeypatch.context() as patch:
-                patch.setattr(thresholding, "_FILL_GRID", 0)  # forces the heap
+                patch.setattr(_scheduler, "_FILL_GRID", 0)  # forces the heap
                 np.testing.assert_array_equal(fast, alg._schedule(limit))
             compared += int(fast.size > 1)
             ask = alg.ask(limit)

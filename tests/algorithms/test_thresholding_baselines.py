@@ -18,8 +18,7 @@ from driver import random_history
 from numpy.typing import NDArray
 
 from screener.algorithms import Ask, Decision
-from screener.algorithms.thresholding import ThresholdingAlgorithm
-from screener.algorithms.thresholding_baselines import OptKG, UniformThresholding
+from screener.algorithms.thresholding import OptKG, ThresholdingAlgorithm, UniformThresholding
 from screener.arrays import FloatArray, IntArray
 from screener.stats import beta_tails
 

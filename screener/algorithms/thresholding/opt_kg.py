@@ -1,200 +1,21 @@
-"""Fixed-budget thresholding baselines from Tao et al. 2019, Section 5: Uniform, APT, UCBE and
-Opt-KG. Each one spends its budget, then classifies every worker by its estimate (Opt-KG: by
-its posterior); see ``screener.algorithms.thresholding`` for the shared contract, the result
-lines and how pending pulls enter the effective count ``T_i = answered_i + pending_i``.
-"""
+"""Opt-KG: the optimistic knowledge gradient of Chen, Lin and Zhou 2015, fixed budget."""
 
 from __future__ import annotations
 
-import heapq
 import math
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from screener.algorithms.result import Result
-from screener.algorithms.thresholding import ThresholdingAlgorithm, _grown
+from screener.algorithms.thresholding._base import NO_CONFIDENCE, ThresholdingAlgorithm, grown
+from screener.algorithms.thresholding._scheduler import heap_picks
 from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
 from screener.stats import beta_tails
 
-__all__ = ["APT", "UCBE", "OptKG", "UniformThresholding", "ucbe_exploration"]
-
-_NO_CONFIDENCE = "no per-worker confidence"
-
-
-class UniformThresholding(ThresholdingAlgorithm):
-    """Uniform baseline: pull the workers in turn until the budget is spent.
-
-    The next pull goes to the worker with the fewest pulls, counting pending ones (ties to the
-    lowest index): with answers coming back this is round robin 0, 1, ..., n-1, 0, ...; with
-    pulls in flight or released it keeps the counts balanced. The mean is not used, so a
-    worker whose answers are in flight is asked again when its turn comes.
-
-    Cost: a turn counter, no work per pull. The rule above is a cycle over the available
-    workers: a released pull is reissued first (``Algorithm.release``), so the effective
-    counts of the available workers differ only by whose turn has come, and a worker who
-    leaves drops out of the cycle. The means are computed for the result only.
-
-    Examples
-    --------
-    On six simulated workers (three workers under the bar of 0.5, three over it):
-
-    >>> from screener import BernoulliRewards, simulate
-    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
-    >>> algorithm = UniformThresholding(6, threshold=0.5, budget=600, seed=0)
-    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
-    >>> result.stop_reason.value, result.total_pulls
-    ('budget spent', 600)
-    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
-    ['below', 'below', 'below', 'above', 'above', 'above']
-    """
-
-    name = "uniform-thresholding"
-    needs_answers = False
-    guarantee: ClassVar[str | None] = (
-        f"fixed budget: equal pulls per worker, each classified by its estimate; {_NO_CONFIDENCE}"
-    )
-
-    def __init__(self, n_workers: int, **kwargs: Any) -> None:
-        super().__init__(n_workers, **kwargs)
-        self._cycle: IntArray = np.arange(self.n_arms, dtype=np.int64)  # available, in order
-        self._turn = 0  # position in the cycle of the worker whose turn is next
-        self._departed = 0  # workers unavailable when the cycle was built
-
-    def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
-        """The rule as an index (fewest effective pulls first); ``_schedule`` keeps it by turns."""
-        return effective.copy()
-
-    def _refresh(self) -> None:
-        """Nothing to do per answer: the schedule ignores the answers."""
-
-    def _schedule(self, limit: int) -> IntArray:
-        if len(self.unavailable_reason) != self._departed:
-            self._drop_departed()
-        turn, size = self._turn, self._cycle.size
-        if limit == 1:
-            picks = self._cycle[turn : turn + 1].copy()
-        else:
-            picks = self._cycle[(turn + np.arange(limit)) % size]
-        self._turn = (turn + limit) % size
-        return picks
-
-    def _on_joined(self, arms: IntArray) -> None:
-        super()._on_joined(arms)
-        self._cycle = np.concatenate([self._cycle, arms])  # newcomers take their turns last
-
-    def _on_returned(self, arm: int) -> None:
-        self._departed = -1  # rebuild the cycle with the worker back in its place
-
-    def verdicts(self) -> NDArray[np.int8]:
-        super()._refresh()  # the means, which the schedule does not keep
-        return super().verdicts()
-
-    def _drop_departed(self) -> None:
-        """Rebuild the cycle without the workers who left; the next turn stays with the first
-        available worker at or after the one whose turn it was."""
-        due = int(self._cycle[self._turn])
-        self._cycle = np.flatnonzero(self.available).astype(np.int64)
-        self._departed = len(self.unavailable_reason)
-        self._turn = int(np.searchsorted(self._cycle, due)) % max(self._cycle.size, 1)
-
-    def _describe(self) -> Result:
-        super()._refresh()  # the means, for the result lines only
-        return super()._describe()
-
-
-class APT(ThresholdingAlgorithm):
-    """APT (Locatelli, Gutzeit, Carpentier 2016) with precision ``epsilon``, fixed budget.
-
-    Pull each worker once, then the worker minimising ``sqrt(T_i) (hatDelta_i + epsilon)``,
-    ``hatDelta_i = |mean_i - threshold|`` in reward units. Pending pulls: ``T_i`` is answered
-    + pending (+ pulls already chosen in the same batch), the mean uses answers only; a worker
-    whose first answer is in flight waits for it. Ties go to the lowest worker index.
-
-    Examples
-    --------
-    On six simulated workers (three workers under the bar of 0.5, three over it):
-
-    >>> from screener import BernoulliRewards, simulate
-    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
-    >>> algorithm = APT(6, threshold=0.5, budget=600, seed=0)
-    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
-    >>> result.stop_reason.value, result.total_pulls
-    ('budget spent', 600)
-    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
-    ['below', 'below', 'below', 'above', 'above', 'above']
-    """
-
-    name = "apt"
-    guarantee: ClassVar[str | None] = (
-        "fixed budget: the probability of misclassifying a worker farther than epsilon from "
-        "the threshold decays exponentially in budget / H (Locatelli et al. 2016); "
-        + _NO_CONFIDENCE
-    )
-
-    def __init__(self, n_workers: int, *, epsilon: float = 0.0, **kwargs: Any) -> None:
-        super().__init__(n_workers, **kwargs)
-        if not (math.isfinite(epsilon) and epsilon >= 0):
-            raise ConfigError(f"epsilon must be a finite number >= 0, got {epsilon}", "try 0.05")
-        self.epsilon = float(epsilon)
-
-    def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
-        return np.sqrt(effective) * (self.gaps[arms] + self.epsilon)
-
-
-def ucbe_exploration(b: float, budget: int, gaps: ArrayLike) -> float:
-    """UCBE's exploration constant ``a = 4^b (T - K) / H`` with ``H = sum_i 1 / Delta_i^2``.
-
-    Tao et al. 2019 tune UCBE this way from the true gaps of the instance (b in {-1, 0, 4});
-    only a simulation knows them, so ``UCBE`` itself takes ``a``.
-    """
-    delta = np.asarray(gaps, dtype=np.float64).reshape(-1)
-    if delta.size == 0 or not np.all(delta > 0):
-        raise ConfigError("UCBE's a needs every gap |mu_i - threshold| to be positive")
-    if budget <= delta.size:
-        raise ConfigError(f"budget {budget} must exceed the number of workers {delta.size}")
-    hardness = float(np.sum(1.0 / (delta * delta)))
-    return float(4.0**b * (budget - delta.size) / hardness)
-
-
-class UCBE(ThresholdingAlgorithm):
-    """UCB-E (Audibert, Bubeck, Munos 2010) adapted to thresholding, fixed budget.
-
-    Pull each worker once, then the worker minimising ``hatDelta_i - sqrt(a / T_i)``. The
-    paper sets ``a = 4^b (T - K) / H`` from the instance's true gaps (``ucbe_exploration``);
-    here ``a`` is given directly. Pending pulls: ``T_i`` is answered + pending (+ pulls
-    already chosen in the same batch), the mean uses answers only; a worker whose first
-    answer is in flight waits for it. Ties go to the lowest worker index.
-
-    Examples
-    --------
-    On six simulated workers (three workers under the bar of 0.5, three over it):
-
-    >>> from screener import BernoulliRewards, simulate
-    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
-    >>> algorithm = UCBE(6, threshold=0.5, budget=600, seed=0)
-    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
-    >>> result.stop_reason.value, result.total_pulls
-    ('budget spent', 600)
-    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
-    ['below', 'below', 'below', 'above', 'above', 'above']
-    """
-
-    name = "ucbe"
-    guarantee: ClassVar[str | None] = (
-        f"fixed budget heuristic (best-arm UCB-E adapted to thresholding); {_NO_CONFIDENCE}"
-    )
-
-    def __init__(self, n_workers: int, *, a: float = 1.0, **kwargs: Any) -> None:
-        super().__init__(n_workers, **kwargs)
-        if not (math.isfinite(a) and a > 0):
-            raise ConfigError(f"a must be a finite number > 0, got {a}", "see ucbe_exploration")
-        self.a = float(a)
-
-    def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
-        return self.gaps[arms] - np.sqrt(self.a / effective)
+__all__ = ["OptKG"]
 
 
 class OptKG(ThresholdingAlgorithm):
@@ -253,7 +74,7 @@ class OptKG(ThresholdingAlgorithm):
     needs_answers = False
     guarantee: ClassVar[str | None] = (
         "fixed budget: optimistic one-step lookahead on the expected number of correct "
-        "classifications under the Beta prior, consistent (Chen, Lin, Zhou 2015); " + _NO_CONFIDENCE
+        "classifications under the Beta prior, consistent (Chen, Lin, Zhou 2015); " + NO_CONFIDENCE
     )
 
     def __init__(
@@ -290,8 +111,8 @@ class OptKG(ThresholdingAlgorithm):
         self._b += [b] * count
         self._lean += [lean] * count
         self._log_w += [log_w] * count
-        self._seen = _grown(self._seen, count, 0)
-        self._keys = _grown(self._keys, count, -self._log_gain(a, b, lean, log_w))
+        self._seen = grown(self._seen, count, 0)
+        self._keys = grown(self._keys, count, -self._log_gain(a, b, lean, log_w))
 
     def posterior(self) -> tuple[FloatArray, FloatArray]:
         """Beta posterior parameters (a_i, b_i) of every worker from the answers so far."""
@@ -368,25 +189,17 @@ class OptKG(ThresholdingAlgorithm):
         return float(self._keys[arm]) if lies <= 0.0 else -self._lied_log_gain(arm, lies)
 
     def _schedule(self, limit: int) -> IntArray:
-        """The shared scheduler's picks (``ThresholdingAlgorithm._schedule``: lowest key
-        first, ties to the lowest index, each pick counted as a pull in flight), with the
-        keys as plain floats: the picked worker's next key is one scalar evaluation, where
-        the shared scheduler's vectorised call per pick would cost more than the key."""
+        """The shared scheduler's heap (``heap_picks``: lowest key first, ties to the lowest
+        index, each pick counted as a pull in flight) with the keys as plain floats: the
+        picked worker's next key is one scalar evaluation, where the index's vectorised call
+        per pick would cost more than the key."""
         arms = np.flatnonzero(self.available)
         keys = self._index(arms, (self.stats.count + self.pending)[arms].astype(np.float64))
-        if limit == 1:
-            best = int(np.argmin(keys))
-            return arms[best : best + 1]
-        heap = list(zip(keys.tolist(), arms.tolist(), strict=True))
-        heapq.heapify(heap)
-        in_flight = dict.fromkeys(arms.tolist(), 0)
-        picks: list[int] = []
-        while len(picks) < limit:
-            arm = heapq.heappop(heap)[1]
-            picks.append(arm)
-            in_flight[arm] += 1
-            heapq.heappush(heap, (self._key(arm, float(self.pending[arm] + in_flight[arm])), arm))
-        return np.array(picks, dtype=np.int64)
+
+        def next_key(arm: int, picked: int) -> float:
+            return self._key(arm, float(self.pending[arm] + picked))
+
+        return heap_picks(arms, keys, limit, next_key)
 
     def _lied_log_gain(self, arm: int, lies: float) -> float:
         """The log gain of ``arm`` with ``lies`` pulls in flight counted at its mean."""

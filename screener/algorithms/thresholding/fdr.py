@@ -20,12 +20,8 @@ from numpy.typing import NDArray
 
 from screener.algorithms.base import Ask
 from screener.algorithms.result import Decision, Result
-from screener.algorithms.thresholding import (
-    ThresholdingAlgorithm,
-    _check_max_workers,
-    _grown,
-    _refuse_past_roster,
-)
+from screener.algorithms.thresholding._base import grown
+from screener.algorithms.thresholding._roster import RosterThresholding, check_max_workers
 from screener.algorithms.topk import water_fill
 from screener.arrays import BoolArray, FloatArray, IntArray
 from screener.errors import ConfigError
@@ -34,7 +30,7 @@ from screener.stats import BettingEProcess, e_bh
 __all__ = ["FDRThresholding"]
 
 
-class FDRThresholding(ThresholdingAlgorithm):
+class FDRThresholding(RosterThresholding):
     """Ban and accept workers with the false-discovery rate of each list at most ``q``.
 
     Evidence: one ``BettingEProcess`` per worker (screener.stats.eprocess) on rewards rescaled
@@ -83,15 +79,9 @@ class FDRThresholding(ThresholdingAlgorithm):
     list's promise holds either way.
 
     Schedule: round robin over the undecided workers: fewest answered + pending first, ties to
-    the lowest index (pending pulls count, so a batch spreads like single asks). Measured
-    against "closest to a decision first" (smallest gap between a worker's larger log e-value
-    and its list's next cut, one pull at a time; and a pending-aware form: answers still needed
-    at a KL rate, minus answers in flight). Replaying EBCC_ACT_SP (203 workers, bar 0.6,
-    q = 0.1, each worker's recorded answers without replacement, 5 seeds), round robin decides
-    98 workers with 7,800 questions, closest-first 99 with 7,600, the pending-aware form 97
-    with 9,100: no gain where each worker has few questions. Closest-first wins when a global
-    budget binds on an unlimited supply (20 simulated workers at 0.45 to 0.75, 600 questions:
-    2.2 to 2.4 decided against 0.4) by never asking the hard workers; round robin asks everyone.
+    the lowest index (pending pulls count, so a batch spreads like single asks). The n of
+    e-BH is the roster: ``max_workers`` in an open pool (workers yet to join count with
+    e-value 0, so the lists stay valid whoever joins), else the pool.
 
     Result: decided workers' reasons name their e-value and their list's cut ``n / (q k)``;
     the intervals are informational (Hoeffding, pointwise, as in the fixed-budget methods):
@@ -135,7 +125,7 @@ class FDRThresholding(ThresholdingAlgorithm):
         **kwargs: Any,
     ) -> None:
         super().__init__(n_workers, **kwargs)
-        self.max_workers = _check_max_workers(max_workers, self.n_arms)
+        self.max_workers = check_max_workers(max_workers, self.n_arms)
         if not 0.0 < q < 1.0:
             raise ConfigError(f"q must lie in (0, 1), got {q}", "try q=0.1")
         if not (math.isfinite(eps) and eps >= 0.0):
@@ -166,23 +156,14 @@ class FDRThresholding(ThresholdingAlgorithm):
         self.log_e_above: FloatArray = np.zeros(self.n_arms)
 
     # ------------------------------------------------------------------- open pools
-    @property
-    def _roster(self) -> int:
-        """The n of e-BH: ``max_workers`` in an open pool (workers yet to join count with
-        e-value 0, so the lists stay valid whoever joins), else the pool."""
-        return self.n_arms if self.max_workers is None else self.max_workers
-
-    def _check_joining(self, count: int) -> None:
-        _refuse_past_roster(self.name, self.max_workers, self.n_arms + count)
-
     def _on_joined(self, arms: IntArray) -> None:
         super()._on_joined(arms)
         count = arms.size
         self.evidence.grow(count)
         for name in ("settled_below", "settled_above", "banned", "accepted"):
-            setattr(self, name, _grown(getattr(self, name), count, False))
-        self.log_e_below = _grown(self.log_e_below, count, 0.0)
-        self.log_e_above = _grown(self.log_e_above, count, 0.0)
+            setattr(self, name, grown(getattr(self, name), count, False))
+        self.log_e_below = grown(self.log_e_below, count, 0.0)
+        self.log_e_above = grown(self.log_e_above, count, 0.0)
 
     def _on_asked_for(self, ask: Ask) -> None:
         """A stream's question for one worker settles the lists like any ask that does not

@@ -1,0 +1,261 @@
+"""The base of the thresholding algorithms: the bar, the estimates, the result lines, and the
+index policy run through the shared scheduler (``_scheduler``)."""
+
+from __future__ import annotations
+
+import abc
+import math
+from dataclasses import replace
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from screener.algorithms._checks import check_budget_given
+from screener.algorithms.base import Algorithm
+from screener.algorithms.result import Decision, Result, Threshold, WorkerResult
+from screener.algorithms.thresholding._scheduler import fill_at_once, heap_picks, surely_needed
+from screener.arrays import FloatArray, IntArray
+from screener.errors import ConfigError
+from screener.stats import hoeffding_radius
+
+__all__ = ["INFO_LEVEL", "NO_CONFIDENCE", "ThresholdingAlgorithm", "grown"]
+
+#: Per-side miss level of the informational interval shown by fixed-budget algorithms.
+INFO_LEVEL = 0.025
+#: The last words of a fixed-budget method's guarantee.
+NO_CONFIDENCE = "no per-worker confidence"
+
+
+class ThresholdingAlgorithm(Algorithm):
+    """Base of the thresholding algorithms: bar, estimates, pending-aware index scheduling.
+
+    Subclasses supply ``_index(arms, effective)``: a priority per arm, lowest pulled first,
+    from the arm's answered mean and its effective count (answered + pending, plus the pulls
+    already chosen in the current batch). ``+inf`` (or NaN) means "do not pull now".
+
+    Two switches describe the index: ``pull_each_first`` gives arms never asked (effective
+    count 0) top priority, in worker order (the initialisation of LSA, APT, UCBE, Uniform);
+    ``needs_answers`` holds back an arm whose first answer is still in flight (its mean is
+    unknown, so its index is undefined) until that answer arrives.
+
+    Examples
+    --------
+    >>> from screener.algorithms import LSA, ConfidentThresholding
+    >>> [issubclass(cls, ThresholdingAlgorithm) for cls in (LSA, ConfidentThresholding)]
+    [True, True]
+    >>> LSA(4, threshold=0.6, budget=100).result().threshold  # the bar, given
+    Threshold(estimate=0.6, lower=0.6, upper=0.6)
+    """
+
+    #: An open pool may start empty and take its workers as they join.
+    min_workers: ClassVar[int] = 0
+    #: Each worker is judged against the bar on its own answers, so workers may join.
+    fixed_roster: ClassVar[str | None] = None
+    #: True when the run length is the budget (then a budget is required).
+    fixed_budget: ClassVar[bool] = True
+    #: True when every decision ``verdicts`` reports stands for the rest of the run, so a
+    #: stream may act on it at once; False when a verdict may still be taken back.
+    verdicts_final: ClassVar[bool] = True
+    pull_each_first: ClassVar[bool] = True
+    needs_answers: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        n_workers: int,
+        *,
+        threshold: float,
+        **common: Any,
+    ) -> None:
+        super().__init__(n_workers, **common)
+        if not (math.isfinite(threshold) and self.lower <= threshold <= self.upper):
+            raise ConfigError(
+                f"threshold must lie in the reward range [{self.lower}, {self.upper}], "
+                f"got {threshold}",
+                "give the bar in reward units, e.g. threshold=0.7 for 70% correct",
+            )
+        if self.fixed_budget:
+            check_budget_given(self.name, self.budget, "is a fixed-budget algorithm and")
+        self.threshold = float(threshold)
+        self.width = self.upper - self.lower
+        self.means: FloatArray = np.full(self.n_arms, np.nan)
+        self.gaps: FloatArray = np.full(self.n_arms, np.nan)
+
+    # ------------------------------------------------------------------ subclass steps
+    @abc.abstractmethod
+    def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
+        """Priority of ``arms`` at effective counts ``effective`` (lowest pulled first)."""
+
+    def _refresh(self) -> None:
+        self.means = self.stats.means()
+        self.gaps = np.abs(self.means - self.threshold)
+
+    # ------------------------------------------------------------------- open pools
+    def verdicts(self) -> NDArray[np.int8]:
+        """Per worker, what the result would say of it now: +1 decided ABOVE the bar, -1
+        decided BELOW, 0 undecided; without building the result. A fixed-budget method
+        decides everyone at the end of its budget, no one before."""
+        self._ensure_fresh()
+        decided = self._decided_now()
+        above = np.where(self._above(), 1, -1).astype(np.int8)
+        return np.where(decided & (self.stats.count > 0), above, 0).astype(np.int8)
+
+    def explain(self, arm: int) -> str:
+        """Why worker ``arm`` stands where ``verdicts`` puts it: the reason its result line
+        would give, without building the result."""
+        self._ensure_fresh()
+        if self.stats.count[arm] == 0:
+            return self._decide_unanswered(arm)[1]
+        return self._decide(arm, self._leaning(arm))[1]
+
+    def _leaning(self, arm: int) -> Decision:
+        """One worker's classification by ``_above`` (its result line's leaning)."""
+        return Decision.ABOVE if self._above()[arm] else Decision.BELOW
+
+    def _decided_now(self) -> NDArray[np.bool_]:
+        """Which workers' decisions are taken (the fixed-budget classification: at the end)."""
+        done = self.stop_reason is not None
+        return np.full(self.n_arms, done, dtype=bool)
+
+    def _wants(self, arm: int) -> bool:
+        """The index policy's own test: the worker's priority is finite at its effective
+        count (a decided worker, one at its bound or waiting for answers is held back)."""
+        one = np.array([arm], dtype=np.int64)
+        effective = (self.stats.count[one] + self.pending[one]).astype(np.float64)
+        return bool(self._priority(one, effective)[0] < math.inf)
+
+    def _on_joined(self, arms: IntArray) -> None:
+        self.means = grown(self.means, arms.size, math.nan)
+        self.gaps = grown(self.gaps, arms.size, math.nan)
+
+    def _condition_met(self) -> bool:
+        return False  # fixed budget: the base stops with BUDGET_SPENT
+
+    def _horizon(self) -> NDArray[np.int64] | None:
+        """Per worker, the answer count up to which every answer is surely needed whatever
+        the answers in flight turn out to be (no decision can come earlier); None: no such
+        lookahead. Used only to fill a window the index leaves short (``_schedule``)."""
+        return None
+
+    def _schedule(self, limit: int) -> IntArray:
+        picks = self._index_schedule(limit)
+        if picks.size == limit:
+            return picks
+        horizon = self._horizon()
+        if horizon is None:
+            return picks
+        pending = self.pending + np.bincount(picks, minlength=self.n_arms)
+        more = surely_needed(limit - picks.size, pending, self.stats.count, self.available, horizon)
+        return np.concatenate([picks, more])
+
+    def _index_schedule(self, limit: int) -> IntArray:
+        """The index policy's picks (see the class docstring)."""
+        arms = np.flatnonzero(self.available).astype(np.int64)
+        effective = (self.stats.count + self.pending).astype(np.float64)
+        if limit > 1:
+            filled = fill_at_once(self._priority, arms, effective[arms], limit)
+            if filled is not None:
+                return filled
+
+        def next_key(arm: int, picked: int) -> float:
+            one = np.array([arm], dtype=np.int64)
+            return float(self._priority(one, effective[arm : arm + 1] + picked)[0])
+
+        return heap_picks(arms, self._priority(arms, effective[arms]), limit, next_key)
+
+    def _priority(self, arms: IntArray, effective: FloatArray) -> FloatArray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = np.asarray(self._index(arms, effective), dtype=np.float64)
+        keys = np.where(np.isnan(keys), math.inf, keys)
+        if self.needs_answers:
+            keys = np.where(self.stats.count[arms] == 0, math.inf, keys)
+        if self.pull_each_first:
+            keys = np.where(effective == 0, -math.inf, keys)
+        return keys
+
+    # ------------------------------------------------------------------------- result
+    def _above(self) -> NDArray[np.bool_]:
+        """The classification rule: ABOVE iff the estimate is at least the bar."""
+        return np.asarray(self.means >= self.threshold)
+
+    def _estimate(self) -> tuple[FloatArray, FloatArray | None]:
+        """Per-arm estimate shown in the result (NaN: none), and each arm's share correct
+        when the estimate is another kind of number (None: the estimate is that share)."""
+        return self.means, None
+
+    def _interval(self) -> tuple[FloatArray, FloatArray]:
+        """Per-arm interval shown in the result (informational Hoeffding, pointwise)."""
+        radius = hoeffding_radius(self.stats.count, INFO_LEVEL, self.width)
+        return self.means - radius, self.means + radius
+
+    def _decide(self, arm: int, leaning: Decision) -> tuple[Decision, str]:
+        """Decision and reason of an arm with answers (fixed budget: the classification)."""
+        if self.finished:
+            reason = "classified by its estimate at the end of the budget"
+        else:
+            reason = "classified by its estimate so far (anytime; budget not spent yet)"
+        reason += (
+            f"; no per-worker guarantee, interval informational (Hoeffding, each side "
+            f"misses with probability <= {INFO_LEVEL}, pointwise)"
+        )
+        unavailable = self._availability_reason(arm)
+        if unavailable is not None:
+            reason += f"; {unavailable}"
+        return leaning, reason
+
+    def _decide_unanswered(self, arm: int) -> tuple[Decision, str]:
+        """Decision and reason of an arm without answers: undecided, unless an algorithm
+        decides on what it knows of the crowd alone (crowd-prior after a pilot)."""
+        return Decision.UNDECIDED, self._availability_reason(arm) or "no answers yet"
+
+    def _describe(self) -> Result:
+        above = self._above()
+        estimates, shares = self._estimate()
+        lows, highs = self._interval()
+        counts = self.stats.count
+        # Without an estimate (no answers), the interval is the whole reward range.
+        known = np.isfinite(estimates)
+        lows = np.where(known, np.maximum(lows, self.lower), self.lower)
+        highs = np.where(known, np.minimum(highs, self.upper), self.upper)
+        lines: list[WorkerResult] = []
+        for arm in range(self.n_arms):
+            pending = int(self.pending[arm])
+            estimate = float(estimates[arm]) if known[arm] else math.nan
+            low, high = float(lows[arm]), float(highs[arm])
+            share = None if shares is None else float(shares[arm]) if counts[arm] else math.nan
+            if counts[arm] == 0:
+                decision, reason = self._decide_unanswered(arm)
+                lines.append(
+                    WorkerResult(
+                        arm, estimate, low, high, 0, pending, decision, decision, reason, 0,
+                        share=share,
+                    )
+                )  # fmt: skip
+                continue
+            leaning = Decision.ABOVE if above[arm] else Decision.BELOW
+            decision, reason = self._decide(arm, leaning)
+            lines.append(
+                WorkerResult(
+                    arm, estimate, low, high, int(counts[arm]), pending, decision, leaning,
+                    reason, 0, estimate - self.threshold, share,
+                )
+            )  # fmt: skip
+        ranked = sorted(lines, key=_rank_key)
+        workers = tuple(replace(w, rank=position) for position, w in enumerate(ranked, start=1))
+        theta = self.threshold
+        return self._result(
+            workers,
+            threshold=Threshold(theta, theta, theta),
+            extra={"threshold": theta, "fixed_budget": self.fixed_budget},
+        )
+
+
+def grown(array: NDArray[Any], count: int, fill: Any) -> NDArray[Any]:
+    """A per-worker array with ``count`` new workers' entries (``fill``) after it."""
+    return np.concatenate([array, np.full(count, fill, dtype=array.dtype)])
+
+
+def _rank_key(line: WorkerResult) -> tuple[float, int]:
+    """Estimate descending; workers without answers last; ties by worker index."""
+    estimate = line.estimate if math.isfinite(line.estimate) else -math.inf
+    return (-estimate, line.arm)

@@ -1,0 +1,165 @@
+"""The pending-aware index scheduler the thresholding algorithms share.
+
+Each worker has a priority (a key, lowest pulled first) computed from its answered mean and
+its *effective* count ``T_i = answered_i + pending_i``: pulls in flight count as pulls already
+made, their answers not yet in the mean. A batch is chosen one pull at a time: the chosen
+worker's effective count goes up by one and only its key is recomputed, so ``ask(k)`` hands
+out exactly what k calls of ``ask(1)`` with no tell between would. An infinite key holds a
+worker back; ties go to the lowest worker index.
+
+Three ways to the same picks: ``heap_picks`` (one pop per pull), ``fill_at_once`` (the same
+picks in one vectorised pass, when every worker's keys never fall as its pulls in flight
+grow) and, for the room an index leaves, ``surely_needed`` (pulls below each worker's
+horizon, which any answers would need).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from screener.arrays import BoolArray, FloatArray, IntArray
+
+__all__ = ["Priority", "fill_at_once", "heap_picks", "surely_needed"]
+
+#: Keys of ``arms`` at effective counts ``effective`` (lowest pulled first, +inf: hold back).
+Priority = Callable[[IntArray, FloatArray], FloatArray]
+
+#: Most keys (workers x pulls each) a batch is filled from in one pass; beyond, the heap.
+_FILL_GRID = 1 << 21
+_FIRST_DEPTH = 4  # the key grid's first depth (pulls in flight per worker)
+
+
+def heap_picks(
+    arms: IntArray, keys: FloatArray, limit: int, next_key: Callable[[int, int], float]
+) -> IntArray:
+    """Up to ``limit`` picks, lowest (key, worker) first; after each pick its worker's key
+    is ``next_key(worker, pulls picked for it so far)``."""
+    if limit == 1:  # the heap, short-cut: argmin takes the first (lowest) arm on ties
+        best = int(np.argmin(keys)) if keys.size else 0
+        if keys.size == 0 or keys[best] == math.inf:
+            return np.empty(0, dtype=np.int64)
+        return arms[best : best + 1]
+    heap = [(k, a) for k, a in zip(keys.tolist(), arms.tolist(), strict=True) if k < math.inf]
+    heapq.heapify(heap)
+    picked: dict[int, int] = {}
+    picks: list[int] = []
+    while heap and len(picks) < limit:
+        _, arm = heapq.heappop(heap)
+        picks.append(arm)
+        if len(picks) == limit:
+            break
+        picked[arm] = picked.get(arm, 0) + 1
+        key = next_key(arm, picked[arm])
+        if key < math.inf:
+            heapq.heappush(heap, (key, arm))
+    return np.array(picks, dtype=np.int64)
+
+
+def fill_at_once(
+    priority: Priority, arms: IntArray, effective: FloatArray, limit: int
+) -> IntArray | None:
+    """The heap's picks in one pass, when each worker's keys never decrease as its
+    pulls in flight grow (true of every index here; checked, else None and the heap
+    runs): the heap then pops the ``limit`` smallest (key, worker) pairs among each
+    worker's keys up to its first hold (infinite key).
+
+    The keys are computed a few pulls deep, then deeper only for the workers still open
+    at the last depth whose last pair comes before the ``limit``-th smallest found:
+    most indexes hold a worker after one or two pulls in flight, and LSA (which never
+    holds one) sends only the workers near the bar deep, so few keys are computed."""
+    if arms.size == 0:
+        return None
+    pairs = _Pairs(limit)
+    start, depth = 0, min(limit, _FIRST_DEPTH)
+    last: FloatArray | None = None  # the open workers' keys at the last depth computed
+    while pairs.size + arms.size * (depth - start) <= _FILL_GRID:
+        steps = np.arange(start, depth, dtype=np.float64)
+        grid_arms = np.repeat(arms, depth - start)
+        keys = priority(grid_arms, (effective[:, None] + steps).ravel())
+        keys = keys.reshape(arms.size, depth - start)
+        open_ = ~np.logical_or.accumulate(keys == math.inf, axis=1)
+        joined = keys if last is None else np.column_stack([last, keys])
+        with np.errstate(invalid="ignore"):  # -inf to -inf: no decrease
+            falling = np.diff(joined, axis=1) < 0.0
+        if (falling & open_[:, open_.shape[1] - falling.shape[1] :]).any():
+            return None  # a key falls to a pair still open
+        pairs.add(keys[open_], grid_arms[open_.ravel()])
+        deeper = open_[:, -1] & pairs.precede_kth(keys[:, -1], arms)
+        if depth == limit or not deeper.any():
+            return pairs.smallest()
+        arms, effective, last = arms[deeper], effective[deeper], keys[deeper, -1]
+        start, depth = depth, min(limit, 4 * depth)
+    return None
+
+
+def surely_needed(
+    room: int,
+    pending: IntArray,
+    answered: IntArray,
+    available: BoolArray,
+    horizon: NDArray[np.int64],
+) -> IntArray:
+    """Up to ``room`` further pulls below each worker's horizon, the worker with the
+    fewest pulls in flight first (then the fewest answers and pulls, then the lowest
+    index): one ``ask(1)`` at a time would pick them in this order, since each pick
+    only raises its own worker's key."""
+    effective = answered + pending
+    spare = np.where(available, horizon - effective, 0)
+    arms = np.flatnonzero(spare > 0)
+    if arms.size == 0:
+        return np.empty(0, dtype=np.int64)
+    depth = int(spare[arms].max())
+    steps = np.arange(depth, dtype=np.int64)
+    rows = np.repeat(arms, depth)
+    keep = (steps[None, :] < spare[arms, None]).ravel()
+    rows, extra = rows[keep], np.tile(steps, arms.size)[keep]
+    order = np.lexsort((rows, effective[rows] + extra, pending[rows] + extra))
+    return np.asarray(rows[order[:room]], dtype=np.int64)
+
+
+class _Pairs:
+    """(key, worker) pairs found by ``fill_at_once``, taken in the heap's order (key, then
+    worker): a partition finds the ``limit``-th smallest pair once per batch of pairs added,
+    and only the pairs up to it are ever sorted."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.keys: FloatArray = np.empty(0)
+        self.arms: IntArray = np.empty(0, dtype=np.int64)
+        self._kth: tuple[float, int] | None = None  # the limit-th smallest pair, when found
+
+    @property
+    def size(self) -> int:
+        return self.keys.size
+
+    def add(self, keys: FloatArray, arms: IntArray) -> None:
+        self.keys = np.concatenate([self.keys, keys])
+        self.arms = np.concatenate([self.arms, arms])
+        self._kth = None
+        if self.keys.size >= self.limit:
+            kth = np.partition(self.keys, self.limit - 1)[self.limit - 1]
+            before = int(np.count_nonzero(self.keys < kth))
+            tied = np.sort(self.arms[self.keys == kth])
+            self._kth = (float(kth), int(tied[self.limit - 1 - before]))
+
+    def precede_kth(self, keys: FloatArray, arms: IntArray) -> BoolArray:
+        """Per pair, whether it comes before the ``limit``-th smallest pair found (all True
+        while fewer are found). A worker whose last pair does not can be left: its further
+        keys are no smaller, and the ``limit``-th pair only falls as pairs come."""
+        if self._kth is None:
+            return np.ones(keys.size, dtype=bool)
+        key, arm = self._kth
+        return np.asarray((keys < key) | ((keys == key) & (arms < arm)))
+
+    def smallest(self) -> IntArray:
+        """The workers of the ``limit`` smallest pairs (all pairs if fewer), in order."""
+        keys, arms = self.keys, self.arms
+        if self._kth is not None:
+            up_to = self.precede_kth(keys, arms) | ((keys == self._kth[0]) & (arms == self._kth[1]))
+            keys, arms = keys[up_to], arms[up_to]
+        return np.asarray(arms[np.lexsort((arms, keys))[: self.limit]], dtype=np.int64)

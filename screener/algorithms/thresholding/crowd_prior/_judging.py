@@ -1,0 +1,267 @@
+"""The crowd prior's judging of the answer stream: the refits, each worker's decision as its
+answer arrives, the pilot (the rules are the package docstring's)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from screener.algorithms.thresholding._base import ThresholdingAlgorithm, grown
+from screener.algorithms.thresholding.crowd_prior._checks import ROBUST_LEVEL
+from screener.arrays import FloatArray, IntArray
+from screener.stats.prior import (
+    GridPrior,
+    PriorSet,
+    StoppingCosts,
+    StoppingTable,
+    first_actions,
+    prior_identified,
+    stopping_table,
+)
+from screener.stats.prior_choice import PriorChoice
+from screener.stats.running import ArmRuns
+
+__all__ = ["ACCEPTED", "BANNED", "UNDECIDED", "PriorJudging"]
+
+#: A worker's state: its decision, final once taken.
+UNDECIDED, BANNED, ACCEPTED = 0, 1, 2
+
+
+class PriorJudging(ThresholdingAlgorithm):
+    """Decisions under a crowd prior refit from the answers, judged answer by answer in the
+    order ``tell`` accepted them. The subclass (``CrowdPrior``) sets the parameters below
+    from its constructor, then calls ``_start``."""
+
+    q: float
+    costs: StoppingCosts | None
+    robust: float
+    prior_family: str
+    contamination: float
+    fit_check: float
+    pilot: int | None
+    reconsider: bool
+    min_answers: int
+    max_answers: int
+    #: The bar on [0, 1].
+    bar: float
+
+    def _start(self) -> None:
+        """The state before any answer: no decision, the uniform placeholder prior, the
+        pilot's workers drawn (cost mode: the stopping table under the placeholder)."""
+        self.state = np.zeros(self.n_arms, dtype=np.int8)
+        self._prob_below: FloatArray | None = None  # computed when read (``prob_below``)
+        self.decided_at: FloatArray = np.full(self.n_arms, math.nan)
+        self.prior = GridPrior.uniform()
+        uniform = self.prior
+        #: The family in force, the predictive checks and the misfit flag (``PriorChoice``).
+        self.fit = PriorChoice(
+            self.prior_family,
+            horizon=self.max_answers,
+            level=self.fit_check,
+            contamination=self.contamination,
+        )
+        #: Bans made before the misfit flag was raised (None while it is not).
+        self.bans_before_misfit: int | None = None
+        #: The priors every decision must hold under (robust > 0); the fitted one alone else.
+        self.region = PriorSet(uniform.grid, uniform.weights[:, None])
+        self.table: StoppingTable | None = None
+        #: The pilot's workers (everyone without a pilot) and whether it is still running.
+        self.in_pilot = np.ones(self.n_arms, dtype=bool)
+        if self.pilot is not None and self.pilot < self.n_arms:
+            self.in_pilot[:] = False
+            self.in_pilot[self.rng.permutation(self.n_arms)[: self.pilot]] = True
+        self.piloting = not self.in_pilot.all()
+        #: Answers before a worker may be decided: min_answers in the pilot, none outside it.
+        self.min_counts = np.where(self.in_pilot, self.min_answers, 0).astype(np.int64)
+        self._period = int(self.in_pilot.sum())  # answers between two refits
+        self._since_refit = 0
+        #: Whether the last refit's answers identify a crowd prior (``prior_identified``).
+        self.identified = False
+        if self.costs is not None:
+            self._refit()
+
+    def scaled_successes(self) -> FloatArray:
+        """Each worker's successes on [0, 1] (fractional for graded answers)."""
+        return self._scaled_successes()
+
+    def _scaled_successes(self) -> FloatArray:
+        counts = self.stats.count
+        return np.asarray((self.stats.total - self.lower * counts) / self.width)
+
+    def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:
+        # As if one answer at a time, in the order tell accepted them: the prior is refit
+        # after every n_workers answers (the answer that completes them is judged under the
+        # new fit) and a worker is judged when its own answer arrives, so the decisions depend
+        # on the answer order only, never on when ask or result is called (a replay of the
+        # journal makes exactly the same decisions). Between two refits the prior is fixed,
+        # so a stretch of answers is judged in one pass. The answer that settles a pilot's
+        # last worker ends it (and refits): an answer settles at most one worker, so with k
+        # pilot workers open the next k - 1 answers cannot, and go in one stretch.
+        start = 0
+        while start < arms.size:
+            refit_in = self._period - self._since_refit
+            length = refit_in
+            if self.piloting:
+                length = min(length, max(1, int(self._pilot_open().sum()) - 1))
+            stop = min(arms.size, start + length)
+            successes, counts = self._counts_after(arms[start:stop], rewards[start:stop])
+            scaled = (rewards[start:stop] - self.lower) / self.width
+            self.fit.record(successes - scaled, counts - 1, scaled)
+            self.stats.update_many(arms[start:stop], rewards[start:stop])
+            self._since_refit += stop - start
+            if stop - start == refit_in:  # the stretch's last answer completes the period
+                last = stop - start - 1
+                self._judge(arms[start : stop - 1], successes[:last], counts[:last])
+                self._refit()
+                self._judge(arms[stop - 1 : stop], successes[last:], counts[last:])
+            else:
+                self._judge(arms[start:stop], successes, counts)
+            if self.piloting and self._pilot_settled():
+                self._end_pilot()
+            start = stop
+        self._finish_if_over()
+
+    def _finish_if_over(self) -> None:
+        """Once no worker can be asked again, refit on every answer for the final look at the
+        prior's fit (``PriorChoice``); it may judge workers held back for want of a fit."""
+        if not self.fit.over and not self._can_progress():
+            self._refit(final=True)
+
+    def _pilot_open(self) -> NDArray[np.bool_]:
+        """Pilot workers that can still be asked (undecided, under max_answers, available)."""
+        return self.in_pilot & self.available & self._undecided_under_bound()
+
+    def _pilot_settled(self) -> bool:
+        return not self._pilot_open().any()
+
+    def _end_pilot(self) -> None:
+        """Refit on the pilot's answers and judge every other worker before its first question."""
+        self.piloting = False
+        self._period = self.n_arms
+        self._refit()
+        self._judge_unasked(np.flatnonzero(~self.in_pilot & (self.state == UNDECIDED)))
+
+    def _judge_unasked(self, arms: IntArray) -> None:
+        """Decide workers without answers on the crowd prior alone, where it settles them."""
+        if arms.size == 0 or not self.identified:
+            return
+        if not self._prior_alone_decides():
+            return
+        zeros = np.zeros(arms.size)
+        self._judge(arms, zeros, zeros.astype(np.int64))
+
+    def _on_joined(self, arms: IntArray) -> None:
+        """A newcomer is one of the pilot's workers while the pilot has room (or when there
+        is no pilot: everyone then gets ``min_answers``); after that it is judged on the
+        prior fitted so far before its first question, and from its own answers with no
+        minimum. While a pilot of the starting roster runs, newcomers wait with the other
+        workers outside it."""
+        super()._on_joined(arms)
+        self.fit.reopen()  # the run goes on: another final look when it next can go no further
+        count = arms.size
+        self.state = grown(self.state, count, UNDECIDED)
+        self.decided_at = grown(self.decided_at, count, math.nan)
+        room = count if self.pilot is None else max(0, self.pilot - int(self.in_pilot.sum()))
+        joins_pilot = np.arange(count) < room
+        if self.piloting:  # a pilot of the starting roster is running: it is full
+            joins_pilot[:] = False
+        self.in_pilot = np.concatenate([self.in_pilot, joins_pilot])
+        minimum = np.where(joins_pilot, self.min_answers, 0).astype(np.int64)
+        self.min_counts = np.concatenate([self.min_counts, minimum])
+        if not self.piloting:
+            self._period = self.n_arms
+            self._judge_unasked(arms[~joins_pilot])
+
+    def _prior_alone_decides(self) -> bool:
+        """Cost mode: whether every Beta prior of the 95% likelihood-ratio region (as
+        ``robust``, with the contamination) takes the same decision before any answer. A
+        pilot of a few workers all right on their few answers fits a Beta with no tail below
+        the bar; a decision on the prior alone should not rest on that fit alone. (Posterior
+        mode: ``_judge`` holds each decision over the region when ``robust`` is set.)"""
+        if self.costs is None:
+            return True
+        if self.table is None or self.table.action[0, 0] == StoppingTable.CONTINUE:
+            return False  # the fitted prior (the region's first) asks: no agreement to check
+        region = self.fit.region(self._scaled_successes(), self.stats.count, level=ROBUST_LEVEL)
+        region = region.contaminated(self.contamination)
+        actions = first_actions(region, self.bar, self.costs, horizon=self.max_answers)
+        return bool(actions[0] != StoppingTable.CONTINUE and (actions == actions[0]).all())
+
+    def _on_unavailable(self, arm: int) -> None:
+        if self.piloting and self._pilot_settled():
+            self._end_pilot()
+        self._finish_if_over()
+
+    def _counts_after(
+        self, arms: IntArray, rewards: FloatArray
+    ) -> tuple[FloatArray, NDArray[np.int64]]:
+        """Each answer's worker's (scaled successes, count) just after it, in answer order."""
+        if arms.size == 1:  # one answer (a stream's): no grouping to do
+            count = self.stats.count[arms] + 1
+            total = self.stats.total[arms] + rewards
+            return (total - self.lower * count) / self.width, count
+        runs = ArmRuns(arms)
+        arms = runs.arms_of_rows
+        counts = self.stats.count[arms] + runs.rank + 1
+        totals = self.stats.total[arms] + runs.cumsum(rewards[runs.order])
+        successes = np.empty(counts.size)
+        successes[runs.order] = (totals - self.lower * counts) / self.width
+        answered = np.empty(counts.size, dtype=np.int64)
+        answered[runs.order] = counts
+        return successes, answered
+
+    def _refit(self, *, final: bool = False) -> None:
+        self._since_refit = 0
+        successes, counts = self._scaled_successes(), self.stats.count
+        waiting = not self.identified
+        self.identified = prior_identified(counts)
+        fitted = self.fit.refit(successes, counts, final=final)
+        self.prior = fitted.contaminated(self.contamination)
+        if self.fit.misfit is not None and self.bans_before_misfit is None:
+            self.bans_before_misfit = int((self.state == BANNED).sum())
+        if final and not (waiting and self.identified):
+            return  # the run is over: nothing left to decide under the new fit
+        if self.robust:
+            region = self.fit.region(successes, counts, level=self.robust)
+            self.region = region.contaminated(self.contamination)
+        if self.costs is not None:
+            self.table = stopping_table(
+                self.prior, self.bar, self.costs, horizon=self.max_answers,
+                min_answers=int(self.min_counts.min(initial=self.min_answers)),
+            )  # fmt: skip
+        if waiting and self.identified:  # judge the workers held back for want of a fit
+            held = np.flatnonzero(counts >= np.maximum(self.min_counts, 1))
+            self._judge(held, successes[held], counts[held])
+
+    def _judge(self, arms: IntArray, successes: FloatArray, counts: NDArray[np.int64]) -> None:
+        """Decide each undecided worker at the first of its answers here that allows it (and,
+        with ``reconsider``, ban an accepted one whose answers, audits included, now call
+        for a ban under the same rule)."""
+        state = self.state[arms]
+        accepted = state == ACCEPTED if self.reconsider else np.zeros(arms.size, dtype=bool)
+        open_ = ((state == UNDECIDED) | accepted) & (counts >= self.min_counts[arms])
+        if not self.identified or not open_.any():
+            return
+        arms, successes, counts = arms[open_], successes[open_], counts[open_]
+        accepted = accepted[open_]
+        p_bad = self.prior.prob_below(successes, counts, self.bar)
+        if self.table is None and self.robust:
+            lowest, highest = self.region.prob_below_range(successes, counts, self.bar)
+            ban, accept = lowest >= 1.0 - self.q, highest <= self.q
+            p_bad = np.where(ban, lowest, np.where(accept, highest, p_bad))  # the worst case
+        elif self.table is None:
+            ban, accept = p_bad >= 1.0 - self.q, p_bad <= self.q
+        else:
+            action = self.table.lookup(successes, counts)[0]
+            ban, accept = action == StoppingTable.BAN, action == StoppingTable.ACCEPT
+        accept &= ~accepted  # an accepted worker reconsidered can only be banned
+        decided = np.flatnonzero(ban | accept)
+        _, first = np.unique(arms[decided], return_index=True)
+        rows = decided[first]
+        self.state[arms[rows]] = np.where(ban[rows], BANNED, ACCEPTED)
+        self.decided_at[arms[rows]] = p_bad[rows]
+
+    def _undecided_under_bound(self) -> NDArray[np.bool_]:
+        return np.asarray((self.state == UNDECIDED) & (self.stats.count < self.max_answers))

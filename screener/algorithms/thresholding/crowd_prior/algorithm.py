@@ -1,0 +1,306 @@
+"""The crowd prior as an ask/tell algorithm: its parameters, its schedule, its result."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from screener.algorithms._checks import check_count, check_flag
+from screener.algorithms.result import Decision, Result
+from screener.algorithms.thresholding.crowd_prior._checks import (
+    check_pilot,
+    checked_costs,
+    checked_robust,
+)
+from screener.algorithms.thresholding.crowd_prior._judging import (
+    ACCEPTED,
+    BANNED,
+    UNDECIDED,
+    PriorJudging,
+)
+from screener.algorithms.thresholding.crowd_prior._reasons import (
+    BAYES_GUARANTEE,
+    decided_evidence,
+    misfit_warnings,
+    open_evidence,
+    promise,
+)
+from screener.arrays import FloatArray, IntArray
+from screener.errors import ConfigError
+
+__all__ = ["CrowdPrior"]
+
+_VERDICTS = np.array([0, -1, 1], dtype=np.int8)  # verdicts() by state
+
+
+class CrowdPrior(PriorJudging):
+    """Empirical-Bayes screening against a bar (see the package docstring for both modes).
+
+    Parameters: ``threshold`` (the bar, in reward units), ``q`` (posterior error allowed per
+    decision, posterior mode), ``false_ban`` / ``missed_bad`` / ``question`` (costs, cost
+    mode: give both of the first two), ``min_answers`` (no decision before that many answers;
+    default 3, as the platforms' rules), ``max_answers`` (no worker gets more questions: the
+    bound printed to the requester; in posterior mode a worker still unsure there stays
+    UNDECIDED, in cost mode the rule decides at the bound), ``prior`` ("auto": the Beta, or
+    the two-Beta mixture while the Beta fails the fit check and the mixture fits better;
+    "beta": the Beta only; "npmle": the grid maximum-likelihood prior), ``contamination``
+    (share of the uniform mixed into the prior), ``robust`` (level of the hyperparameter
+    region every posterior-mode decision must hold over; default 0.95 with the Beta prior, 0
+    otherwise; cost mode takes none), ``pilot`` (how many workers, chosen at random by
+    ``seed``, are screened before the others may be decided on the fitted prior alone;
+    default none: everyone gets ``min_answers``), ``reconsider`` (answers to audit
+    questions, ``ask_for(arm, audit=True)``, of an accepted worker are judged too, and ban it
+    when all its answers call for a ban under the same rule, each ban keeping the promise;
+    those of an undecided worker at ``max_answers`` may decide it: audits go past that bound;
+    default off: decisions are final), ``fit_check`` (false-alarm level, per run, of the
+    predictive check of the prior; 0 turns the check off, and with it the two-Beta prior).
+
+    Schedule: one question in flight per worker (the decision follows each answer), fewest
+    answers first, ties to the lowest index; decided workers and workers at ``max_answers``
+    are not asked again; while a pilot runs, only its workers are asked. Graded rewards enter
+    the likelihood with fractional successes.
+
+    Under concurrency: when every undecided worker has a question in flight and the window
+    has room, a worker with fewer than ``min_answers`` answers and questions in flight gets
+    more, up to ``min_answers`` in all: no decision comes before them, so each is needed
+    whatever the answers in flight say. Beyond ``min_answers`` any answer may decide (the
+    prior moves with other workers' answers, so no later count is sure), so one question at
+    a time. The fill goes to the worker with the fewest questions in flight first (then the
+    fewest answers, then the lowest index); one question at a time, or a batch with nothing
+    in flight and no more room than undecided workers, the pulls are exactly as before.
+
+    Examples
+    --------
+    On six simulated workers (three workers under the bar of 0.5, three over it):
+
+    >>> from screener import BernoulliRewards, simulate
+    >>> means = [0.2, 0.35, 0.45, 0.65, 0.75, 0.9]
+    >>> algorithm = CrowdPrior(6, threshold=0.5, max_answers=60, seed=0)
+    >>> result = simulate(algorithm, BernoulliRewards(means, seed=1))
+    >>> result.stop_reason.value, result.total_pulls
+    ('workers exhausted', 185)
+    >>> [w.decision.value for w in sorted(result.workers, key=lambda w: w.arm)]
+    ['below', 'undecided', 'undecided', 'above', 'above', 'above']
+    """
+
+    name = "crowd-prior"
+    fixed_budget = False
+    decisions_final = True
+    needs_answers = False
+    pull_each_first = False
+    guarantee: ClassVar[str | None] = BAYES_GUARANTEE
+
+    def __init__(
+        self,
+        n_workers: int,
+        *,
+        threshold: float,
+        q: float = 0.1,
+        false_ban: float | None = None,
+        missed_bad: float | None = None,
+        question: float = 1.0,
+        min_answers: int = 3,
+        max_answers: int = 40,
+        prior: str = "auto",
+        contamination: float = 0.0,
+        robust: float | None = None,
+        pilot: int | None = None,
+        reconsider: bool = False,
+        fit_check: float = 0.05,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(n_workers, threshold=threshold, **kwargs)
+        self.costs = checked_costs(q, false_ban, missed_bad, question)
+        check_count("min_answers", min_answers, 1)
+        check_count("max_answers", max_answers, min_answers, "it must be at least min_answers")
+        if not self.lower < self.threshold < self.upper:
+            raise ConfigError(
+                f"the bar must lie strictly inside the reward range, got {self.threshold}",
+                "give e.g. threshold=0.6",
+            )
+        self.robust = checked_robust(prior, contamination, robust, cost_mode=self.costs is not None)
+        if not 0.0 <= fit_check < 1.0:
+            raise ConfigError(f"fit_check must lie in [0, 1), got {fit_check}", "try 0.05")
+        check_pilot(pilot, min_answers)
+        self.prior_family = prior
+        self.contamination = float(contamination)
+        self.fit_check = float(fit_check)
+        self.pilot = pilot
+        self.reconsider = check_flag("reconsider", reconsider)
+        self.q = float(q)
+        self.min_answers = int(min_answers)
+        self.max_answers = int(max_answers)
+        self.bar = (self.threshold - self.lower) / self.width
+        self._start()
+
+    def _param_value(self, name: str) -> Any:
+        # The costs are kept together (all given or none); the prior's family by name.
+        if name in ("question", "false_ban", "missed_bad"):
+            unset = 1.0 if name == "question" else None
+            return unset if self.costs is None else getattr(self.costs, name)
+        return self.prior_family if name == "prior" else super()._param_value(name)
+
+    # ------------------------------------------------------------------ the schedule
+    def _refresh(self) -> None:
+        super()._refresh()
+        self._prob_below = None
+
+    @property
+    def prob_below(self) -> FloatArray:
+        """Each worker's probability of being under the bar under the fitted prior (read
+        by the result only, so computed when read, not after every answer)."""
+        if self._prob_below is None:
+            successes, counts = self._scaled_successes(), self.stats.count
+            self._prob_below = self.prior.prob_below(successes, counts, self.bar)
+        return self._prob_below
+
+    def n_undecided(self) -> int:
+        # _decide and _decide_unanswered: undecided exactly while the state says so.
+        return int(np.count_nonzero(self.state == UNDECIDED))
+
+    def _condition_met(self) -> bool:
+        return bool((self.state != UNDECIDED).all())
+
+    def _audits(self, arm: int) -> bool:
+        """With ``reconsider``, an accepted worker's audit answers may still ban it, and an
+        undecided one at ``max_answers`` may still be decided by them."""
+        state = int(self.state[arm])
+        at_cap = state == UNDECIDED and self.stats.count[arm] >= self.max_answers
+        return self.reconsider and (state == ACCEPTED or at_cap)
+
+    def _decided_now(self) -> NDArray[np.bool_]:
+        return np.asarray(self.state != UNDECIDED)
+
+    def verdicts(self) -> NDArray[np.int8]:
+        """+1 accepted, -1 banned, 0 undecided (decisions are final, answers or none)."""
+        return _VERDICTS[self.state]
+
+    def _open(self) -> NDArray[np.bool_]:
+        """Workers to ask: undecided, under max_answers and, while a pilot runs, in it."""
+        open_ = self._undecided_under_bound()
+        return open_ & self.in_pilot if self.piloting else open_
+
+    def _can_progress(self) -> bool:
+        return bool((self.available & self._open()).any())
+
+    def _horizon(self) -> NDArray[np.int64]:
+        """Up to ``min_answers`` answers, or the next one, for an open worker (see the
+        class docstring, "Under concurrency")."""
+        upto = np.minimum(np.maximum(self.stats.count + 1, self.min_counts), self.max_answers)
+        return np.where(self._open(), upto, 0)
+
+    def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
+        in_flight = effective > self.stats.count[arms]
+        eligible = self._open()[arms] & ~in_flight
+        return np.where(eligible, effective, math.inf)
+
+    # ------------------------------------------------------------------------- result
+    def _above(self) -> NDArray[np.bool_]:
+        return np.asarray(self.prob_below < 0.5, dtype=np.bool_)
+
+    def _leaning(self, arm: int) -> Decision:
+        """A decided worker's reason does not rest on its leaning, so ``explain`` need not
+        compute every worker's posterior (``prob_below``) for it: a stream explains each
+        decision as it is made."""
+        if self.state[arm] != UNDECIDED:
+            return Decision.BELOW if self.state[arm] == BANNED else Decision.ABOVE
+        return super()._leaning(arm)
+
+    def _posterior(self) -> FloatArray:
+        """Each worker's posterior weights on the prior's grid (the prior itself without
+        answers)."""
+        return self.prior.posterior(self._scaled_successes(), self.stats.count)
+
+    def _estimate(self) -> tuple[FloatArray, FloatArray | None]:
+        """The posterior mean, with the worker's own share correct beside it."""
+        mean = self._posterior() @ self.prior.grid
+        return self.lower + self.width * mean, self.means
+
+    def _interval(self) -> tuple[FloatArray, FloatArray]:
+        """A central posterior interval of probability 1 - 2q (posterior mode's q)."""
+        cumulative = np.cumsum(self._posterior(), axis=1)
+        grid = self.prior.grid
+        low = grid[np.minimum((cumulative < self.q).sum(axis=1), grid.size - 1)]
+        high = grid[np.minimum((cumulative < 1.0 - self.q).sum(axis=1), grid.size - 1)]
+        return self.lower + self.width * low, self.lower + self.width * high
+
+    def _decide(self, arm: int, leaning: Decision) -> tuple[Decision, str]:
+        state = int(self.state[arm])
+        if state != UNDECIDED:
+            banned = state == BANNED
+            evidence = decided_evidence(
+                self._below(), float(self.decided_at[arm]), banned=banned, q=self.q,
+                cost_mode=self.costs is not None, robust=bool(self.robust),
+            )  # fmt: skip
+            if self.stats.count[arm] == 0:
+                evidence += ", on the prior alone (no question asked)"
+            verdict = (Decision.BELOW, "banned") if banned else (Decision.ABOVE, "accepted")
+            return verdict[0], f"{verdict[1]}: {evidence}"
+        why = [self._open_evidence(arm)]
+        if self.stats.count[arm] < self.min_counts[arm]:
+            why.append(f"fewer than min_answers = {self.min_answers} answers")
+        if self.stats.count[arm] >= self.max_answers:
+            why.append(f"at the cap of {self.max_answers} questions")
+        unavailable = self._availability_reason(arm)
+        if unavailable is not None:
+            why.append(unavailable)
+        return Decision.UNDECIDED, "; ".join(why)
+
+    def _below(self) -> str:
+        return f"P(below {self.threshold:g})"
+
+    def _open_evidence(self, arm: int) -> str:
+        """Why an undecided worker is not decided yet, in the terms its decision would take."""
+        span = None
+        if self.costs is None and self.robust:
+            successes = self._scaled_successes()[arm : arm + 1]
+            lowest, highest = self.region.prob_below_range(
+                successes, self.stats.count[arm : arm + 1], self.bar
+            )
+            span = (float(lowest[0]), float(highest[0]))
+        p_bad = float(self.prob_below[arm])
+        cost_mode = self.costs is not None
+        return open_evidence(self._below(), p_bad, q=self.q, cost_mode=cost_mode, span=span)
+
+    def _decide_unanswered(self, arm: int) -> tuple[Decision, str]:
+        if self.state[arm] == UNDECIDED:
+            return super()._decide_unanswered(arm)
+        return self._decide(arm, Decision.UNDECIDED)
+
+    @property
+    def max_questions_per_worker(self) -> int:
+        return self.max_answers
+
+    def _describe(self) -> Result:
+        result = super()._describe()
+        extra = {
+            **result.extra,
+            "estimate": (
+                "posterior mean under the fitted crowd prior, with its central "
+                f"{1.0 - 2.0 * self.q:.0%} posterior interval; share: the worker's own "
+                "share of answers right"
+            ),
+            "prior_mean": self.lower + self.width * self.prior.mean(),
+            "prior_share_below": float(self.prior.weights[self.prior.grid < self.bar].sum()),
+            "expected_wrong_bans": float(np.nansum(1.0 - self.decided_at[self.state == BANNED])),
+            "expected_missed_bad": float(np.nansum(self.decided_at[self.state == ACCEPTED])),
+            "pilot_workers": int(self.in_pilot.sum()),
+            "decided_unasked": int(((self.state != UNDECIDED) & (self.stats.count == 0)).sum()),
+            **self.fit.summary(),
+            "bans_before_misfit": self.bans_before_misfit,
+            "warnings": [
+                *result.extra.get("warnings", ()),
+                *misfit_warnings(self.fit, self.bans_before_misfit),
+            ],
+        }
+        guarantee = promise(
+            cost_mode=self.costs is not None,
+            robust=bool(self.robust),
+            two_beta=self.fit.in_force == "two-beta",
+            pilot=None if self.in_pilot.all() else int(self.in_pilot.sum()),
+        )
+        return replace(result, guarantee=guarantee, extra=extra)
