@@ -26,8 +26,7 @@ from screener.algorithms.result import Decision, Result, StopReason, Threshold, 
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
 from screener.algorithms.thresholding import LSA, ConfidentThresholding, ThresholdingAlgorithm
 from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
-from screener.algorithms.topk import AdaptiveTopK
-from screener.algorithms.topk_baselines import CLUCBPAC, OptMAI
+from screener.algorithms.topk import CLUCBPAC, AdaptiveTopK, OptMAI
 from screener.algorithms.verdicts import Verdict, streamable_verdicts, verdict_of
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 

@@ -18,8 +18,7 @@ from screener.algorithms.platform_rules import Quiz, TolokaRule
 from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
 from screener.algorithms.thresholding import LSA, ConfidentThresholding
 from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
-from screener.algorithms.topk import AdaptiveTopK
-from screener.algorithms.topk_baselines import CLUCBPAC, OptMAI
+from screener.algorithms.topk import CLUCBPAC, AdaptiveTopK, OptMAI
 from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 from screener.errors import ConfigError
 

@@ -32,8 +32,7 @@ from screener.algorithms import (
     create_algorithm,
 )
 from screener.algorithms.gold import GOLD
-from screener.algorithms.topk import AdaptiveTopK
-from screener.algorithms.topk_baselines import CLUCBPAC
+from screener.algorithms.topk import CLUCBPAC, AdaptiveTopK
 from screener.errors import ConfigError
 from screener.simulation import map_seeds
 
