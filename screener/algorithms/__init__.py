@@ -1,6 +1,5 @@
 """Screening algorithms: pure ask/tell decision objects (no I/O, no clock, no awaits)."""
 
-from screener.algorithms.ade import ADE
 from screener.algorithms.base import (
     Algorithm,
     Ask,
@@ -12,9 +11,15 @@ from screener.algorithms.base import (
 )
 from screener.algorithms.crowd_prior import CrowdPrior
 from screener.algorithms.fdr import FDRThresholding
-from screener.algorithms.gold import GOLD
-from screener.algorithms.iterated_best_arm import IteratedBestArm
-from screener.algorithms.ksigma import KSigmaAlgorithm
+from screener.algorithms.ksigma import (
+    ADE,
+    GOLD,
+    IteratedBestArm,
+    KSigmaAlgorithm,
+    NaiveRoundRobin,
+    RoundRobin,
+    WeightedRoundRobin,
+)
 from screener.algorithms.platform_rules import PlatformRule, Quiz, TolokaRule
 from screener.algorithms.registry import (
     ALGORITHMS,
@@ -23,12 +28,10 @@ from screener.algorithms.registry import (
     parameter_choices,
 )
 from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
-from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
 from screener.algorithms.thresholding import LSA, ConfidentThresholding, ThresholdingAlgorithm
 from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
 from screener.algorithms.topk import CLUCBPAC, AdaptiveTopK, OptMAI
 from screener.algorithms.verdicts import Verdict, streamable_verdicts, verdict_of
-from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 
 __all__ = [
     "ADE",

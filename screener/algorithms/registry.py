@@ -8,18 +8,21 @@ from typing import Any
 
 from screener.algorithms._checks import HEURISTIC_INTERVALS
 from screener.algorithms._signature import Parameter, parameters
-from screener.algorithms.ade import ADE
 from screener.algorithms.base import Algorithm
 from screener.algorithms.crowd_prior import CrowdPrior
 from screener.algorithms.fdr import FDRThresholding
-from screener.algorithms.gold import GOLD
-from screener.algorithms.iterated_best_arm import IteratedBestArm
+from screener.algorithms.ksigma import (
+    ADE,
+    GOLD,
+    IteratedBestArm,
+    NaiveRoundRobin,
+    RoundRobin,
+    WeightedRoundRobin,
+)
 from screener.algorithms.platform_rules import Quiz, TolokaRule
-from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
 from screener.algorithms.thresholding import LSA, ConfidentThresholding
 from screener.algorithms.thresholding_baselines import APT, UCBE, OptKG, UniformThresholding
 from screener.algorithms.topk import CLUCBPAC, AdaptiveTopK, OptMAI
-from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 from screener.errors import ConfigError
 
 __all__ = [
