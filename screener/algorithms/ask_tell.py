@@ -41,7 +41,6 @@ class PullStatus(enum.IntEnum):
 
     Examples
     --------
-    >>> from screener import RoundRobin
     >>> algorithm = RoundRobin(2)
     >>> ask = algorithm.ask(2)
     >>> _ = algorithm.tell(0, 1.0)
@@ -61,7 +60,6 @@ class PullInfo:
 
     Examples
     --------
-    >>> from screener import RoundRobin
     >>> algorithm = RoundRobin(3)
     >>> ask = algorithm.ask(3)
     >>> algorithm.pull_info(2)
@@ -79,7 +77,6 @@ class TellOutcome(enum.IntEnum):
 
     Examples
     --------
-    >>> from screener import RoundRobin
     >>> algorithm = RoundRobin(2)
     >>> ask = algorithm.ask(2)
     >>> algorithm.tell(0, 1.0), algorithm.tell(0, 1.0)  # telling twice changes nothing
@@ -97,7 +94,6 @@ class Pull:
 
     Examples
     --------
-    >>> from screener import RoundRobin
     >>> pull = next(iter(RoundRobin(3).ask(1)))
     >>> pull.id, pull.arm, pull.seq
     (0, 0, 0)
@@ -114,7 +110,6 @@ class Ask:
 
     Examples
     --------
-    >>> from screener import RoundRobin
     >>> ask = RoundRobin(3).ask(2)
     >>> ask.state.value, ask.ids.tolist(), ask.arms.tolist(), ask.seqs.tolist()
     ('pull', [0, 1], [0, 1], [0, 0])

@@ -52,7 +52,6 @@ class Algorithm(PullBookkeeping, abc.ABC):
     The ask / tell loop every algorithm runs, here Round-Robin against simulated answers
     (``simulate`` runs the same loop):
 
-    >>> import numpy as np
     >>> from screener import RoundRobin
     >>> algorithm = RoundRobin(3, k=1.0, budget=30, seed=0)
     >>> ask = algorithm.ask(3)  # three pulls: one per worker
@@ -162,7 +161,6 @@ class Algorithm(PullBookkeeping, abc.ABC):
 
         Examples
         --------
-        >>> from screener.algorithms import CrowdPrior
         >>> algorithm = CrowdPrior(3, threshold=0.6)
         >>> algorithm.set_unavailable(1, "worker left")
         >>> algorithm.set_available(1)
@@ -194,7 +192,6 @@ class Algorithm(PullBookkeeping, abc.ABC):
 
         Examples
         --------
-        >>> from screener.algorithms import CrowdPrior
         >>> algorithm = CrowdPrior(3, threshold=0.6)
         >>> ask = algorithm.ask_for(2)
         >>> ask.state.value, ask.arms.tolist(), ask.seqs.tolist()
