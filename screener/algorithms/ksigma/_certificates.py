@@ -14,7 +14,7 @@ to within a margin:
 * a worker above theta whose lower end is at or past ``theta + reach`` (one below whose upper
   end is at or before ``theta - reach``) is not;
 * theta's lower end is the box minimum of theta (``ksigma_threshold_bounds``: its lower
-  bound is the minimum, measured within 1e-16 relative), and changing one worker's interval
+  bound is the minimum, to within 1e-16 relative), and changing one worker's interval
   by a Hausdorff distance h moves that minimum by at most ``h (1 + k sqrt(n - 1)) / n``
   (mean and std move by h / n and h sqrt(n - 1) / n). So from the lower end computed
   exactly once (``anchor``) and the sum of those moves since (the drift), a worker below

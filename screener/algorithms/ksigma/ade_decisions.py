@@ -185,8 +185,7 @@ class ADEDecisions(KSigmaRule):
         the few workers whose answers moved since (a threshold round's worker when samples
         are shared) one by one. The sums are the ones ``_decide`` makes for those workers
         (same float operations, rounding is monotone), so the answer is exactly
-        ``_decide``'s. The radii of the rest are computed when read. Most rounds are
-        threshold rounds of two pulls, and a pass over every worker was most of their cost.
+        ``_decide``'s. The radii of the rest are computed when read.
         """
         assert self._open_groups is not None
         counts, lowest, highest = self._open_groups

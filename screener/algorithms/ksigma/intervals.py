@@ -62,10 +62,9 @@ class KSigmaIntervals(KSigmaRule):
     ``n * delta / n`` = delta exactly: with probability at least 1 - delta every worker's
     interval and theta's hold at every time together, and every decision taken at any
     stopping time is then right. (A decision leans on one end of its worker's interval, but
-    theta's range uses both ends of every worker's, so both ends are paid for.) Measured
-    against the alternatives (benchmarks/intervals.py): per-worker KL intervals with a union
-    over counts cost more pulls, and so does McDiarmid's interval for theta at a level of its
-    own (about 1.5x the box range's width at equal levels, before its union over time).
+    theta's range uses both ends of every worker's, so both ends are paid for.)
+    ``benchmarks/intervals.py`` compares this choice with per-worker KL intervals and with
+    McDiarmid's interval for theta at a level of its own.
 
     How delta is spent with ``interval="hoeffding"`` (the paper's bounded-reward intervals).
     Declaring worker i an outlier wrongly needs its interval's lower end above its mean or

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from screener.algorithms.base import Algorithm
-from screener.algorithms.result import Decision, StopReason, WorkerResult
+from screener.algorithms.result import Decision, Result, StopReason, WorkerResult
 from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
 
@@ -34,6 +34,16 @@ class SelectionAlgorithm(Algorithm):
     fixed_roster: ClassVar[str | None] = (
         "the best K are the best K of a given crowd: a worker who joins may displace them"
     )
+
+    #: How many workers to select.
+    k: int
+
+    def _selection_result(
+        self, lines: list[WorkerResult], eps: float | None, extra: dict[str, Any]
+    ) -> Result:
+        """The result: ``lines`` ranked by mean, ``extra`` after ``k`` and ``eps`` (the
+        tolerated regret per selected worker; None where not given)."""
+        return self._result(ranked(lines), extra={"k": self.k, "eps": eps, **extra})
 
     def _final_when(self, fixed_budget: bool) -> bool:
         """Whether the decisions are final: the stopping condition held, or a fixed-budget

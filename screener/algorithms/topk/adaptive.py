@@ -20,7 +20,6 @@ from screener.algorithms.topk._selection import (
     SelectionAlgorithm,
     check_eps,
     check_k,
-    ranked,
     top_by_mean,
     water_fill,
 )
@@ -90,7 +89,7 @@ class AdaptiveTopK(SelectionAlgorithm):
     and uses that round's empirical mean. Claim 1 only needs the mean of round r to rest on
     at least that many independent answers (a fixed number per round and worker), so the
     answers of earlier rounds are reused: round r tops each worker up to ``N_r`` answers in
-    total. The same union bound holds, and it saves about a quarter of the pulls. ``eps`` and
+    total. The same union bound holds, with fewer pulls. ``eps`` and
     the margins ``2^-r`` are in reward units (R^2 in ``N_r`` keeps the radius at ``2^-r``).
 
     Rounds are batches: ``ask`` hands out the pulls still missing in the current round (round
@@ -289,11 +288,10 @@ class AdaptiveTopK(SelectionAlgorithm):
                 bounds = (max(mean - radius, self.lower), min(mean + radius, self.upper))
             chosen = bool(selected[arm])
             lines.append(self._line(arm, mean, bounds, chosen, final, self._reason(arm, chosen)))
-        result = self._result(
-            ranked(lines),
-            extra={
-                "k": self.k,
-                "eps": self.eps,
+        result = self._selection_result(
+            lines,
+            self.eps,
+            {
                 "rounds": self.completed_rounds,
                 "round": None if self._done else self.round,
                 "accepted": self.n_accepted,

@@ -16,7 +16,6 @@ from screener.algorithms.topk._selection import (
     SelectionAlgorithm,
     check_eps,
     check_k,
-    ranked,
     top_by_mean,
     water_fill,
 )
@@ -230,11 +229,10 @@ class CLUCBPAC(SelectionAlgorithm):
             selected = bool(self.chosen[arm])
             reason = self._reason(selected, final)
             lines.append(self._line(arm, mean, bounds, selected, final, reason))
-        result = self._result(
-            ranked(lines),
-            extra={
-                "k": self.k,
-                "eps": self.eps,
+        result = self._selection_result(
+            lines,
+            self.eps,
+            {
                 "gap": None if math.isnan(self.gap) else self.gap,
                 "fixed_budget": self.fixed_budget,
             },

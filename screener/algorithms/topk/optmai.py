@@ -14,7 +14,6 @@ from screener.algorithms.topk._selection import (
     SelectionAlgorithm,
     check_eps,
     check_k,
-    ranked,
     top_by_mean,
     water_fill,
 )
@@ -220,11 +219,10 @@ class OptMAI(SelectionAlgorithm):
             )
             for arm in range(self.n_arms)
         ]  # fmt: skip
-        return self._result(
-            ranked(lines),
-            extra={
-                "k": self.k,
-                "eps": self.eps,
+        return self._selection_result(
+            lines,
+            self.eps,
+            {
                 "rounds": self.completed_rounds,
                 "round": None if self._done else self.round,
                 "round_pulls": None if self._done else self.round_pulls,
