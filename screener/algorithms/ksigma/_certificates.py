@@ -1,7 +1,7 @@
 """O(1) answers to "is worker i active?" for the k-sigma rule, where they are sure.
 
 A worker is active when its interval meets theta's interval (on the side of theta its mean
-lies). theta's interval, as ``KSigmaAlgorithm`` computes it, contains the value of theta at
+lies). theta's interval, as ``KSigmaIntervals`` computes it, contains the value of theta at
 every point of the workers' box (``theta`` itself at the means, and at two vertices kept
 below) and lies inside the Lipschitz enclosure
 ``theta -+ (mean(r) + k rms(r))`` with ``r_i = max(y_i - low_i, high_i - y_i)``

@@ -129,7 +129,7 @@ class ADEDecisions(KSigmaRule):
                 self._unpaired[arm].append(value)
 
     def _level_at(self, count: int) -> float:
-        """delta_t, or delta_max(t, count) when samples are shared (see the class docstring)."""
+        """delta_t, or delta_max(t, count) when samples are shared (the module docstring)."""
         if not self.share_samples or count <= self.completed + 1:
             return self.level
         return ade_level(self.delta, self.n_arms, count)

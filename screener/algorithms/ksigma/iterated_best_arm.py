@@ -28,7 +28,7 @@ class IteratedBestArm(KSigmaAlgorithm):
     """IB: LUCB1 best-arm identification applied stage after stage, removing the best arm.
 
     Confidence: every arm interval and theta's interval are the RR/WRR ones, at the levels of
-    ``KSigmaAlgorithm`` (the mixture default: each worker's confidence sequence at
+    ``KSigmaIntervals`` (the mixture default: each worker's confidence sequence at
     ``delta / n``, theta's interval their box range; with Hoeffding:
     ``6 delta / (pi^2 (n + 2) T^2)`` per end, summing to delta). Every decision below leans on
     ends of these intervals: a removal on h's lower end and theta's upper end; the stop on the

@@ -22,7 +22,7 @@ class RoundRobin(KSigmaAlgorithm):
     flight simply continues the cycle. The stopping condition is checked at each ``ask`` on the
     answers that arrived; with batches of B pulls the run may overshoot the sequential stopping
     time by at most B - 1 pulls, and the guarantee holds at any stopping time (the intervals
-    hold at every T at once: see ``KSigmaAlgorithm``).
+    hold at every T at once: see ``KSigmaIntervals``).
 
     Examples
     --------
