@@ -66,7 +66,7 @@ from benchmarks.harness import Report, markdown_table
 from benchmarks.instances import gold_instance
 from benchmarks.reference_gold import NaiveGOLD
 from screener import BernoulliRewards, StopReason, simulate
-from screener.algorithms.gold import GOLD
+from screener.algorithms.ksigma import GOLD
 from screener.algorithms.registry import ALGORITHMS, create_algorithm
 from screener.simulation.generic_outliers import OutlierKind
 

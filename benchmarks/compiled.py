@@ -40,8 +40,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms.gold import gold_b, minority_size
-from screener.algorithms.weighted_round_robin import optimal_rho
+from screener.algorithms.ksigma import gold_b, minority_size, optimal_rho
 from screener.simulation.hashing import _stream_key
 from screener.stats import JEFFREYS, ksigma_lk
 

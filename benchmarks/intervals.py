@@ -51,8 +51,7 @@ from benchmarks.harness import machine_info, markdown_table, run_in_processes, w
 from benchmarks.instances import gold_instance, ksigma_instance
 from screener import BernoulliRewards, StopReason, simulate
 from screener.algorithms import IteratedBestArm, RoundRobin, WeightedRoundRobin
-from screener.algorithms.gold import GOLD
-from screener.algorithms.ksigma import KSigmaAlgorithm
+from screener.algorithms.ksigma import GOLD, KSigmaAlgorithm
 from screener.simulation import ksigma_outliers
 from screener.stats import (
     agresti_coull_radius,

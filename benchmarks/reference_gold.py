@@ -1,8 +1,8 @@
 """The naive O(n^2)-per-refresh GOLD (Ban & He, KDD 2020): a reference for tests and timing.
 
 ``NaiveGOLD`` re-checks every pair of arms and recomputes every connected component at each
-refresh, where ``screener.algorithms.gold.GOLD`` re-checks only pairs at arms with new answers
-and splits only communities that lost an edge. It also applies the terminal test on its own,
+refresh, where ``screener.algorithms.ksigma.gold.GOLD`` re-checks only pairs at arms with new
+answers and splits only communities that lost an edge. It also applies the terminal test on its own,
 arm by arm, from plain community counts (``< n (1 - rho)``, or ``<=`` with ``inclusive=True``,
 the same constructor option as GOLD's). Both must make the same pulls.
 """
@@ -14,7 +14,7 @@ from collections import deque
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms.gold import GOLD, NeighbourGraph
+from screener.algorithms.ksigma import GOLD, NeighbourGraph
 from screener.arrays import IntArray
 
 __all__ = ["NaiveGOLD", "components"]

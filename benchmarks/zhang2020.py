@@ -18,7 +18,7 @@ error rate over all its rows; each pull draws one of the worker's own answers un
 replacement (``ResampledAnswers``, counter-based: reproducible per (seed, worker, pull)).
 Truth: ``ksigma_outliers(true means, k)`` for k = 2 and 3.
 
-Algorithms: ADE (``screener.algorithms.ade``, ``simulate(batch=n)``), also with
+Algorithms: ADE (``screener.algorithms.ksigma.ade``, ``simulate(batch=n)``), also with
 ``share_samples=True`` ("ade-share": both kinds of sample feed both estimators, the paper's
 remark at the end of its Section 4), RR and WRR with the
 bounded-reward (Hoeffding) radii of Zhuang et al. -- the ADE paper says "the termination

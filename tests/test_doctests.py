@@ -15,9 +15,11 @@ import io
 import pkgutil
 from pathlib import Path
 
+import numpy
 import pytest
 
 import screener
+import screener.algorithms
 
 #: Every module of the package (``__main__`` would run the command line when imported).
 MODULES = sorted(
@@ -27,12 +29,25 @@ MODULES = sorted(
 )
 
 
+#: Names every example may use without importing them, as a user has them after
+#: ``import numpy as np`` and importing the public names of ``screener`` and
+#: ``screener.algorithms``: a module's examples import a name once, where it teaches where
+#: the name comes from, and later examples in the module lean on this. A module's own names win.
+NAMESPACE: dict[str, object] = {
+    "np": numpy,
+    **{name: getattr(screener.algorithms, name) for name in screener.algorithms.__all__},
+    **{name: getattr(screener, name) for name in screener.__all__},
+}
+
+
 @pytest.mark.parametrize("name", ["screener", *MODULES])
 def test_docstring_examples(name: str) -> None:
     module = importlib.import_module(name)
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        failed, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS, report=True)
+        failed, _ = doctest.testmod(
+            module, globs={**NAMESPACE, **vars(module)}, optionflags=doctest.ELLIPSIS, report=True
+        )
     assert failed == 0, output.getvalue()
 
 

@@ -1,6 +1,5 @@
 """Screening algorithms: pure ask/tell decision objects (no I/O, no clock, no awaits)."""
 
-from screener.algorithms.ade import ADE
 from screener.algorithms.base import (
     Algorithm,
     Ask,
@@ -10,9 +9,15 @@ from screener.algorithms.base import (
     PullStatus,
     TellOutcome,
 )
-from screener.algorithms.gold import GOLD
-from screener.algorithms.iterated_best_arm import IteratedBestArm
-from screener.algorithms.ksigma import KSigmaAlgorithm
+from screener.algorithms.ksigma import (
+    ADE,
+    GOLD,
+    IteratedBestArm,
+    KSigmaAlgorithm,
+    NaiveRoundRobin,
+    RoundRobin,
+    WeightedRoundRobin,
+)
 from screener.algorithms.registry import (
     ALGORITHMS,
     accepted_parameters,
@@ -20,7 +25,6 @@ from screener.algorithms.registry import (
     parameter_choices,
 )
 from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
-from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
 from screener.algorithms.thresholding import (
     APT,
     LSA,
@@ -35,10 +39,8 @@ from screener.algorithms.thresholding import (
     TolokaRule,
     UniformThresholding,
 )
-from screener.algorithms.topk import AdaptiveTopK
-from screener.algorithms.topk_baselines import CLUCBPAC, OptMAI
+from screener.algorithms.topk import CLUCBPAC, AdaptiveTopK, OptMAI
 from screener.algorithms.verdicts import Verdict, streamable_verdicts, verdict_of
-from screener.algorithms.weighted_round_robin import WeightedRoundRobin
 
 __all__ = [
     "ADE",

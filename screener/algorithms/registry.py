@@ -8,11 +8,15 @@ from typing import Any
 
 from screener.algorithms._checks import HEURISTIC_INTERVALS
 from screener.algorithms._signature import Parameter, parameters
-from screener.algorithms.ade import ADE
 from screener.algorithms.base import Algorithm
-from screener.algorithms.gold import GOLD
-from screener.algorithms.iterated_best_arm import IteratedBestArm
-from screener.algorithms.round_robin import NaiveRoundRobin, RoundRobin
+from screener.algorithms.ksigma import (
+    ADE,
+    GOLD,
+    IteratedBestArm,
+    NaiveRoundRobin,
+    RoundRobin,
+    WeightedRoundRobin,
+)
 from screener.algorithms.thresholding import (
     APT,
     LSA,
@@ -25,9 +29,7 @@ from screener.algorithms.thresholding import (
     TolokaRule,
     UniformThresholding,
 )
-from screener.algorithms.topk import AdaptiveTopK
-from screener.algorithms.topk_baselines import CLUCBPAC, OptMAI
-from screener.algorithms.weighted_round_robin import WeightedRoundRobin
+from screener.algorithms.topk import CLUCBPAC, AdaptiveTopK, OptMAI
 from screener.errors import ConfigError
 
 __all__ = [

@@ -4,42 +4,27 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import html
 import json
-import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from screener.algorithms.result_html import result_html
+from screener.algorithms.worker_result import (
+    WORKER_FIELDS,
+    Decision,
+    Threshold,
+    WorkerResult,
+    json_float,
+)
 from screener.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas
 
 __all__ = ["WORKER_FIELDS", "Decision", "Result", "StopReason", "Threshold", "WorkerResult"]
-
-
-class Decision(enum.StrEnum):
-    """What an algorithm concluded about one worker: outlier / normal (k-sigma question),
-    above / below the bar (thresholding), selected / rejected (top K), or undecided.
-
-    Examples
-    --------
-    Decisions compare equal to their names, as the JSON report writes them:
-
-    >>> Decision.OUTLIER == "outlier", Decision("below") is Decision.BELOW
-    (True, True)
-    """
-
-    OUTLIER = "outlier"
-    NORMAL = "normal"
-    ABOVE = "above"
-    BELOW = "below"
-    SELECTED = "selected"
-    REJECTED = "rejected"
-    UNDECIDED = "undecided"
 
 
 class StopReason(enum.StrEnum):
@@ -55,82 +40,6 @@ class StopReason(enum.StrEnum):
     CONDITION_MET = "condition met"
     BUDGET_SPENT = "budget spent"
     WORKERS_EXHAUSTED = "workers exhausted"
-
-
-@dataclass(frozen=True, slots=True)
-class Threshold:
-    """A threshold estimate with its confidence interval (k-sigma algorithms), or the bar a
-    requester gave (thresholding algorithms: estimate, lower and upper all the bar).
-
-    Examples
-    --------
-    A bar given by the requester is its own interval:
-
-    >>> from screener.algorithms import ConfidentThresholding
-    >>> bar = ConfidentThresholding(4, threshold=0.6).result().threshold
-    >>> bar.estimate, bar.given
-    (0.6, True)
-    """
-
-    estimate: float
-    lower: float
-    upper: float
-
-    @property
-    def given(self) -> bool:
-        """True for a bar the requester gave, not an estimate."""
-        return self.lower == self.upper == self.estimate
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerResult:
-    """One worker's line in a result (``WORKER_FIELDS`` says what each field means).
-
-    ``decision`` is only OUTLIER/NORMAL/... when the algorithm's own evidence supports it;
-    ``leaning`` is the current best answer even when it does not (for reports under a spent
-    budget). ``estimate`` and ``[lower, upper]`` are numbers of one kind: the interval is
-    the estimate's, and holds it. ``share`` is the worker's own share correct when the
-    estimate is another kind of number (crowd-prior's posterior mean), else None.
-    ``score`` is the algorithm's ranking key where it has one (GOLD's round).
-
-    Examples
-    --------
-    >>> from screener import BernoulliRewards, RoundRobin, simulate
-    >>> result = simulate(RoundRobin(6, k=1.5, seed=0),
-    ...                   BernoulliRewards([0.2, 0.25, 0.3, 0.3, 0.35, 0.95], seed=1))
-    >>> line = result.workers[0]  # ranked: the most outlying first
-    >>> line.arm, line.decision.value, line.pulls, round(line.estimate, 2)
-    (5, 'outlier', 121, 0.98)
-    """
-
-    arm: int
-    estimate: float
-    lower: float
-    upper: float
-    pulls: int
-    pending: int
-    decision: Decision
-    leaning: Decision
-    reason: str
-    rank: int
-    score: float | None = None
-    share: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "arm": self.arm,
-            "estimate": _json_float(self.estimate),
-            "lower": _json_float(self.lower),
-            "upper": _json_float(self.upper),
-            "share": None if self.share is None else _json_float(self.share),
-            "pulls": self.pulls,
-            "pending": self.pending,
-            "decision": self.decision.value,
-            "leaning": self.leaning.value,
-            "reason": self.reason,
-            "rank": self.rank,
-            "score": None if self.score is None else _json_float(self.score),
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,9 +179,9 @@ class Result:
             "threshold": None
             if threshold is None
             else {
-                "estimate": _json_float(threshold.estimate),
-                "lower": _json_float(threshold.lower),
-                "upper": _json_float(threshold.upper),
+                "estimate": json_float(threshold.estimate),
+                "lower": json_float(threshold.lower),
+                "upper": json_float(threshold.upper),
             },
             "extra": dict(self.extra),
             "run_id": self.run_id,
@@ -358,29 +267,7 @@ class Result:
         return frame.set_index("rank")
 
 
-#: What each column of a worker's line means, in the order tables show them (the data frame
-#: and the CSV report).
-WORKER_FIELDS: Mapping[str, str] = {
-    "rank": "position in the algorithm's ranking, from 1 (the data frame's index)",
-    "worker": "the worker's name",
-    "arm": "the worker's position in the pool, from 0 (the bandit's arm)",
-    "decision": "what the algorithm concluded, or undecided",
-    "leaning": "the side the answers lean to so far, for a worker not decided (no guarantee)",
-    "estimate": "the worker's accuracy (mean reward) as the algorithm estimates it",
-    "lower": "lower end of the estimate's interval (the same kind of number)",
-    "upper": "upper end of the estimate's interval",
-    "share": "the share of its answers that were right, where the estimate is another number",
-    "pulls": "gold questions answered",
-    "pending": "gold questions asked and not answered yet",
-    "score": (
-        "the algorithm's ranking key, where it has one: the estimate's distance from the "
-        "threshold or bar (k-sigma, thresholding), the terminal round (GOLD)"
-    ),
-    "reason": "the condition that decided, or what is missing",
-}
 _FRAME_COLUMNS = tuple(WORKER_FIELDS)
-#: Workers a notebook shows under the summary.
-HTML_ROWS = 10
 #: Parameters that set a promise's error level, named beside it in the status line when the
 #: promise's text uses them.
 _LEVELS = ("delta", "q", "eps")
@@ -419,39 +306,6 @@ def _unfinished(state: str | None) -> str:
     }.get(state, state)
 
 
-def result_html(result: Result) -> str:
-    """The summary and the first ``HTML_ROWS`` workers as a small HTML fragment."""
-    counts = ", ".join(f"{n:,} {name}" for name, n in result.counts().items())
-    head = (
-        f"<b>{html.escape(result.algorithm)}</b>: {len(result.workers):,} workers ({counts}), "
-        f"{result.total_pulls:,} answers"
-        + (f", run <code>{html.escape(result.run_id)}</code>" if result.run_id else "")
-    )
-    columns = ("rank", "worker", "decision", "estimate", "interval", "pulls", "reason")
-    rows = []
-    for w in result.ranking[:HTML_ROWS]:
-        decision = w.decision.value
-        if w.decision is Decision.UNDECIDED and w.leaning is not Decision.UNDECIDED:
-            decision += f" (leaning {w.leaning.value})"
-        cells = (
-            w.rank, result.name(w.arm) or w.arm, decision, _fixed(w.estimate),
-            f"[{_fixed(w.lower)}, {_fixed(w.upper)}]", w.pulls, w.reason,
-        )  # fmt: skip
-        rows.append("".join(f"<td>{html.escape(str(c))}</td>" for c in cells))
-    more = len(result.workers) - HTML_ROWS
-    tail = f"<p>… {more:,} more (<code>to_dataframe()</code> has them all)</p>" if more > 0 else ""
-    return (
-        f"<div><p>{head}<br>{html.escape(result.status())}</p><table>"
-        f"<tr>{''.join(f'<th>{c}</th>' for c in columns)}</tr>"
-        + "".join(f"<tr>{row}</tr>" for row in rows)
-        + f"</table>{tail}</div>"
-    )
-
-
-def _fixed(value: float) -> str:
-    return f"{value:.3f}" if math.isfinite(value) else "-"
-
-
 def _worker_from_record(record: dict[str, Any]) -> WorkerResult:
     decision, leaning = Decision(record.pop("decision")), Decision(record.pop("leaning"))
     return WorkerResult(**record, decision=decision, leaning=leaning)
@@ -465,7 +319,3 @@ def _plain_json(value: object) -> object:
     if isinstance(value, Mapping):
         return dict(value)
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-def _json_float(value: float) -> float | None:
-    return value if math.isfinite(value) else None

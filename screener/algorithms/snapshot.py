@@ -89,7 +89,6 @@ def load_state(data: bytes, expected: type[Algorithm]) -> Algorithm:
     Examples
     --------
     >>> import pickle, os
-    >>> from screener import RoundRobin
     >>> try:
     ...     load_state(pickle.dumps(os.getcwd), RoundRobin)
     ... except Exception as error:

@@ -25,7 +25,7 @@ this module says what it does instead:
   outlier group of the definition; it is what GOLD's ``inclusive=True`` reading is for. The
   generator still draws every non-empty side with MORE than ``n (1 - rho)`` arms (the relaxed
   check would accept exactly ``n (1 - rho)``): inclusive GOLD's ranking guarantee needs that
-  (see ``screener.algorithms.gold``), and for upper groups it holds by itself.
+  (see ``screener.algorithms.ksigma.gold``), and for upper groups it holds by itself.
 * Normal means that fill [0, 1] leave no room in [0, 1] for arms ``(1 + eps)`` times their
   largest gap away. The definition only involves ratios of distances, so we draw in a free
   coordinate where the normal arms are uniform on [0, 1], place the outliers there, and map the

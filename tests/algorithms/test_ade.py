@@ -12,8 +12,8 @@ import pytest
 from driver import drive
 from stats_helpers import assert_rate_at_most
 
-from screener.algorithms.ade import ADE
 from screener.algorithms.base import AskState
+from screener.algorithms.ksigma import ADE
 from screener.algorithms.result import Result, StopReason
 from screener.errors import ConfigError
 from screener.simulation import BernoulliRewards, BetaRewards, map_seeds, simulate

@@ -21,8 +21,7 @@ from stats_helpers import assert_rate_at_most
 
 from screener.algorithms import IteratedBestArm, RoundRobin, WeightedRoundRobin
 from screener.algorithms._checks import HEURISTIC
-from screener.algorithms.gold import GOLD
-from screener.algorithms.ksigma import KSigmaAlgorithm
+from screener.algorithms.ksigma import GOLD, KSigmaAlgorithm
 from screener.errors import ConfigError
 from screener.stats import (
     QuantileRule,

@@ -21,8 +21,8 @@ from numpy.typing import NDArray
 from stats_helpers import assert_rate_at_most
 
 from screener.algorithms import Decision, StopReason
-from screener.algorithms.ade import ADE
-from screener.algorithms.gold import (
+from screener.algorithms.ksigma import (
+    ADE,
     EPS_LOWER_BOUND,
     GOLD,
     NeighbourGraph,

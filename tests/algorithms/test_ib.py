@@ -19,7 +19,7 @@ from test_correctness import true_outliers
 from test_ksigma import hand_state
 
 from screener.algorithms import AskState, Decision, Result, StopReason
-from screener.algorithms.iterated_best_arm import IteratedBestArm
+from screener.algorithms.ksigma import IteratedBestArm
 from screener.errors import ConfigError, ScreenerError
 from screener.simulation import map_seeds
 

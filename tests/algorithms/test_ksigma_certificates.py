@@ -16,7 +16,7 @@ from screener.algorithms import (
     RoundRobin,
     WeightedRoundRobin,
 )
-from screener.algorithms._certificates import Certificates
+from screener.algorithms.ksigma._certificates import Certificates
 
 CLASSES = (RoundRobin, WeightedRoundRobin, NaiveRoundRobin, IteratedBestArm)
 

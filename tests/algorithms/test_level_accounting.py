@@ -25,10 +25,8 @@ import pytest
 from numpy.typing import ArrayLike, NDArray
 
 from screener.algorithms import IteratedBestArm, RoundRobin, WeightedRoundRobin
-from screener.algorithms.ade import ADE
 from screener.algorithms.base import Algorithm
-from screener.algorithms.gold import GOLD
-from screener.algorithms.ksigma import KSigmaAlgorithm
+from screener.algorithms.ksigma import ADE, GOLD, KSigmaAlgorithm
 from screener.stats import round_level
 
 FloatArray = NDArray[np.float64]

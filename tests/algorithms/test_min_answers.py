@@ -31,9 +31,8 @@ from screener.algorithms import (
     accepted_parameters,
     create_algorithm,
 )
-from screener.algorithms.gold import GOLD
-from screener.algorithms.topk import AdaptiveTopK
-from screener.algorithms.topk_baselines import CLUCBPAC
+from screener.algorithms.ksigma import GOLD
+from screener.algorithms.topk import CLUCBPAC, AdaptiveTopK
 from screener.errors import ConfigError
 from screener.simulation import map_seeds
 

@@ -11,7 +11,7 @@ from driver import drive
 from stats_helpers import assert_rate_at_most
 
 from screener.algorithms import Algorithm, Ask, AskState, Decision, StopReason
-from screener.algorithms.topk_baselines import (
+from screener.algorithms.topk import (
     CLUCBPAC,
     OptMAI,
     optmai_round_pulls,

@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks import chen2017, instances, tao2019
 from screener import BernoulliRewards, simulate
-from screener.algorithms.topk_baselines import CLUCBPAC
+from screener.algorithms.topk import CLUCBPAC
 
 
 # ---------------------------------------------------------------------------- Tao 2019

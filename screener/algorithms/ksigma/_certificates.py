@@ -1,7 +1,7 @@
 """O(1) answers to "is worker i active?" for the k-sigma rule, where they are sure.
 
 A worker is active when its interval meets theta's interval (on the side of theta its mean
-lies). theta's interval, as ``KSigmaAlgorithm`` computes it, contains the value of theta at
+lies). theta's interval, as ``KSigmaIntervals`` computes it, contains the value of theta at
 every point of the workers' box (``theta`` itself at the means, and at two vertices kept
 below) and lies inside the Lipschitz enclosure
 ``theta -+ (mean(r) + k rms(r))`` with ``r_i = max(y_i - low_i, high_i - y_i)``
@@ -14,7 +14,7 @@ to within a margin:
 * a worker above theta whose lower end is at or past ``theta + reach`` (one below whose upper
   end is at or before ``theta - reach``) is not;
 * theta's lower end is the box minimum of theta (``ksigma_threshold_bounds``: its lower
-  bound is the minimum, measured within 1e-16 relative), and changing one worker's interval
+  bound is the minimum, to within 1e-16 relative), and changing one worker's interval
   by a Hausdorff distance h moves that minimum by at most ``h (1 + k sqrt(n - 1)) / n``
   (mean and std move by h / n and h sqrt(n - 1) / n). So from the lower end computed
   exactly once (``anchor``) and the sum of those moves since (the drift), a worker below

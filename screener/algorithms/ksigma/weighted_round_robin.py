@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from screener.algorithms.ksigma import KSigmaAlgorithm
+from screener.algorithms.ksigma.algorithm import KSigmaAlgorithm
+from screener.algorithms.ksigma.cursor import RoundRobinCursor
 from screener.arrays import IntArray
 from screener.errors import ConfigError
 
@@ -56,7 +57,7 @@ class WeightedRoundRobin(KSigmaAlgorithm):
         self.rho_given = rho
         self.rho = float(rho) if rho is not None else optimal_rho(self.n_arms, self.lk)
         self.counters = np.zeros(self.n_arms, dtype=np.float64)
-        self._cursor = 0
+        self._cursor = RoundRobinCursor()
         self._current = -1  # worker whose visit was cut short by a batch limit
 
     def _param_value(self, name: str) -> Any:
@@ -89,14 +90,13 @@ class WeightedRoundRobin(KSigmaAlgorithm):
             if wanted > 0 and self._activity_of(arm):
                 self._current = arm if wanted > 1 else -1
                 return np.array([arm], dtype=np.int64)
-        arm = self._next_available(self._cursor)
+        arm = self._cursor.next_one(self._available_arms())
         if arm < 0:
             return np.empty(0, dtype=np.int64)
         effective = float(self.stats.count[arm] + self.pending[arm])
         counter = float(self.counters[arm]) + (0.0 if effective == 0 else self.rho)
         self._current = arm if effective + 1.0 < counter else -1
         self.counters[arm] = counter
-        self._cursor = arm + 1
         return np.array([arm], dtype=np.int64)
 
     def _continue_visit(self, limit: int, effective: np.ndarray, chunks: list[IntArray]) -> int:
@@ -119,8 +119,7 @@ class WeightedRoundRobin(KSigmaAlgorithm):
         candidates = self._available_arms()
         if candidates.size == 0:
             return 0
-        start = int(np.searchsorted(candidates, self._cursor)) % candidates.size
-        visits = candidates[(start + np.arange(min(remaining, candidates.size))) % candidates.size]
+        visits = self._cursor.upcoming(candidates, min(remaining, candidates.size))
         first_pull = effective[visits] == 0
         counters = self.counters[visits] + np.where(first_pull, 0.0, self.rho)
         extra = np.where(
@@ -145,6 +144,6 @@ class WeightedRoundRobin(KSigmaAlgorithm):
         sizes = sizes[: last + 1]
         self.counters[used] = counters[: last + 1]
         effective[used] += sizes
-        self._cursor = int(used[-1]) + 1
+        self._cursor.move_past(int(used[-1]))
         chunks.append(np.repeat(used, sizes).astype(np.int64))
         return int(sizes.sum())

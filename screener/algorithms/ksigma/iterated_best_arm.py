@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms.ksigma import KSigmaAlgorithm
+from screener.algorithms.ksigma.algorithm import KSigmaAlgorithm
+from screener.algorithms.ksigma.cursor import RoundRobinCursor
 from screener.algorithms.result import Decision, Result, WorkerResult
 from screener.arrays import BoolArray, IntArray
 from screener.errors import ConfigError
@@ -27,7 +28,7 @@ class IteratedBestArm(KSigmaAlgorithm):
     """IB: LUCB1 best-arm identification applied stage after stage, removing the best arm.
 
     Confidence: every arm interval and theta's interval are the RR/WRR ones, at the levels of
-    ``KSigmaAlgorithm`` (the mixture default: each worker's confidence sequence at
+    ``KSigmaIntervals`` (the mixture default: each worker's confidence sequence at
     ``delta / n``, theta's interval their box range; with Hoeffding:
     ``6 delta / (pi^2 (n + 2) T^2)`` per end, summing to delta). Every decision below leans on
     ends of these intervals: a removal on h's lower end and theta's upper end; the stop on the
@@ -90,7 +91,7 @@ class IteratedBestArm(KSigmaAlgorithm):
         self._stopped = False
         self._owed = -1  # the challenger of a LUCB pair whose best arm was already handed out
         self._best_turn = True  # the comparison phase alternates the best arm and round robin
-        self._cursor = 0
+        self._cursor = RoundRobinCursor()  # the comparison phase's round robin
 
     # --------------------------------------------------------------------------- stages
     def _before_ask(self) -> None:
@@ -181,12 +182,7 @@ class IteratedBestArm(KSigmaAlgorithm):
         turn, self._best_turn = self._best_turn, not self._best_turn
         if turn and self.available[self.best]:
             return self.best
-        candidates = np.flatnonzero(self.available)
-        if candidates.size == 0:
-            return -1
-        arm = int(candidates[np.searchsorted(candidates, self._cursor) % candidates.size])
-        self._cursor = arm + 1
-        return arm
+        return self._cursor.next_one(np.flatnonzero(self.available))
 
     def _lucb_arm(self, pending: IntArray) -> int:
         owed, self._owed = self._owed, -1

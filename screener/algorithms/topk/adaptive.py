@@ -15,22 +15,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_budget_given, check_delta
-from screener.algorithms.base import Algorithm
-from screener.algorithms.result import Decision, Result, StopReason, WorkerResult
+from screener.algorithms.result import Result, WorkerResult
+from screener.algorithms.topk._selection import (
+    SelectionAlgorithm,
+    check_eps,
+    check_k,
+    top_by_mean,
+    water_fill,
+)
 from screener.arrays import FloatArray, IntArray
-from screener.errors import ConfigError
 
-__all__ = [
-    "AdaptiveTopK",
-    "accept_reject",
-    "check_eps",
-    "check_k",
-    "rank_key",
-    "ranked",
-    "round_target",
-    "top_by_mean",
-    "water_fill",
-]
+__all__ = ["AdaptiveTopK", "accept_reject", "round_target"]
 
 
 _FIXED_BUDGET_GUARANTEE = (
@@ -79,7 +74,7 @@ def accept_reject(
     return decisions
 
 
-class AdaptiveTopK(Algorithm):
+class AdaptiveTopK(SelectionAlgorithm):
     """ADAPTIVETOPK (Chen et al. 2017, Algorithm 1): eps-top-k workers by aggregate regret.
 
     Rounds r = 1, 2, ...: while ``2 * 2^-r * (k - |A|) > eps * k`` (checked before each round),
@@ -94,7 +89,7 @@ class AdaptiveTopK(Algorithm):
     and uses that round's empirical mean. Claim 1 only needs the mean of round r to rest on
     at least that many independent answers (a fixed number per round and worker), so the
     answers of earlier rounds are reused: round r tops each worker up to ``N_r`` answers in
-    total. The same union bound holds, and it saves about a quarter of the pulls. ``eps`` and
+    total. The same union bound holds, with fewer pulls. ``eps`` and
     the margins ``2^-r`` are in reward units (R^2 in ``N_r`` keeps the radius at ``2^-r``).
 
     Rounds are batches: ``ask`` hands out the pulls still missing in the current round (round
@@ -140,10 +135,6 @@ class AdaptiveTopK(Algorithm):
     """
 
     name = "adaptive-topk"
-    min_workers: ClassVar[int] = 2
-    fixed_roster: ClassVar[str | None] = (
-        "the best K are the best K of a given crowd: a worker who joins may displace them"
-    )
     guarantee: ClassVar[str | None] = (
         "the selected workers' mean total is within eps*k of the best k with probability at "
         "least 1 - delta"
@@ -260,10 +251,7 @@ class AdaptiveTopK(Algorithm):
 
     def _final(self) -> bool:
         """True when the decisions are final (the condition held, or the fixed budget ran out)."""
-        reason = self.stop_reason
-        return reason is StopReason.CONDITION_MET or (
-            self.fixed_budget and reason is StopReason.BUDGET_SPENT
-        )
+        return self._final_when(self.fixed_budget)
 
     def _reason(self, arm: int, selected: bool) -> str:
         acc, rej = int(self.accepted_round[arm]), int(self.rejected_round[arm])
@@ -282,9 +270,6 @@ class AdaptiveTopK(Algorithm):
                 reason += f"; stopped before the condition held ({self.stop_reason})"
             else:
                 reason += f"; round {self.round} running"
-        unavailable = self._availability_reason(arm)
-        if unavailable is not None:
-            reason += f"; {unavailable}"
         return reason
 
     def _describe(self) -> Result:
@@ -293,30 +278,20 @@ class AdaptiveTopK(Algorithm):
         counts = self.stats.count
         lines: list[WorkerResult] = []
         for arm in range(self.n_arms):
-            leaning = Decision.SELECTED if selected[arm] else Decision.REJECTED
-            decision = leaning if final else Decision.UNDECIDED
-            reason = self._reason(arm, bool(selected[arm]))
-            mean = float(self.means[arm])
-            count = int(counts[arm])
-            if count == 0:
-                low, high = self.lower, self.upper
-            else:
+            mean, count = float(self.means[arm]), int(counts[arm])
+            bounds = (self.lower, self.upper)
+            if count > 0:
                 # Claim 1's radius at this count: exactly 2^-r when count = N_r.
                 r = int(self.accepted_round[arm] or self.rejected_round[arm] or self.round)
                 level = math.log(2.0 * self.n_arms * r * r / self.delta)
                 radius = self.width * math.sqrt(level / count)
-                low, high = max(mean - radius, self.lower), min(mean + radius, self.upper)
-            lines.append(
-                WorkerResult(
-                    arm, mean, low, high, count, int(self.pending[arm]),
-                    decision, leaning, reason, 0,
-                )
-            )  # fmt: skip
-        result = self._result(
-            ranked(lines),
-            extra={
-                "k": self.k,
-                "eps": self.eps,
+                bounds = (max(mean - radius, self.lower), min(mean + radius, self.upper))
+            chosen = bool(selected[arm])
+            lines.append(self._line(arm, mean, bounds, chosen, final, self._reason(arm, chosen)))
+        result = self._selection_result(
+            lines,
+            self.eps,
+            {
                 "rounds": self.completed_rounds,
                 "round": None if self._done else self.round,
                 "accepted": self.n_accepted,
@@ -326,80 +301,3 @@ class AdaptiveTopK(Algorithm):
         if self.fixed_budget:
             result = replace(result, guarantee=_FIXED_BUDGET_GUARANTEE)
         return result
-
-
-def water_fill(arms: IntArray, effective: IntArray, target: int, limit: int) -> IntArray:
-    """The first ``limit`` pulls of repeated "fewest effective pulls first" (ties: low index).
-
-    Every arm needs pulls at levels ``effective_i, ..., target - 1``; repeated ask(1) takes them
-    in (level, arm) order. A bisection finds the level L below which at most ``limit`` pulls
-    lie; those, plus the first few arms at level L, are the batch, in (level, arm) order.
-    """
-    if arms.size == 0:
-        return np.empty(0, dtype=np.int64)
-
-    def below(level: int) -> int:
-        return int(np.maximum(np.minimum(level, target) - effective, 0).sum())
-
-    lo, hi = int(effective.min()), target  # below(lo) == 0 <= limit
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if below(mid) <= limit:
-            lo = mid
-        else:
-            hi = mid - 1
-    per_arm = np.maximum(np.minimum(lo, target) - effective, 0)
-    starts = effective.copy()
-    extra = limit - int(per_arm.sum())
-    if extra > 0 and lo < target:
-        at_level = np.flatnonzero(effective <= lo)[:extra]
-        per_arm[at_level] += 1
-    counts = per_arm.astype(np.int64)
-    picked = np.repeat(arms, counts)
-    offsets = np.arange(picked.size, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    levels = np.repeat(starts, counts) + offsets
-    return picked[np.lexsort((picked, levels))].astype(np.int64)
-
-
-def rank_key(line: WorkerResult) -> tuple[float, int]:
-    """Mean descending; workers without answers last; ties by worker index."""
-    estimate = line.estimate if math.isfinite(line.estimate) else -math.inf
-    return (-estimate, line.arm)
-
-
-def check_k(k: int, n_workers: int) -> int:
-    """k must be an integer with 1 <= k < n ."""
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k < n_workers:
-        raise ConfigError(
-            f"k must be an integer with 1 <= k < {n_workers} (the number of workers), got {k!r}",
-            "pass the number of workers to select, e.g. k=1",
-        )
-    return int(k)
-
-
-def check_eps(eps: float) -> float:
-    """eps must be a finite number > 0 ."""
-    if not (math.isfinite(eps) and eps > 0):
-        raise ConfigError(
-            f"eps must be a finite number > 0, got {eps}",
-            "give the tolerated average regret per selected worker, e.g. eps=0.05",
-        )
-    return float(eps)
-
-
-def top_by_mean(values: FloatArray, candidates: IntArray, count: int) -> IntArray:
-    """The ``count`` candidates with the largest values (NaN last; ties: lowest index).
-
-    ``candidates`` must be in ascending order (as ``np.flatnonzero`` gives them): the stable
-    sort then breaks ties by index.
-    """
-    keys = values[candidates]
-    keys = np.where(np.isnan(keys), -math.inf, keys)
-    order = np.argsort(-keys, kind="stable")[:count]
-    return np.asarray(candidates[order], dtype=np.int64)
-
-
-def ranked(lines: list[WorkerResult]) -> tuple[WorkerResult, ...]:
-    """Lines ranked by mean, descending (AdaptiveTopK's order)."""
-    ordered = sorted(lines, key=rank_key)
-    return tuple(replace(w, rank=position) for position, w in enumerate(ordered, start=1))

@@ -19,18 +19,6 @@ here it is checked lazily at every ``ask`` (an earlier stop is still after the f
 arm turned terminal, so the theorem's order holds at it). ``n (1 - rho)`` is computed as
 ``round(n * (1 - rho), 9)`` so that e.g. ``20 * (1 - 0.9)`` counts as exactly 2.
 
-Decisions. The ranking (``S`` ascending, never-terminal arms last, ``rank`` and ``score``) is
-what the theorem guarantees. Because of the stopping rule the set of terminal arms is never an
-outlier group by itself, so the per-worker decisions use only what the ranking implies. Let
-``T_1 < T_2 < ...`` be the distinct terminal rounds and ``P_k`` the arms terminal by ``T_k``.
-An outlier group is one of the prefixes ``P_k`` with ``|P_k| < n (1 - rho)`` (whenever the order
-of Theorem 5.1 holds), so it contains ``P_1`` and is contained in ``P_k*``, the largest prefix
-with fewer than ``n (1 - rho)`` arms. When the condition holds: OUTLIER for ``P_1`` (terminal at
-the first terminal round), NORMAL for every arm outside ``P_k*`` (never terminal, or terminal
-once ``n (1 - rho)`` or more arms were), UNDECIDED (leaning OUTLIER) for ``P_k* - P_1``. If the
-first terminal round already isolated ``n (1 - rho)`` or more arms no outlier group can exist
-(again when the order holds) and every arm is NORMAL. Before the condition holds every worker
-is UNDECIDED, leaning OUTLIER when terminal.
 
 Pending pulls: the schedule is round robin over the available non-terminal arms, so asking
 again while answers are outstanding simply continues the cycle (terminal arms are never asked
@@ -49,13 +37,6 @@ UNDECIDED. (Starting the graph only after ``min_answers`` answers each would not
 first look at a late graph can cut normal workers off in the same round as the outliers,
 while the order of Theorem 5.1 rests on edges being examined from the first answers on.)
 Extra answers only add to T, which the levels already sum over, so the promise stands.
-
-Efficiency: between refreshes only the arms that received answers get new estimates; every
-other radius stays (the mixture radius depends on the arm's count only) or widens (``delta'``
-falls with ``T`` and the paper's radii grow as the level falls), and neither removes an edge,
-so only pairs at changed arms are re-checked (vectorised over the other endpoint), and
-components are recomputed only inside communities that lost an edge. Workers that left before
-their first answer are kept out of the graph (never terminal).
 
 Inclusive reading (``inclusive=True``, off by default). Section 6.1 injects exactly
 ``(1 - rho) n`` outliers, a group that Definition 3.2 excludes (it leaves exactly ``rho n``
@@ -103,10 +84,10 @@ from screener.algorithms._checks import (
     check_flag,
     check_interval_options,
     heuristic_note,
-    label_heuristic,
 )
-from screener.algorithms.base import Algorithm
-from screener.algorithms.result import Decision, Result, WorkerResult
+from screener.algorithms.ksigma.cursor import RoundRobinCursor
+from screener.algorithms.ksigma.gold_ranking import GoldRanking
+from screener.algorithms.ksigma.neighbour_graph import NeighbourGraph
 from screener.arrays import BoolArray, FloatArray, IntArray
 from screener.errors import ConfigError
 from screener.stats import (
@@ -148,95 +129,7 @@ def minority_size(n_arms: int, rho: float) -> float:
     return round(n_arms * (1.0 - rho), 9)
 
 
-class NeighbourGraph:
-    """The neighbourhood graph of the member arms: edges are only ever removed.
-
-    ``adjacency`` is a symmetric boolean matrix (no self loops, no edges at non-members) and
-    ``labels`` the community (connected component) of every member arm, -1 for non-members.
-    """
-
-    def __init__(self, members: BoolArray) -> None:
-        self.members = np.asarray(members, dtype=bool).copy()
-        self.adjacency = np.outer(self.members, self.members)
-        np.fill_diagonal(self.adjacency, False)
-        self.labels = np.where(self.members, 0, -1).astype(np.int64)
-        self._next_label = 1
-
-    def remove_edges(self, rows: IntArray, means: FloatArray, radii: FloatArray, b: float) -> bool:
-        """Remove the edges at ``rows`` whose arms are no longer neighbours; True if any went.
-
-        Only pairs with an endpoint in ``rows`` are checked (vectorised over the other end).
-        Communities that lost an edge are split into their connected components.
-        """
-        rows = rows[self.members[rows]]
-        rows = rows[self._may_lose_an_edge(rows, means, radii, b)]
-        if rows.size == 0:
-            return False
-        gap = np.abs(means[rows, None] - means[None, :])
-        reach = b * (radii[rows, None] + radii[None, :])
-        cut = self.adjacency[rows] & (gap > reach)
-        if not cut.any():
-            return False
-        row_index, other = np.nonzero(cut)
-        arm = rows[row_index]
-        self.adjacency[arm, other] = False
-        self.adjacency[other, arm] = False
-        for label in np.unique(self.labels[arm]).tolist():
-            self._split(np.flatnonzero(self.labels == label))
-        return True
-
-    def _may_lose_an_edge(
-        self, rows: IntArray, means: FloatArray, radii: FloatArray, b: float
-    ) -> BoolArray:
-        """False for the rows whose edges surely all stay, found in O(n) (the check of a
-        row is O(n)). A row's neighbours are in its community, so its gap to each is at most
-        its gap to the community's extreme means, and ``b (beta_i + beta_j)`` is at least
-        ``b (beta_i + least beta)``; rounding is monotone, so these hold for the floats the
-        check compares, and the row's check would cut nothing. An unanswered member's NaN
-        mean spoils its community's bounds: its rows are checked."""
-        members = np.flatnonzero(self.members)
-        labels, size = self.labels[members], self._next_label
-        low, high, least = np.full(size, np.inf), np.full(size, -np.inf), np.full(size, np.inf)
-        with np.errstate(invalid="ignore"):  # a NaN mean: its community is checked
-            np.minimum.at(low, labels, means[members])
-            np.maximum.at(high, labels, means[members])
-            np.minimum.at(least, labels, radii[members])
-            own = self.labels[rows]
-            far = np.maximum(means[rows] - low[own], high[own] - means[rows])
-        return np.asarray(~(far <= b * (radii[rows] + least[own])))
-
-    def community_sizes(self) -> IntArray:
-        """The size of every arm's community (0 for non-members)."""
-        member_labels = self.labels[self.members]
-        counts = np.bincount(member_labels, minlength=self._next_label)
-        sizes = np.zeros(self.labels.size, dtype=np.int64)
-        sizes[self.members] = counts[member_labels]
-        return sizes
-
-    @property
-    def n_communities(self) -> int:
-        return int(np.unique(self.labels[self.members]).size)
-
-    def _split(self, nodes: IntArray) -> None:
-        """Relabel the connected components of ``nodes`` (breadth first over the matrix)."""
-        sub = self.adjacency[np.ix_(nodes, nodes)]
-        unvisited = np.ones(nodes.size, dtype=bool)
-        first = True
-        while unvisited.any():
-            component = np.zeros(nodes.size, dtype=bool)
-            component[int(np.argmax(unvisited))] = True
-            frontier = component.copy()
-            while frontier.any():
-                frontier = sub[frontier].any(axis=0) & ~component
-                component |= frontier
-            unvisited &= ~component
-            if not first:  # the first component keeps the old label
-                self.labels[nodes[component]] = self._next_label
-                self._next_label += 1
-            first = False
-
-
-class GOLD(Algorithm):
+class GOLD(GoldRanking):
     """GOLD (Ban & He 2020, Algorithm 1): rank workers so that (eps, rho)-outliers come first.
 
     Parameters: ``eps`` (> e^(1/16) - 1, about 0.0645), ``rho`` in (0.5, 1) with
@@ -270,7 +163,8 @@ class GOLD(Algorithm):
     * ``interval="agresti-coull"``: two-sided at ``delta'`` only under the normal
       approximation, and its radii depend on the data: a heuristic.
 
-    See the module docstring for the stopping rule, the decisions and pending pulls.
+    See the module docstring for the stopping rule and pending pulls, and
+    ``screener.algorithms.ksigma.gold_ranking`` for the decisions.
 
     Examples
     --------
@@ -335,7 +229,7 @@ class GOLD(Algorithm):
         self.rounds = np.full(n, _NO_ROUND, dtype=np.int64)
         self.graph: NeighbourGraph | None = None
         self._changed = np.zeros(n, dtype=bool)
-        self._cursor = 0
+        self._cursor = RoundRobinCursor()
 
     def _check_room(self, minority: float, rho: float) -> None:
         """An outlier group of one arm must fit: ``1 < n (1 - rho)``, or ``<=`` when inclusive."""
@@ -348,12 +242,6 @@ class GOLD(Algorithm):
             f"room for an outlier (a group must have {group} n (1 - rho) members)",
             f"use rho {bound} {1.0 - 1.0 / self.n_arms:.4g} or more workers",
         )
-
-    def _small(self, sizes: IntArray) -> BoolArray:
-        """Which community (or prefix) sizes count as small: ``< n (1 - rho)``, or ``<=``."""
-        if self.inclusive:
-            return np.asarray(sizes <= self.minority, dtype=bool)
-        return np.asarray(sizes < self.minority, dtype=bool)
 
     # ------------------------------------------------------------------ subclass steps
     def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:
@@ -419,119 +307,4 @@ class GOLD(Algorithm):
         return bool(self._askable().any())
 
     def _schedule(self, limit: int) -> IntArray:
-        candidates = np.flatnonzero(self._askable())
-        if candidates.size == 0:
-            return candidates.astype(np.int64)
-        start = int(np.searchsorted(candidates, self._cursor)) % candidates.size
-        picks = candidates[(start + np.arange(limit)) % candidates.size]
-        self._cursor = int(picks[-1]) + 1
-        return picks.astype(np.int64)
-
-    # ------------------------------------------------------------------------- result
-    def _describe(self) -> Result:
-        condition_met = self._condition_met()
-        first, cutoff = self._prefix_rounds()
-        order = sorted(range(self.n_arms), key=self._rank_key)
-        lines = tuple(
-            self._worker_line(arm, rank, condition_met, first, cutoff)
-            for rank, arm in enumerate(order, start=1)
-        )
-        graph = self.graph
-        result = self._result(
-            lines,
-            extra={
-                "eps": self.eps,
-                "rho": self.rho,
-                "delta": self.delta,
-                "b": self.b,
-                "minority": self.minority,
-                "inclusive": self.inclusive,
-                "terminal": int(self.terminal.sum()),
-                "communities": None if graph is None else graph.n_communities,
-                "first_round": first,
-                "outlier_cutoff_round": cutoff,
-            },
-        )
-        return label_heuristic(result, self._heuristic)
-
-    def _rank_key(self, arm: int) -> tuple[int, int, int]:
-        if self.terminal[arm]:
-            return (0, int(self.rounds[arm]), arm)
-        return (1, 0, arm)
-
-    def _prefix_rounds(self) -> tuple[int | None, int | None]:
-        """The first terminal round and the last round whose prefix has < n (1 - rho) arms
-        (``<=`` when inclusive)."""
-        rounds, counts = np.unique(self.rounds[self.terminal], return_counts=True)
-        if rounds.size == 0:
-            return None, None
-        below = self._small(np.cumsum(counts))
-        cutoff = int(rounds[np.flatnonzero(below)[-1]]) if below.any() else None
-        return int(rounds[0]), cutoff
-
-    def _worker_line(
-        self, arm: int, rank: int, condition_met: bool, first: int | None, cutoff: int | None
-    ) -> WorkerResult:
-        count = int(self.stats.count[arm])
-        pending = int(self.pending[arm])
-        in_graph = self.graph is not None and bool(self.graph.members[arm])
-        terminal = bool(self.terminal[arm])
-        round_ = int(self.rounds[arm])
-        score = float(round_) if terminal else None
-        in_prefix = terminal and cutoff is not None and round_ <= cutoff
-        leaning = (
-            Decision.OUTLIER if in_prefix or (terminal and not condition_met) else (Decision.NORMAL)
-        )
-        decision, reason = self._decide(arm, condition_met, in_graph, first, cutoff)
-        if count == 0:
-            estimate, low, high = math.nan, self.lower, self.upper
-        else:
-            estimate = float(self.means[arm])
-            radius = float(self.radii[arm])
-            low, high = max(estimate - radius, self.lower), min(estimate + radius, self.upper)
-        return WorkerResult(
-            arm, estimate, low, high, count, pending, decision, leaning, reason, rank, score,
-        )  # fmt: skip
-
-    def _decide(
-        self, arm: int, condition_met: bool, in_graph: bool, first: int | None, cutoff: int | None
-    ) -> tuple[Decision, str]:
-        away = self._availability_reason(arm)
-        if self.graph is not None and not in_graph:
-            return Decision.UNDECIDED, f"{away or 'left'}; no answers, kept out of the graph"
-        terminal = bool(self.terminal[arm])
-        round_ = int(self.rounds[arm])
-        if not condition_met:
-            terminal_count = int(self.terminal.sum())
-            status = f"terminal at round {round_}" if terminal else "not terminal"
-            why = (
-                f"{status}; {terminal_count} terminal workers, the stopping rule needs "
-                f"n (1 - rho) = {self.minority:g}"
-            )
-            if 0 < self.stats.count[arm] < self.min_answers:
-                why = f"{why}; {self._too_few_reason}"
-            return Decision.UNDECIDED, f"{away}; {why}" if away else why
-        if self.stats.count[arm] < self.min_answers:  # it left before min_answers answers
-            few = self._too_few_reason
-            return Decision.UNDECIDED, f"{away}; {few}" if away else few
-        large = self._large_words
-        if not terminal:
-            return Decision.NORMAL, f"never left a community of {large} workers"
-        if cutoff is None:
-            return Decision.NORMAL, (
-                f"terminal at round {round_} together with {large} workers: no outlier group"
-            )
-        if round_ == first:
-            return Decision.OUTLIER, f"terminal at round {round_}, the first separation"
-        if round_ <= cutoff:
-            too_many = "more than n (1 - rho)" if self.inclusive else "n (1 - rho)"
-            return Decision.UNDECIDED, (
-                f"terminal at round {round_}, after the first separation and before "
-                f"{too_many} workers were: an outlier only with the first ones (see the rank)"
-            )
-        return Decision.NORMAL, f"terminal at round {round_}, once {large} workers were terminal"
-
-    @property
-    def _large_words(self) -> str:
-        """How many workers are too many for an outlier group, in words."""
-        return "more than n (1 - rho)" if self.inclusive else "n (1 - rho) or more"
+        return self._cursor.take(np.flatnonzero(self._askable()), limit)
