@@ -17,8 +17,8 @@ from sqlalchemy import text
 from screener.algorithms import Result
 from screener.errors import ConfigError
 from screener.journal import EventKind, Journal, snapshot_digest
+from screener.journal.backends.sqlite import INVALIDATIONS_SQLITE
 from screener.journal.schema import INVALIDATED_ONLY
-from screener.journal.store import INVALIDATIONS_SQLITE
 from screener.orchestrator import RunOptions
 from screener.pool import WorkerPool
 from screener.runs import restored
