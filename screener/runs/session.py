@@ -166,7 +166,7 @@ async def resume_run(
     (``on_decided`` sees those journaled from now on). A finished run is refused before
     anything is written, and nothing is written before the oracle is open.
     """
-    journal = AsyncJournal(Journal(db, create=False))
+    journal = AsyncJournal(Journal.open_existing(db))
     try:
         record = await journal.get_run(run_id)
         _refuse_to_resume(run_id, await journal.events(run_id, kinds=_RESUME_MARKS))
