@@ -24,7 +24,7 @@ from screener.errors import JournalError
 from screener.files import open_output
 from screener.journal import Event, EventKind, Journal
 from screener.orchestrator import DecisionStream
-from screener.runs.session import load_result
+from screener.runs.results import load_result
 from screener.runs.stored import GATE_ORACLE
 
 __all__ = [
