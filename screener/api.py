@@ -5,7 +5,8 @@ inside one (Jupyter, where the cell's loop is already running: the run then gets
 in a worker thread, so nothing needs patching); ``arun`` is the same as a coroutine. Both
 set the run up as `screener run` does (screener.runs.setup: the same run file, defaults and
 checks), journal every answer, and return the result with the workers' names and the run id
-attached (``Result.to_dataframe``, ``Result.to_dict``).
+attached (``Result.to_dataframe``, ``Result.to_dict``): the run's live result, the one it
+stores and ``screener report`` reads back (screener.runs.results).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import concurrent.futures
 import dataclasses
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -80,19 +81,11 @@ def run(
 
     Toloka's rule bans both spammers (w10, w11) and two good workers after bad luck (w06, w08).
     """
-    coroutine = arun(
-        pool, config=config, algorithm=algorithm, params=params, top=top, oracle=oracle,
-        oracle_options=oracle_options, db=db, seed=seed, options=options, progress=progress,
-        price=price,
+    return _blocking(
+        arun(pool, config=config, algorithm=algorithm, params=params, top=top, oracle=oracle,
+             oracle_options=oracle_options, db=db, seed=seed, options=options,
+             progress=progress, price=price)
     )  # fmt: skip
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no loop here (a script): run one
-        return asyncio.run(coroutine)
-    # Called from inside a running loop (a notebook cell): that loop cannot be re-entered,
-    # so the run gets a loop of its own in a worker thread, and this call waits for it.
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="screener-run") as pool_:
-        return pool_.submit(asyncio.run, coroutine).result()
 
 
 async def arun(
@@ -144,6 +137,18 @@ async def arun(
         path = os.path.join(folder, "run.db")
         run_id, result = await start_run(setup.plan, path, progress=progress)
     return result.named(names, run_id)
+
+
+def _blocking(coroutine: Coroutine[Any, Any, Result]) -> Result:
+    """Run ``coroutine`` to its end, where no event loop runs or inside one."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop here (a script): run one
+        return asyncio.run(coroutine)
+    # Called from inside a running loop (a notebook cell): that loop cannot be re-entered,
+    # so the run gets a loop of its own in a worker thread, and this call waits for it.
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="screener-run") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _money(price: Prices | str | Mapping[str, float] | None) -> MoneySettings:

@@ -57,7 +57,7 @@ def decisions(run_id: str | None, follow: bool, as_json: bool, db: str) -> None:
 
 
 def _latest(db: str) -> str:
-    with Journal(db, create=False) as journal:
+    with Journal.open_existing(db) as journal:
         latest = journal.latest_run_id()
     if latest is None:
         raise JournalError(f"{display_name(db)} holds no runs", "start one with `screener run`")

@@ -27,7 +27,7 @@ from screener.runs.logged import (
     invalidate_question,
 )
 from screener.runs.rescoring import changes_as_json, changes_as_text, decision_changes
-from screener.runs.session import load_result, load_results
+from screener.runs.results import load_result, load_results
 
 __all__ = ["export", "invalidate", "report", "runs", "upgrade"]
 

@@ -84,7 +84,7 @@ class GateSession:
     async def resume(cls, run_id: str, db: str) -> GateSession:
         """Gate run ``run_id`` of ``db``, rebuilt by replaying its journal (checked call by
         call); refused, writing nothing, when another live process serves it."""
-        journal = AsyncJournal(Journal(db, create=False))
+        journal = AsyncJournal(Journal.open_existing(db))
         try:
             gate = run_gate(await journal.get_run(run_id))
             await journal.claim(run_id)

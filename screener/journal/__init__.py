@@ -1,9 +1,11 @@
 """The journal: the append-only event log of screening runs (SQLite by default).
 
 ``Journal`` is the synchronous store; ``AsyncJournal`` runs it on one worker thread for
-asyncio code, and commits a run's appends on the event loop where the database allows it
-(``loop_writers``). Events are never updated or deleted: a run's state is a fold over them (a
-snapshot of that fold, kept every so many events, only saves a reader the replay).
+asyncio code, and commits a run's appends on the event loop where the database allows it.
+What differs between databases sits behind one seam (``backends``: one module per database);
+the schema and its upgrades are ``migrations``'. Events are never updated or deleted: a run's
+state is a fold over them (a snapshot of that fold, kept every so many events, only saves a
+reader the replay).
 """
 
 from screener.journal.events import (
@@ -23,6 +25,7 @@ from screener.journal.leases import (
     LeaseLostError,
     RunOwnedError,
 )
+from screener.journal.migrations import MIGRATIONS, Migration
 from screener.journal.schema import (
     SCHEMA_VERSION,
     EventRow,
@@ -31,7 +34,7 @@ from screener.journal.schema import (
     RunSnapshotRow,
     SchemaInfo,
 )
-from screener.journal.store import MIGRATIONS, Journal, Migration, display_name, new_run_id
+from screener.journal.store import Journal, display_name, new_run_id
 from screener.journal.writer import AsyncJournal
 
 __all__ = [

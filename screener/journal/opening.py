@@ -26,6 +26,8 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -38,6 +40,7 @@ from screener.errors import JournalError
 
 __all__ = [
     "check_file",
+    "database_errors",
     "display_name",
     "has_content",
     "read_only_engine",
@@ -149,6 +152,17 @@ def reason(error: BaseException) -> str:
     cause = getattr(error, "orig", None) or error
     lines = str(cause).strip().splitlines()
     return lines[0] if lines else type(cause).__name__
+
+
+@contextmanager
+def database_errors(doing: str) -> Iterator[None]:
+    """Turn database errors into one-line JournalErrors (the cause stays chained)."""
+    try:
+        yield
+    except SQLAlchemyError as error:
+        raise JournalError(f"{doing}: {reason(error)}") from error
+    except ModuleNotFoundError as error:  # the URL names a driver that is not installed
+        raise JournalError(f"{doing}: {error}", "install the database driver") from error
 
 
 # ------------------------------------------------------------------------- engines

@@ -1,7 +1,14 @@
 """The journal's tables. Runs and events are only ever inserted: state is a fold over the
 events. Two tables are exceptions by design: ``run_leases`` (who drives a run now,
 journal.leases) and ``run_snapshots`` (derived data: a run's latest algorithm state, which a
-reader may use instead of replaying the events before it, and may always ignore)."""
+reader may use instead of replaying the events before it, and may always ignore).
+
+Examples
+--------
+>>> from sqlmodel import SQLModel
+>>> sorted(SQLModel.metadata.tables)
+['events', 'run_leases', 'run_snapshots', 'runs', 'screener_schema']
+"""
 
 from __future__ import annotations
 
@@ -23,7 +30,7 @@ __all__ = [
     "SchemaInfo",
 ]
 
-# Bump together with a new entry in store.MIGRATIONS.
+# Bump together with a new entry in migrations.MIGRATIONS.
 SCHEMA_VERSION = 4
 #: The predicate of the partial index on invalidations; a query must spell it exactly (a
 #: literal, not a bound parameter) for SQLite to use the index.
@@ -31,14 +38,7 @@ INVALIDATED_ONLY = "kind = 'invalidated'"
 
 
 class SchemaInfo(SQLModel, table=True):
-    """Key/value facts about the database itself; ``version`` is the schema version.
-
-    Examples
-    --------
-    >>> from sqlmodel import SQLModel
-    >>> sorted(SQLModel.metadata.tables)
-    ['events', 'run_leases', 'run_snapshots', 'runs', 'screener_schema']
-    """
+    """Key/value facts about the database itself; ``version`` is the schema version."""
 
     __tablename__ = "screener_schema"
 
@@ -47,14 +47,7 @@ class SchemaInfo(SQLModel, table=True):
 
 
 class RunRow(SQLModel, table=True):
-    """One screening run: everything needed to rebuild it. Written once, never updated.
-
-    Examples
-    --------
-    >>> from sqlmodel import SQLModel
-    >>> sorted(SQLModel.metadata.tables)
-    ['events', 'run_leases', 'run_snapshots', 'runs', 'screener_schema']
-    """
+    """One screening run: everything needed to rebuild it. Written once, never updated."""
 
     __tablename__ = "runs"
 
@@ -70,14 +63,7 @@ class RunRow(SQLModel, table=True):
 
 
 class EventRow(SQLModel, table=True):
-    """One event of a run; the autoincrement id is the global order of events.
-
-    Examples
-    --------
-    >>> from sqlmodel import SQLModel
-    >>> sorted(SQLModel.metadata.tables)
-    ['events', 'run_leases', 'run_snapshots', 'runs', 'screener_schema']
-    """
+    """One event of a run; the autoincrement id is the global order of events."""
 
     __tablename__ = "events"
     # Serves every per-run lookup ("events of run X in order"), so run_id needs no index
@@ -116,14 +102,7 @@ class EventRow(SQLModel, table=True):
 
 class RunLeaseRow(SQLModel, table=True):
     """Who drives a run now (schema 3): one row per run being driven, updated in place,
-    deleted when the run stops. ``epoch`` counts the claims of the run.
-
-    Examples
-    --------
-    >>> from sqlmodel import SQLModel
-    >>> sorted(SQLModel.metadata.tables)
-    ['events', 'run_leases', 'run_snapshots', 'runs', 'screener_schema']
-    """
+    deleted when the run stops. ``epoch`` counts the claims of the run."""
 
     __tablename__ = "run_leases"
 
@@ -139,14 +118,7 @@ class RunLeaseRow(SQLModel, table=True):
 class RunSnapshotRow(SQLModel, table=True):
     """A run's latest snapshot (schema 4): the algorithm's state after the run's events up to
     ``event_id``, replaced by the next one. Derived data: ``digest`` (format, screener version,
-    SHA-256 of ``state``) tells a reader whether it may use it; otherwise it replays.
-
-    Examples
-    --------
-    >>> from sqlmodel import SQLModel
-    >>> sorted(SQLModel.metadata.tables)
-    ['events', 'run_leases', 'run_snapshots', 'runs', 'screener_schema']
-    """
+    SHA-256 of ``state``) tells a reader whether it may use it; otherwise it replays."""
 
     __tablename__ = "run_snapshots"
 

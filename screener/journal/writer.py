@@ -5,7 +5,7 @@ Database work (commits wait on the disk, on locks, on the server) stays off the 
 and the single thread makes the journal's writer unique and its calls ordered: they run in
 the order they were made, so a batch appended later never lands before one appended earlier.
 Appends, the run's hot path, go through a loop writer where there is one
-(journal.loop_writers: a SQLite commit that never waits for a lock, PostgreSQL's asyncio
+(journal.backends: a SQLite commit that never waits for a lock, PostgreSQL's asyncio
 driver), and only while nothing is queued for the thread, so the order is kept.
 """
 
@@ -19,9 +19,9 @@ from types import TracebackType
 from typing import Self, TypeVar, TypeVarTuple
 
 from screener.errors import JournalError
+from screener.journal.backends import LoopWriter
 from screener.journal.events import Event, EventKind, RunRecord, RunSpec, Snapshot
 from screener.journal.leases import Lease
-from screener.journal.loop_writers import LoopWriter
 from screener.journal.rows import rows_from_events
 from screener.journal.store import Journal
 

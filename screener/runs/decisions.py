@@ -24,7 +24,7 @@ from screener.errors import JournalError
 from screener.files import open_output
 from screener.journal import Event, EventKind, Journal
 from screener.orchestrator import DecisionStream
-from screener.runs.session import load_result
+from screener.runs.results import load_result
 from screener.runs.stored import GATE_ORACLE
 
 __all__ = [
@@ -104,7 +104,7 @@ class RunDecision:
 def run_decisions(db: str, run_id: str) -> list[RunDecision]:
     """The decisions of run ``run_id`` in the order they were made (RunNotFoundError when
     there is no such run)."""
-    with Journal(db, create=False) as journal:
+    with Journal.open_existing(db) as journal:
         record = journal.get_run(run_id)
         events = journal.events(run_id, kinds=(EventKind.DECIDED, EventKind.FINISHED))
     decided = [RunDecision.of(event) for event in events if event.kind is EventKind.DECIDED]
@@ -223,7 +223,7 @@ class DecisionFollower:
         self.ended: str | None = None
 
     def __iter__(self) -> Iterator[RunDecision]:
-        with Journal(self.db, create=False) as journal:
+        with Journal.open_existing(self.db) as journal:
             journal.get_run(self.run_id)
             after, quiet_since = 0, time.monotonic()
             while self.ended is None:

@@ -51,7 +51,7 @@ def invalidate_question(
     With ``key`` its answers are rescored against it, which needs their raw answers: a run
     whose oracle gave scores only (a graded dataset) can only drop them.
     """
-    with Journal(db, create=False) as journal:
+    with Journal.open_existing(db) as journal:
         record = journal.get_run(run_id)
         pool = worker_pool(record)
         if pool.bank is None:
@@ -177,7 +177,7 @@ def export_kept_labels(db: str, run_id: str, labels: str | Path, path: str | Pat
 
 def _screened_workers(db: str, run_id: str) -> set[str]:
     """A run's workers: its pool's, or for a gate run those who asked the gate for work."""
-    with Journal(db, create=False) as journal:
+    with Journal.open_existing(db) as journal:
         record = journal.get_run(run_id)
         if record.oracle.get("name") != GATE_ORACLE:
             return set(worker_pool(record).workers)

@@ -1,4 +1,5 @@
-"""Runs as a user sees them: start one, resume one, read one back.
+"""Runs as a user sees them: start one, resume one (and, from screener.runs.results, read one
+back).
 
 Everything is validated (algorithm parameters, pool, oracle options, database) before the
 first row is written, so a bad command leaves nothing half-written behind.
@@ -31,13 +32,11 @@ from screener.journal import (
 )
 from screener.oracles import Oracle, load_oracle_class
 from screener.orchestrator import DecisionSink, DecisionStream, Orchestrator, Progress, RunOptions
-from screener.runs.answers import invalidations
-from screener.runs.rescoring import refuse_resume_after_invalidation, rescored_result
-from screener.runs.state import pending_pulls, replay
+from screener.runs.rescoring import refuse_resume_after_invalidation
+from screener.runs.results import load_result, load_results, resumed_algorithm
+from screener.runs.state import pending_pulls
 from screener.runs.stops import UNJOURNALED_STOP, drive_owned, release
 from screener.runs.stored import (
-    build_algorithm,
-    restored,
     run_config,
     run_options,
     run_prices,
@@ -166,7 +165,7 @@ async def resume_run(
     (``on_decided`` sees those journaled from now on). A finished run is refused before
     anything is written, and nothing is written before the oracle is open.
     """
-    journal = AsyncJournal(Journal(db, create=False))
+    journal = AsyncJournal(Journal.open_existing(db))
     try:
         record = await journal.get_run(run_id)
         _refuse_to_resume(run_id, await journal.events(run_id, kinds=_RESUME_MARKS))
@@ -176,8 +175,7 @@ async def resume_run(
         marks = await journal.events(run_id, kinds=_RESUME_MARKS)
         _refuse_to_resume(run_id, marks)  # again: it may have finished before our claim
         oracle, pool = _oracle(record, db)
-        algorithm, after = restored(record, await journal.snapshot(run_id))
-        replay(algorithm, await journal.events(run_id, after_id=after))
+        algorithm = await resumed_algorithm(journal, record)
         journaled = await journal.events(run_id, kinds=(EventKind.DECIDED,))
         decisions = DecisionStream(pool.workers, record.params, journaled, sink=on_decided)
         options = options or run_options(record)
@@ -236,47 +234,6 @@ def _resume_events(
     return [*events, Event(kind=EventKind.RESUMED, at=now)]
 
 
-def load_result(db: str, run_id: str | None = None) -> tuple[RunRecord, Result]:
-    """Replay a run offline (no oracle) and return its record and result.
-
-    A run with invalidated gold questions gets its rescored result (screener.runs.rescoring);
-    ``load_results`` gives both.
-    """
-    record, original, rescored = load_results(db, run_id)
-    return record, original if rescored is None else rescored
-
-
-def load_results(
-    db: str, run_id: str | None = None, *, from_events: bool = False
-) -> tuple[RunRecord, Result, Result | None]:
-    """The run's record, its result as journaled, and, when gold questions were invalidated,
-    its result rebuilt from the remaining answers (else None).
-
-    A finished run's result is read as the run stored it, in one query; an unfinished run, or
-    one whose answers were invalidated after it finished, is replayed from its events, and so
-    is every run with ``from_events`` (to check the stored result against the journal).
-    """
-    with Journal(db, read_only=True) as journal:
-        chosen = run_id or journal.latest_run_id()
-        if chosen is None:
-            raise JournalError(f"{journal.name} holds no runs", "start one with `screener run`")
-        record = journal.get_run(chosen)
-        stored = None if from_events else journal.stored_result(chosen)
-        if stored is not None and (result := Result.from_json(stored)) is not None:
-            return record, result, None
-        if from_events or journal.invalidations(chosen):
-            # Rescoring needs every answer; a check against the journal must not trust
-            # derived data.
-            algorithm, events = build_algorithm(record), journal.events(chosen)
-        else:
-            algorithm, after = restored(record, journal.snapshot(chosen))
-            events = journal.events(chosen, after_id=after)
-    replay(algorithm, events)
-    finished = any(event.kind is EventKind.FINISHED for event in events)
-    result = _finished_result(algorithm) if finished else algorithm.result()
-    return record, result, rescored_result(record, events) if invalidations(events) else None
-
-
 def _oracle(record: RunRecord, db: str) -> tuple[Oracle, WorkerPool]:
     pool = worker_pool(record)
     oracle_info = dict(record.oracle)
@@ -309,14 +266,6 @@ def _has_password(text: str) -> bool:
         return "://" in text and make_url(text).password is not None
     except (SQLAlchemyError, ValueError):
         return False
-
-
-def _finished_result(algorithm: Algorithm) -> Result:
-    """A finished run stopped at an ask that returned done; make the replay do the same."""
-    for pull_id in pending_pulls(algorithm):
-        algorithm.release(pull_id)
-    algorithm.ask(1)
-    return algorithm.result()
 
 
 @contextlib.contextmanager

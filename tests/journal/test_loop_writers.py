@@ -1,4 +1,4 @@
-"""Appends committed on the event loop (journal.loop_writers), on SQLite and PostgreSQL.
+"""Appends committed on the event loop (journal.backends' loop writers), on SQLite and PostgreSQL.
 
 They must store exactly what the thread's appends store, keep the lease's fence, keep the
 order of appends, and hand an append they cannot make at once (a locked file) to the thread.

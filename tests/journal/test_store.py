@@ -18,7 +18,7 @@ from event_helpers import pull_event
 from sqlalchemy import Connection, text
 
 from screener.errors import JournalError, RunNotFoundError, SchemaVersionError
-from screener.journal import SCHEMA_VERSION, Event, EventKind, Journal, RunSpec, store
+from screener.journal import SCHEMA_VERSION, Event, EventKind, Journal, RunSpec, migrations
 
 
 def make_spec(n_workers: int = 3, algorithm: str = "wrr") -> RunSpec:
@@ -310,7 +310,7 @@ def test_upgrade_applies_migrations_in_order(db: Path, monkeypatch: pytest.Monke
     old_version = SCHEMA_VERSION - 1
     set_version(db, str(old_version))
     step = f"{old_version} -> {SCHEMA_VERSION}: runs get a note"
-    monkeypatch.setattr(store, "MIGRATIONS", [(old_version, step, add_note_column)])
+    monkeypatch.setattr(migrations, "MIGRATIONS", [(old_version, step, add_note_column)])
     with pytest.raises(SchemaVersionError):
         Journal(str(db))
     with Journal(str(db), create=False, check_version=False) as old:
@@ -368,7 +368,7 @@ def test_a_failing_migration_changes_nothing(db: Path, monkeypatch: pytest.Monke
         conn.execute(text("CREATE TABLE half_done (x INTEGER)"))  # DDL must roll back too
         raise RuntimeError("migration bug")
 
-    monkeypatch.setattr(store, "MIGRATIONS", [(0, "broken", half_done)])
+    monkeypatch.setattr(migrations, "MIGRATIONS", [(0, "broken", half_done)])
     with Journal(str(db), check_version=False) as old, pytest.raises(RuntimeError):
         old.upgrade()
     with sqlite3.connect(db) as conn:
@@ -381,7 +381,7 @@ def test_a_failing_migration_changes_nothing(db: Path, monkeypatch: pytest.Monke
 def test_upgrade_without_a_migration_path(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     Journal(str(db)).close()
     set_version(db, "0")
-    monkeypatch.setattr(store, "MIGRATIONS", [])
+    monkeypatch.setattr(migrations, "MIGRATIONS", [])
     with (
         Journal(str(db), check_version=False) as old,
         pytest.raises(JournalError, match="no migration from schema version 0"),

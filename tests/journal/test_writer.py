@@ -18,7 +18,7 @@ from loop_helpers import loop_ticks
 
 from screener.errors import JournalError, RunNotFoundError
 from screener.journal import AsyncJournal, Event, EventKind, Journal, RunSpec, Snapshot
-from screener.journal.loop_writers import SQLITE_LOOP_ROWS
+from screener.journal.backends.sqlite import SQLITE_LOOP_ROWS
 from screener.journal.writer import JOURNAL_THREAD_PREFIX
 
 SPEC = RunSpec("wrr", {"k": 2}, 7, {"name": "simulated"}, {"workers": ["a", "b"]}, {})

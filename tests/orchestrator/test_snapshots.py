@@ -18,8 +18,8 @@ from screener.algorithms import Result
 from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.journal import EventKind, Journal, snapshot_digest
+from screener.journal.backends.sqlite import INVALIDATIONS_SQLITE
 from screener.journal.schema import INVALIDATED_ONLY
-from screener.journal.store import INVALIDATIONS_SQLITE
 from screener.orchestrator import RunOptions
 from screener.runs import restored
 from screener.runs.session import RunPlan, load_results, resume_run, start_run

@@ -1,0 +1,116 @@
+"""The journal on SQLite (a file): appends on the event loop, invalidations by their index.
+
+A run commits every batch of "asked" rows before its questions leave and every batch of
+answers before the algorithm hears them, so with fast oracles the journal's latency is the
+run's, and handing each commit to ``AsyncJournal``'s thread and back costs about as much as
+the commit itself. So, with ``synchronous=normal``, appends are committed on the loop thread
+through a connection of their own that never waits for a lock (``busy_timeout`` 0): a commit
+in WAL mode without an fsync takes a fraction of a millisecond, and if another writer holds
+the database the append goes to the thread, which waits its turn. With ``synchronous=full``
+every commit fsyncs, so every append goes to the thread, as do batches of more than
+``SQLITE_LOOP_ROWS`` rows (a run's batches are at most twice its concurrency), so the loop
+never stalls for long.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Row
+
+from screener.journal.backends.base import JournalBackend, LoopWriter
+from screener.journal.events import EVENT_FIELDS, EventKind
+from screener.journal.leases import Lease, check_sql
+from screener.journal.schema import INVALIDATED_ONLY
+
+__all__ = ["INVALIDATIONS_SQLITE", "SQLITE_LOOP_ROWS", "SqliteBackend"]
+
+#: The largest batch a SQLite loop writer commits (a short stall of the loop).
+SQLITE_LOOP_ROWS = 256
+
+#: The invalidations of a run through the partial index, named: without statistics the
+#: planner picks between two equally costed indexes by the order they were created in (which
+#: varies), and the full (run_id, id) index reads every event of the run.
+INVALIDATIONS_SQLITE = (
+    f"SELECT {', '.join(EVENT_FIELDS)} FROM events INDEXED BY ix_events_invalidated "
+    f"WHERE run_id = ? AND {INVALIDATED_ONLY} ORDER BY id"
+)
+
+
+class SqliteBackend(JournalBackend):
+    """SQLite: ``sqlite_file`` is the database's file (None in memory), ``synchronous`` its
+    PRAGMA synchronous (NORMAL or FULL)."""
+
+    def __init__(self, engine: Engine, sqlite_file: Path | None, synchronous: str) -> None:
+        super().__init__(engine)
+        self._sqlite_file = sqlite_file
+        self._synchronous = synchronous
+
+    def read(
+        self,
+        conn: Connection,
+        run_id: str,
+        after_id: int = 0,
+        kinds: Sequence[EventKind] | None = None,
+    ) -> Sequence[Row[Any]]:
+        """As ``JournalBackend.read``; a run's invalidations come from an index that holds
+        nothing else, however many events the run has."""
+        if after_id == 0 and kinds is not None and tuple(kinds) == (EventKind.INVALIDATED,):
+            return conn.exec_driver_sql(INVALIDATIONS_SQLITE, (run_id,)).all()
+        return super().read(conn, run_id, after_id, kinds)
+
+    async def open_loop_writer(self) -> LoopWriter | None:
+        """A loop writer for a file at ``synchronous=NORMAL`` (module docstring)."""
+        if self._sqlite_file is None or self._synchronous != "NORMAL" or self.insert_sql is None:
+            return None
+        try:
+            return _SqliteLoopWriter(
+                str(self._sqlite_file), self.insert_sql, check_sql(self.engine.dialect)[0]
+            )
+        except sqlite3.Error:
+            return None  # the thread's connections will report why
+
+
+class _SqliteLoopWriter:
+    atomic = True
+
+    def __init__(self, path: str, insert_sql: str, lease_sql: str) -> None:
+        # The journal has already made the file WAL (a setting of the file); the rest are
+        # settings of this connection.
+        self._conn = sqlite3.connect(path, isolation_level=None)
+        for pragma in ("busy_timeout=0", "synchronous=NORMAL", "foreign_keys=ON"):
+            self._conn.execute(f"PRAGMA {pragma}")
+        self._insert_sql = insert_sql
+        self._lease_sql = lease_sql
+
+    async def append(
+        self, run_id: str, rows: Sequence[tuple[Any, ...]], lease: Lease | None
+    ) -> bool:
+        """The thread's transaction (BEGIN IMMEDIATE, the lease check, the insert), or
+        nothing and False when the database is locked or anything fails."""
+        if len(rows) > SQLITE_LOOP_ROWS:
+            return False
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:  # another writer holds the database: not on the loop
+            return False
+        try:
+            holder = None if lease is None else conn.execute(self._lease_sql, (run_id,)).fetchone()
+            if lease is not None and not lease.matches(holder):
+                conn.execute("ROLLBACK")
+                return False
+            conn.executemany(self._insert_sql, rows)
+            conn.execute("COMMIT")
+        except sqlite3.Error:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            return False
+        return True
+
+    async def aclose(self) -> None:
+        self._conn.close()
