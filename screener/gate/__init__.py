@@ -5,7 +5,8 @@ worker, whether to give a gold question or a real task, and hands back the gold 
 ``GateSettings`` holds what the requester sets; ``Prices`` what questions cost.
 """
 
-from screener.gate.core import AnswerOutcome, Decided, Gate, Reply, ReplyKind
+from screener.gate.core import Gate
+from screener.gate.replies import AnswerOutcome, Decided, Reply, ReplyKind
 from screener.gate.roster import Status
 from screener.gate.settings import (
     DEFAULT_PARAMS,

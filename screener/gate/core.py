@@ -34,91 +34,28 @@ first reply, so a retried request is served once).
 
 from __future__ import annotations
 
-import enum
 import hashlib
-from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from screener.algorithms import CrowdPrior, Result, ThresholdingAlgorithm, create_algorithm
 from screener.bank import GoldBank
-from screener.errors import ConfigError, InvalidRewardError, UnknownPullError
-from screener.gate.roster import Gold, Status, WorkerState
+from screener.errors import UnknownPullError
+from screener.gate.judge import ValueJudge
+from screener.gate.replies import (
+    AnswerOutcome,
+    Decided,
+    Reply,
+    ReplyKind,
+    RequestMemory,
+    check_worker,
+)
+from screener.gate.roster import Gold, Status, WorkerState, reward_of
 from screener.gate.settings import GateSettings
-from screener.gate.tenure import TenurePriors
-from screener.gate.value import GoldValue, RequestLengths
 from screener.stats.change import ChangeDetector
-from screener.stats.prior import StoppingTable
 
 __all__ = ["AnswerOutcome", "Decided", "Gate", "Reply", "ReplyKind"]
-
-#: Request ids remembered for repeated requests (the oldest are forgotten first).
-REMEMBERED_REQUESTS = 100_000
-
-
-class ReplyKind(enum.StrEnum):
-    """What the gate tells the platform to give an arriving worker."""
-
-    GOLD = "gold"
-    TASK = "task"
-    QUALIFIED = "qualified"
-    BLOCKED = "blocked"
-
-
-class AnswerOutcome(enum.StrEnum):
-    """What the gate did with a gold answer: used it, or ignored a second copy or an answer
-    to a question it had released."""
-
-    ACCEPTED = "accepted"
-    DUPLICATE = "duplicate"
-    LATE = "late"
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """The gate's answer for one request: ``kind``; for a gold question its id (answer with
-    it) and the bank's question id (None without a bank: the platform picks the question);
-    ``reason``: why, in a few words."""
-
-    kind: ReplyKind
-    worker: str
-    gold: str | None = None
-    question: str | None = None
-    reason: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind.value,
-            "worker": self.worker,
-            "gold": self.gold,
-            "question": self.question,
-            "reason": self.reason,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Decided:
-    """One decision, as streamed: its position ``seq`` in the stream (a cursor), the worker,
-    ``banned``, ``accepted`` (its requests are answered ``qualified`` from now on) or
-    ``reopened`` (screened again after the change detector's alarm), why, and the gate's
-    request count when it was made (the gate has no clock; a service stamps the time)."""
-
-    seq: int
-    worker: str
-    decision: str
-    reason: str
-    request: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "worker": self.worker,
-            "decision": self.decision,
-            "reason": self.reason,
-            "request": self.request,
-        }
 
 
 class Gate:
@@ -145,9 +82,10 @@ class Gate:
         self.method: ThresholdingAlgorithm = method
         self.bank = bank
         self.detector = ChangeDetector(self._bar(), alpha=self.settings.alpha)
-        self.tenure = TenurePriors() if self.settings.uses_tenure else None
-        self.value = (
-            GoldValue(self.settings, self.tenure) if self.settings.policy == "value" else None
+        self.judge = (
+            ValueJudge(self.settings, method)
+            if self.settings.policy == "value" and isinstance(method, CrowdPrior)
+            else None
         )
         self.workers: dict[str, WorkerState] = {}
         self.golds: dict[str, Gold] = {}
@@ -157,34 +95,29 @@ class Gate:
         self.gold_asked = 0
         self._arm_worker: list[str] = []
         self._shown = np.zeros(0, dtype=np.int8)  # the verdict last streamed, per arm
-        self._ages = np.zeros(0)  # requests made, per arm
-        self._replies: OrderedDict[str, Reply] = OrderedDict()
-        self._lengths = RequestLengths(self.settings.expected_tasks)
+        self._replies = RequestMemory()
 
     # ------------------------------------------------------------------ the platform's calls
     def next(self, worker: str, request_id: str | None = None) -> Reply:
         """Gold or task for ``worker``, who asks for work (joining if new, back if it left).
         A ``request_id`` seen before returns that request's reply, changing nothing."""
         if request_id is not None and request_id in self._replies:
-            return self._repeated(request_id, worker)
-        _check_worker(worker)
+            return self._replies.repeated(request_id, worker)
+        check_worker(worker)
         self.requests += 1
         state = self.workers.get(worker) or self._join(worker)
         if state.left:
             self._come_back(state)
         state.requests += 1
-        self._lengths.grew(state.requests)
-        self._ages[state.arm] = state.requests
-        if self.tenure is not None:
-            assert isinstance(self.method, CrowdPrior)
-            self.tenure.grew(self.method, self._ages)
+        if self.judge is not None:
+            self.judge.grew(state)
         reply = self._reply(state)
         if reply.kind in (ReplyKind.TASK, ReplyKind.QUALIFIED):
             state.tasks += 1
             state.since_gold += 1
             self.tasks += 1
         if request_id is not None:
-            self._remember(request_id, reply)
+            self._replies.remember(request_id, reply)
         return reply
 
     def answer(
@@ -221,7 +154,7 @@ class Gate:
                 f"no gold question {gold!r} was handed out by this gate",
                 "answer with the gold id of a reply",
             )
-        return self._reward(record, reward, answer)
+        return reward_of(record, reward, answer, self.bank, self.method)
 
     def leave(self, worker: str, reason: str = "left") -> None:
         """``worker`` left: the gold question it owes is released, and it is asked nothing
@@ -296,9 +229,8 @@ class Gate:
             return True
         if policy == "share":
             return state.since_gold + 1 >= self.settings.gold_every
-        assert self.value is not None and isinstance(self.method, CrowdPrior)
-        remaining = self._lengths.remaining(state.requests - 1)
-        return self.value.wants(self.method, state.arm, remaining, state.requests - 1)
+        assert self.judge is not None  # the value policy (settings checked)
+        return self.judge.wants(state)
 
     def _gold_room(self) -> bool:
         """Whether the gold share and budget allow a question the policy chose."""
@@ -340,49 +272,20 @@ class Gate:
         method would still use the answer and it is worth its price."""
         if self._audit_draw(state):
             return True
-        if self.value is None or not isinstance(self.method, CrowdPrior):
+        if self.judge is None or not self.judge.method.reconsider:
             return False
-        if not self.method.reconsider or state.status is Status.SCREENING:
-            return False
-        remaining = self._lengths.remaining(state.requests - 1)
-        return self.value.wants(self.method, state.arm, remaining, state.requests - 1)
+        return state.status is not Status.SCREENING and self.judge.wants(state)
 
     def _value_ban(self, state: WorkerState) -> None:
-        """The value policy's own ban (``GateSettings.bans``), after each answer the method
-        used: under the prior of the worker's age (``screener.gate.tenure``), "promise" bans
-        at P(below the bar) >= 1 - q; "cost" where the stopping table at the stated prices
-        bans and a ban is cheaper than keeping the worker even with its own answers left out
-        of its prior."""
-        method, rule = self.method, self.settings.ban_rule
-        if rule is None or state.banned or not isinstance(method, CrowdPrior):
+        """The gate's own ban (``ValueJudge.ban``), after an answer the method used."""
+        found = None if self.judge is None or state.banned else self.judge.ban(state)
+        if found is None:
             return
-        if method.stats.count[state.arm] < method.min_answers:
-            return
-        p_bad = self._prob_below(method, state)
-        if rule == "promise" and p_bad < 1.0 - method.q:
-            return
-        if rule == "cost" and not self._ban_pays(method, state, p_bad):
-            return
-        method.set_unavailable(state.arm, "banned by the gate")
+        p_bad, why = found
+        self.method.set_unavailable(state.arm, "banned by the gate")
         state.status = Status.BANNED
         state.ban_posterior = p_bad
-        why = "keeping it costs more than losing it" if rule == "cost" else "its answers"
-        self._decide(state, "banned", f"P(below {method.threshold:g}) = {p_bad:.3f}: {why}")
-
-    def _prob_below(self, method: CrowdPrior, state: WorkerState) -> float:
-        if self.tenure is not None:
-            return self.tenure.prob_below(method, state.arm, state.requests)
-        count, successes = method.stats.count[state.arm], method.scaled_successes()[state.arm]
-        return float(method.prior.prob_below([successes], [count], method.bar)[0])
-
-    def _ban_pays(self, method: CrowdPrior, state: WorkerState, p_bad: float) -> bool:
-        assert self.value is not None
-        prices = self.settings.prices
-        if p_bad * self.settings.label_cost <= (1.0 - p_bad) * prices.task:
-            return False
-        remaining = self._lengths.remaining(state.requests)
-        action = self.value.action(method, state.arm, remaining, state.requests)
-        return action == StoppingTable.BAN
+        self._decide(state, "banned", why)
 
     def _new_gold(
         self,
@@ -427,7 +330,8 @@ class Gate:
         self.workers[worker] = state
         self._arm_worker.append(worker)
         self._shown = np.append(self._shown, np.int8(0))
-        self._ages = np.append(self._ages, 0.0)
+        if self.judge is not None:
+            self.judge.add_arm(0)
         self._check_decisions()  # crowd-prior may decide a newcomer on the prior alone
         return state
 
@@ -468,7 +372,8 @@ class Gate:
         state.arm = int(self.method.add_workers(1)[0])
         self._arm_worker.append(state.worker)
         self._shown = np.append(self._shown, np.int8(0))
-        self._ages = np.append(self._ages, float(state.requests))
+        if self.judge is not None:
+            self.judge.add_arm(state.requests)
         self.detector.restart(state.row)
         state.status = Status.SCREENING
         self._decide(state, "reopened", why)
@@ -486,43 +391,3 @@ class Gate:
     def _bar(self) -> float:
         method = self.method
         return (method.threshold - method.lower) / (method.upper - method.lower)
-
-    def _reward(self, record: Gold, reward: float | None, answer: object) -> float:
-        if (reward is None) == (answer is None):
-            raise ConfigError("give the gold answer's reward or its raw answer, not both")
-        if reward is None:
-            if self.bank is None or record.question is None:
-                raise ConfigError(
-                    "this gate has no gold question bank to score a raw answer",
-                    "send the reward (1 right, 0 wrong, or a grade in [0, 1])",
-                )
-            reward = self.bank.get(record.question).score(answer)
-        if not self.method.accepts_reward(float(reward)):
-            raise InvalidRewardError(
-                f"reward {reward!r} for gold question {record.id} is outside "
-                f"[{self.method.lower:g}, {self.method.upper:g}]",
-                "send 1 for a right answer, 0 for a wrong one, or a grade in between",
-            )
-        return float(reward)
-
-    def _remember(self, request_id: str, reply: Reply) -> None:
-        self._replies[request_id] = reply
-        if len(self._replies) > REMEMBERED_REQUESTS:
-            self._replies.popitem(last=False)
-
-    def _repeated(self, request_id: str, worker: str) -> Reply:
-        reply = self._replies[request_id]
-        if reply.worker != worker:
-            raise ConfigError(
-                f"request {request_id!r} was made for worker {reply.worker!r}, not {worker!r}",
-                "give each request its own id",
-            )
-        return reply
-
-
-def _check_worker(worker: object) -> None:
-    if not isinstance(worker, str) or not worker or not worker.isprintable():
-        raise ConfigError(
-            f"a worker id must be a non-empty printable string, got {worker!r}",
-            "send the platform's worker id",
-        )

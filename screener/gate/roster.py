@@ -1,11 +1,16 @@
-"""The gate's view of each worker: where it stands and what it has been given."""
+"""The gate's view of each worker: where it stands, what it has been given, and the reward of
+its answers."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
 
-__all__ = ["Gold", "Status", "WorkerState"]
+from screener.algorithms import ThresholdingAlgorithm
+from screener.bank import GoldBank
+from screener.errors import ConfigError, InvalidRewardError
+
+__all__ = ["Gold", "Status", "WorkerState", "reward_of"]
 
 
 class Status(enum.StrEnum):
@@ -66,3 +71,30 @@ class WorkerState:
     def screened(self) -> bool:
         """Whether it has been given a gold question (one a platform may not skip)."""
         return self.golds > 0
+
+
+def reward_of(
+    record: Gold,
+    reward: float | None,
+    answer: object,
+    bank: GoldBank | None,
+    method: ThresholdingAlgorithm,
+) -> float:
+    """The reward of an answer to ``record``: ``reward`` as given, or the raw ``answer``
+    scored against the bank's key; refused outside the method's reward range."""
+    if (reward is None) == (answer is None):
+        raise ConfigError("give the gold answer's reward or its raw answer, not both")
+    if reward is None:
+        if bank is None or record.question is None:
+            raise ConfigError(
+                "this gate has no gold question bank to score a raw answer",
+                "send the reward (1 right, 0 wrong, or a grade in [0, 1])",
+            )
+        reward = bank.get(record.question).score(answer)
+    if not method.accepts_reward(float(reward)):
+        raise InvalidRewardError(
+            f"reward {reward!r} for gold question {record.id} is outside "
+            f"[{method.lower:g}, {method.upper:g}]",
+            "send 1 for a right answer, 0 for a wrong one, or a grade in between",
+        )
+    return float(reward)

@@ -176,6 +176,11 @@ class GateSettings:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        self._check_method()
+        self._check_policy()
+        self._check_amounts()
+
+    def _check_method(self) -> None:
         if self.algorithm not in ALGORITHMS:
             known = ", ".join(sorted(ALGORITHMS))
             raise ConfigError(f"unknown algorithm {self.algorithm!r}", f"choose one of: {known}")
@@ -192,6 +197,9 @@ class GateSettings:
                 "seed is the gate's setting, which the method is given too, not a parameter",
                 "give it with --seed N (seed= in Python), not -p seed=",
             )
+        check_seed(self.seed)
+
+    def _check_policy(self) -> None:
         _choice("policy", self.policy, get_args(GoldPolicy))
         _choice("on_change", self.on_change, get_args(OnChange))
         if self.policy == "value" and self.algorithm != "crowd-prior":
@@ -213,6 +221,8 @@ class GateSettings:
                 f"policy is {self.policy}",
                 "add --policy share, or drop --gold-every",
             )
+
+    def _check_amounts(self) -> None:
         check_count("max_unscreened", self.max_unscreened, 0, "e.g. 3 tasks before the first")
         if self.gold_share is not None:
             _fraction("gold_share", self.gold_share, open_low=True)
@@ -228,7 +238,6 @@ class GateSettings:
             math.isfinite(self.bad_label) and self.bad_label >= 0
         ):
             raise ConfigError(f"bad_label must be a cost >= 0, got {self.bad_label}")
-        check_seed(self.seed)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values, which ``from_dict`` turns back into these settings.

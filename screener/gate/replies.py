@@ -1,0 +1,112 @@
+"""What the gate says: its reply to a request, what it did with an answer, a decision streamed."""
+
+from __future__ import annotations
+
+import enum
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from screener.errors import ConfigError
+
+__all__ = ["AnswerOutcome", "Decided", "Reply", "ReplyKind", "RequestMemory", "check_worker"]
+
+#: Request ids remembered for repeated requests (the oldest are forgotten first).
+REMEMBERED_REQUESTS = 100_000
+
+
+class ReplyKind(enum.StrEnum):
+    """What the gate tells the platform to give an arriving worker."""
+
+    GOLD = "gold"
+    TASK = "task"
+    QUALIFIED = "qualified"
+    BLOCKED = "blocked"
+
+
+class AnswerOutcome(enum.StrEnum):
+    """What the gate did with a gold answer: used it, or ignored a second copy or an answer
+    to a question it had released."""
+
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"
+    LATE = "late"
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The gate's answer for one request: ``kind``; for a gold question its id (answer with
+    it) and the bank's question id (None without a bank: the platform picks the question);
+    ``reason``: why, in a few words."""
+
+    kind: ReplyKind
+    worker: str
+    gold: str | None = None
+    question: str | None = None
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "worker": self.worker,
+            "gold": self.gold,
+            "question": self.question,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """One decision, as streamed: its position ``seq`` in the stream (a cursor), the worker,
+    ``banned``, ``accepted`` (its requests are answered ``qualified`` from now on) or
+    ``reopened`` (screened again after the change detector's alarm), why, and the gate's
+    request count when it was made (the gate has no clock; a service stamps the time)."""
+
+    seq: int
+    worker: str
+    decision: str
+    reason: str
+    request: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "worker": self.worker,
+            "decision": self.decision,
+            "reason": self.reason,
+            "request": self.request,
+        }
+
+
+class RequestMemory:
+    """The replies of the last ``REMEMBERED_REQUESTS`` request ids: a repeated request (a
+    platform's retry) returns its first reply, for the same worker only."""
+
+    def __init__(self) -> None:
+        self._replies: OrderedDict[str, Reply] = OrderedDict()
+
+    def __contains__(self, request_id: str) -> bool:
+        return request_id in self._replies
+
+    def remember(self, request_id: str, reply: Reply) -> None:
+        self._replies[request_id] = reply
+        if len(self._replies) > REMEMBERED_REQUESTS:
+            self._replies.popitem(last=False)
+
+    def repeated(self, request_id: str, worker: str) -> Reply:
+        reply = self._replies[request_id]
+        if reply.worker != worker:
+            raise ConfigError(
+                f"request {request_id!r} was made for worker {reply.worker!r}, not {worker!r}",
+                "give each request its own id",
+            )
+        return reply
+
+
+def check_worker(worker: object) -> None:
+    """Refuse a worker id that is not a non-empty printable string."""
+    if not isinstance(worker, str) or not worker or not worker.isprintable():
+        raise ConfigError(
+            f"a worker id must be a non-empty printable string, got {worker!r}",
+            "send the platform's worker id",
+        )
