@@ -38,7 +38,13 @@ INVALIDATED_ONLY = "kind = 'invalidated'"
 
 
 class SchemaInfo(SQLModel, table=True):
-    """Key/value facts about the database itself; ``version`` is the schema version."""
+    """Key/value facts about the database itself; ``version`` is the schema version.
+
+    Examples
+    --------
+    >>> SchemaInfo.__tablename__
+    'screener_schema'
+    """
 
     __tablename__ = "screener_schema"
 
@@ -47,7 +53,13 @@ class SchemaInfo(SQLModel, table=True):
 
 
 class RunRow(SQLModel, table=True):
-    """One screening run: everything needed to rebuild it. Written once, never updated."""
+    """One screening run: everything needed to rebuild it. Written once, never updated.
+
+    Examples
+    --------
+    >>> RunRow.__tablename__
+    'runs'
+    """
 
     __tablename__ = "runs"
 
@@ -63,7 +75,13 @@ class RunRow(SQLModel, table=True):
 
 
 class EventRow(SQLModel, table=True):
-    """One event of a run; the autoincrement id is the global order of events."""
+    """One event of a run; the autoincrement id is the global order of events.
+
+    Examples
+    --------
+    >>> EventRow.__tablename__
+    'events'
+    """
 
     __tablename__ = "events"
     # Serves every per-run lookup ("events of run X in order"), so run_id needs no index
@@ -102,7 +120,13 @@ class EventRow(SQLModel, table=True):
 
 class RunLeaseRow(SQLModel, table=True):
     """Who drives a run now (schema 3): one row per run being driven, updated in place,
-    deleted when the run stops. ``epoch`` counts the claims of the run."""
+    deleted when the run stops. ``epoch`` counts the claims of the run.
+
+    Examples
+    --------
+    >>> RunLeaseRow.__tablename__
+    'run_leases'
+    """
 
     __tablename__ = "run_leases"
 
@@ -118,7 +142,13 @@ class RunLeaseRow(SQLModel, table=True):
 class RunSnapshotRow(SQLModel, table=True):
     """A run's latest snapshot (schema 4): the algorithm's state after the run's events up to
     ``event_id``, replaced by the next one. Derived data: ``digest`` (format, screener version,
-    SHA-256 of ``state``) tells a reader whether it may use it; otherwise it replays."""
+    SHA-256 of ``state``) tells a reader whether it may use it; otherwise it replays.
+
+    Examples
+    --------
+    >>> RunSnapshotRow.__tablename__
+    'run_snapshots'
+    """
 
     __tablename__ = "run_snapshots"
 

@@ -40,7 +40,17 @@ __all__ = ["load_result", "load_results", "resumed_algorithm"]
 def load_result(db: str, run_id: str | None = None) -> tuple[RunRecord, Result]:
     """Read run ``run_id`` (default: the latest) back offline (no oracle): its record and
     result; a run with invalidated gold questions gets its rescored result (``load_results``
-    gives both)."""
+    gives both).
+    Examples
+    --------
+    >>> import pathlib, tempfile, screener
+    >>> db = str(pathlib.Path(tempfile.mkdtemp()) / "runs.db")
+    >>> pool = screener.synthetic_pool(12, 2, seed=1)
+    >>> live = screener.run(pool, algorithm="toloka-rule", params={"threshold": 0.6}, db=db)
+    >>> record, result = load_result(db)  # the latest run: stored when it finished
+    >>> record.algorithm, result.total_pulls == live.total_pulls
+    ('toloka-rule', True)
+    """
     record, original, rescored = load_results(db, run_id)
     return record, original if rescored is None else rescored
 
@@ -50,7 +60,18 @@ def load_results(
 ) -> tuple[RunRecord, Result, Result | None]:
     """The run's record, its result as journaled, and, when gold questions were invalidated,
     its result rebuilt from the remaining answers (else None): the module docstring's routes
-    2, 3 and 4, the first that applies."""
+    2, 3 and 4, the first that applies.
+    Examples
+    --------
+    >>> import pathlib, tempfile, screener
+    >>> db = str(pathlib.Path(tempfile.mkdtemp()) / "runs.db")
+    >>> pool = screener.synthetic_pool(12, 2, seed=1)
+    >>> live = screener.run(pool, algorithm="toloka-rule", params={"threshold": 0.6}, db=db)
+    >>> _, stored, rescored = load_results(db)
+    >>> _, replayed, _ = load_results(db, from_events=True)  # the journal, read again
+    >>> stored.total_pulls == replayed.total_pulls == live.total_pulls, rescored is None
+    (True, True)
+    """
     with Journal(db, read_only=True) as journal:
         chosen = run_id or journal.latest_run_id()
         if chosen is None:
