@@ -18,8 +18,10 @@ RULES = ("toloka-5", "toloka-10", "toloka-20", "quiz-5", "quiz-10", "quiz-20")
 #: Workers under the bar must make at least this share of a dataset's labels for the first
 #: target (screening can pay there).
 MANY_UNDER_BAR = 0.10
-MEASURES = ("money", "accuracy", "accuracy_ds", "gold", "bad_labels_kept", "good_banned",
-            "replacements", "short_items", "before_gold", "cpu")  # fmt: skip
+MEASURES = ("money", "accuracy", "accuracy_ds", "gold", "bad_labels_kept", "banned",
+            "good_banned", "replacements", "short_items", "before_gold", "cpu")  # fmt: skip
+#: screener's other gates, options (heuristics): each judged as the default is, in the targets.
+VARIANTS = ("screener-tenure", "screener-cost")
 
 
 def summarise(rows: Sequence[dict[str, Any]], under_bar: dict[str, float]) -> dict[str, Any]:
@@ -33,7 +35,9 @@ def summarise(rows: Sequence[dict[str, Any]], under_bar: dict[str, float]) -> di
          "before_gold_max": max(r["before_gold"] for r in group)}
         for (d, g, p), group in sorted(groups.items())
     ]  # fmt: skip
-    return {"means": means, "under_bar": under_bar, "verdicts": _verdicts(means, under_bar)}
+    variants = {policy: _verdicts(means, under_bar, policy) for policy in VARIANTS}
+    return {"means": means, "under_bar": under_bar, "verdicts": _verdicts(means, under_bar),
+            "variants": variants}  # fmt: skip
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -41,13 +45,15 @@ def _mean(values: Sequence[float]) -> float:
     return float(np.mean(finite)) if finite else math.nan
 
 
-def _verdicts(means: Sequence[dict[str, Any]], under_bar: dict[str, float]) -> list[dict[str, Any]]:
-    """Per dataset (default gold share): the default policy against no screening and every
-    rule configuration."""
+def _verdicts(
+    means: Sequence[dict[str, Any]], under_bar: dict[str, float], policy: str = DEFAULT
+) -> list[dict[str, Any]]:
+    """Per dataset (default gold share): ``policy`` (the default's) against no screening and
+    every rule configuration."""
     by = {(m["dataset"], m["policy"]): m for m in means if m["gold_share"] == 0.1}
     verdicts = []
     for dataset in sorted({d for d, _ in by}):
-        ours, none = by.get((dataset, DEFAULT)), by.get((dataset, "none"))
+        ours, none = by.get((dataset, policy)), by.get((dataset, "none"))
         if ours is None or none is None:
             continue
         dominated_by = [
@@ -68,10 +74,23 @@ def _verdicts(means: Sequence[dict[str, Any]], under_bar: dict[str, float]) -> l
     return verdicts
 
 
+def _wins(verdicts: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The datasets with many labels under the bar, and those of them a policy wins."""
+    many = [v for v in verdicts if v["under_bar"] >= MANY_UNDER_BAR]
+    return many, [v for v in many if v["cheaper"] and v["no_worse"] and not v["dominated_by"]]
+
+
+def _wrong_bans(means: Sequence[dict[str, Any]], policy: str) -> str:
+    """Good workers among the banned, summed over datasets (gold share 10%)."""
+    rows = [m for m in means if m["policy"] == policy and m["gold_share"] == 0.1]
+    banned = sum(m["banned"] for m in rows)
+    good = sum(m["good_banned"] for m in rows)
+    return f"{good:.0f} good of {banned:.0f} banned ({good / banned:.1%})" if banned else "no bans"
+
+
 def _targets(report: harness.Report) -> list[str]:
     verdicts = report["verdicts"]
-    many = [v for v in verdicts if v["under_bar"] >= MANY_UNDER_BAR]
-    wins = [v for v in many if v["cheaper"] and v["no_worse"] and not v["dominated_by"]]
+    many, wins = _wins(verdicts)
     nobody = [v for v in verdicts if v["under_bar"] == 0.0]
     frugal = [v for v in nobody if v["money_ratio"] <= 1.05]
     limit = max(
@@ -86,7 +105,14 @@ def _targets(report: harness.Report) -> list[str]:
         f"- most real tasks a worker did before its first gold question under {DEFAULT}: "
         f"{limit:g} (its limit: 3)",
         f"- wall time: {report['seconds']:.0f} s (target: under 600 s for the full run)",
+        f"- wrong bans under {DEFAULT}: {_wrong_bans(report['means'], DEFAULT)}",
     ]
+    for policy, found in report.get("variants", {}).items():
+        many, wins = _wins(found)
+        lines.append(
+            f"- {policy} (a heuristic, an option): {len(wins)} of {len(many)} as above; wrong "
+            f"bans: {_wrong_bans(report['means'], policy)}"
+        )
     return lines
 
 

@@ -10,15 +10,14 @@ from typing import Any
 
 import pytest
 
-from benchmarks.stream_report import summarise
+from benchmarks.stream_report import MEASURES, summarise
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _row(dataset: str, policy: str, money: float, accuracy: float) -> dict[str, Any]:
-    measures = dict.fromkeys(
-        ("gold", "bad_labels_kept", "good_banned", "replacements", "short_items", "cpu"), 0.0
-    )
+    given = ("money", "accuracy", "accuracy_ds", "before_gold")
+    measures = dict.fromkeys((m for m in MEASURES if m not in given), 0.0)
     return {
         "dataset": dataset, "policy": policy, "seed": 0, "gold_share": 0.1, "money": money,
         "accuracy": accuracy, "accuracy_ds": float("nan"), "before_gold": 3, **measures,
@@ -36,6 +35,19 @@ def test_a_rule_that_is_cheaper_and_as_accurate_dominates() -> None:
     assert verdict["dominated_by"] == ["quiz-5"]
     assert verdict["cheaper"] and verdict["no_worse"]
     assert verdict["money_ratio"] == pytest.approx(0.95)
+
+
+def test_each_variant_is_judged_as_the_default_is() -> None:
+    rows = [
+        _row("d", "none", 100.0, 0.80),
+        _row("d", "screener", 105.0, 0.90),
+        _row("d", "screener-tenure", 95.0, 0.90),
+        _row("d", "toloka-10", 99.0, 0.85),
+    ]
+    report = summarise(rows, {"d": 0.3})
+    assert not report["verdicts"][0]["cheaper"]
+    tenure = report["variants"]["screener-tenure"][0]
+    assert tenure["cheaper"] and tenure["no_worse"] and tenure["dominated_by"] == []
 
 
 def test_means_are_over_answer_orders() -> None:
@@ -56,5 +68,5 @@ def test_quick_mode_on_one_dataset_prints_the_tables() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "## Targets" in done.stdout
-    for policy in ("none", "screener", "toloka-10", "quiz-10", "lsa", "fdr"):
+    for policy in ("none", "screener", "screener-tenure", "toloka-10", "quiz-10", "lsa", "fdr"):
         assert f"| {policy} " in done.stdout
