@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 from screener.algorithms._bookkeeping import PullBookkeeping
 from screener.algorithms._checks import check_count
 from screener.algorithms._signature import parameters
+from screener.algorithms._test_setups import AlgorithmSetup
 from screener.algorithms.ask_tell import (
     WAIT,
     Ask,
@@ -73,6 +74,9 @@ class Algorithm(PullBookkeeping, abc.ABC):
     #: True when a decided worker keeps its decision for the rest of the run (it can be acted
     #: on at once); False when decisions are provisional until the run stops.
     decisions_final: ClassVar[bool] = False
+    #: Small test parameters the conformance suite runs the algorithm with, first the
+    #: default; every registered algorithm lists its own.
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = ()
     #: No worker is decided before it has this many answers. Fixed-confidence algorithms take
     #: it as a parameter (``_set_min_answers``); 1 is the papers' behaviour.
     min_answers: int = 1

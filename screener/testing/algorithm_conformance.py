@@ -66,17 +66,19 @@ parameters. Without pytest, or for a report::
     report.raise_for_failures()
 
 ``check_algorithm`` also takes a registered name (``check_algorithm("wrr")`` uses the small
-test parameters in :data:`TEST_SETUPS`) or any ``factory(n_workers, seed) -> Algorithm``.
+test parameters its class lists in ``test_setups``, gathered in :data:`TEST_SETUPS`) or any
+``factory(n_workers, seed) -> Algorithm``.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, ClassVar
 
-from screener.algorithms import Algorithm, create_algorithm
+from screener.algorithms import ALGORITHMS, Algorithm, create_algorithm
+from screener.algorithms._test_setups import AlgorithmSetup
 from screener.errors import ConfigError
 from screener.testing._algorithm_checks import ALGORITHM_CHECKS as CONTRACT_CHECKS
 from screener.testing._algorithm_checks import AlgorithmFactory, Context
@@ -94,108 +96,12 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class AlgorithmSetup:
-    """Small test parameters: the keyword parameters, the pool size, and the rate at which
-    each simulated worker gives the top reward in the random histories (None: spread out)."""
-
-    params: Mapping[str, Any]
-    n_workers: int = 6
-    means: tuple[float, ...] | None = None
-    #: Names a variant when an algorithm has several setups (its first is the default).
-    label: str = ""
-
-
-_OUTLIER = (0.1, 0.15, 0.2, 0.25, 0.3, 1.0)  # one clear high outlier (k-sigma)
-_AROUND = (0.2, 0.4, 0.45, 0.55, 0.6, 0.9)  # around a threshold of 0.5
-_BUDGET = {"budget": 200}  # a few hundred steps per history
-_SMALL_BUDGET = {"budget": 80}  # for costly answers (betting intervals, refitted priors)
-_KSIGMA = {"k": 1.5, "delta": 0.1, **_BUDGET}
-_HOEFFDING = {**_KSIGMA, "interval": "hoeffding"}  # the paper quantile is for Agresti-Coull
-_TO_THE_END = {"k": 1.0, "delta": 0.2, "budget": 1500}  # the condition holds after ~500 answers
-_CLEAR = (0.05, 0.1, 0.1, 0.15, 0.2, 1.0)
-_BAR = {"threshold": 0.5, **_BUDGET}
-_SLOW_BAR = {"threshold": 0.5, **_SMALL_BUDGET}
-
-#: The small test parameters of every registered algorithm, first setup the default. Each
-#: variant covers a code path of its own (an interval, a mode, a scheduling rule).
-TEST_SETUPS: Mapping[str, tuple[AlgorithmSetup, ...]] = {
-    "rr": (
-        AlgorithmSetup(_KSIGMA, means=_OUTLIER),
-        AlgorithmSetup(_HOEFFDING, means=_OUTLIER, label="hoeffding"),
-        AlgorithmSetup(_TO_THE_END, means=_CLEAR, label="to-the-end"),
-    ),
-    "wrr": (
-        AlgorithmSetup(_KSIGMA, means=_OUTLIER),
-        AlgorithmSetup({**_HOEFFDING, "rho": 1.0}, means=_OUTLIER, label="rho-1-hoeffding"),
-        AlgorithmSetup({**_KSIGMA, "rho": 4.0}, means=_OUTLIER, label="rho-4"),
-        AlgorithmSetup({**_TO_THE_END, "rho": 2.5}, means=_CLEAR, label="rho-2.5-to-the-end"),
-    ),
-    "nrr": (
-        AlgorithmSetup({**_KSIGMA, "delta": 0.05}, means=_OUTLIER),
-        AlgorithmSetup({**_HOEFFDING, "delta": 0.05}, means=_OUTLIER, label="hoeffding"),
-    ),
-    "ib": (
-        AlgorithmSetup(_KSIGMA, means=_OUTLIER),
-        AlgorithmSetup(_HOEFFDING, means=_OUTLIER, label="hoeffding"),
-    ),
-    "ade": (
-        AlgorithmSetup({"k": 1.0, **_BUDGET}, means=_OUTLIER),
-        AlgorithmSetup(
-            {"k": 1.0, "share_samples": True, **_BUDGET}, means=_OUTLIER, label="shared"
-        ),
-    ),
-    "gold": (AlgorithmSetup({"rho": 0.7, **_BUDGET}, means=_OUTLIER),),
-    "lsa": (AlgorithmSetup(_BAR, means=_AROUND),),
-    "confident-thresholding": (
-        AlgorithmSetup({**_SLOW_BAR, "eps": 0.05}, means=_AROUND),
-        AlgorithmSetup(
-            {**_SLOW_BAR, "interval": "mixture", "eps": 0.02}, means=_AROUND, label="mixture"
-        ),
-        AlgorithmSetup(
-            {**_SLOW_BAR, "delta": 0.1, "min_answers": 10}, means=_AROUND, label="min-answers"
-        ),
-        AlgorithmSetup(
-            {**_SLOW_BAR, "eps": 0.05, "max_workers": 100}, means=_AROUND, label="open-pool"
-        ),
-    ),
-    "fdr-thresholding": (
-        AlgorithmSetup({"threshold": 0.6, "q": 0.2, **_BUDGET}, means=_AROUND),
-        AlgorithmSetup(
-            {"threshold": 0.6, "q": 0.2, "eps": 0.05, **_BUDGET}, means=_AROUND, label="eps"
-        ),
-        AlgorithmSetup(
-            {"threshold": 0.6, "q": 0.2, "max_workers": 100, **_BUDGET},
-            means=_AROUND,
-            label="open-pool",
-        ),
-    ),
-    "uniform-thresholding": (AlgorithmSetup(_BAR, means=_AROUND),),
-    "apt": (AlgorithmSetup({**_BAR, "epsilon": 0.05}, means=_AROUND),),
-    "ucbe": (AlgorithmSetup({**_BAR, "a": 2.0}, means=_AROUND),),
-    "opt-kg": (AlgorithmSetup(_BAR, means=_AROUND),),
-    "adaptive-topk": (
-        AlgorithmSetup({"k": 2, "eps": 0.1, "delta": 0.1, **_BUDGET}),
-        AlgorithmSetup({"k": 2, "eps": 0.1, "fixed_budget": True, **_BUDGET}, label="fixed-budget"),
-    ),
-    "optmai": (AlgorithmSetup({"k": 2, **_BUDGET}),),
-    "clucb-pac": (
-        AlgorithmSetup({"k": 2, "eps": 0.05, "delta": 0.1, **_BUDGET}),
-        AlgorithmSetup(
-            {"k": 2, "eps": 0.05, "fixed_budget": True, **_BUDGET}, label="fixed-budget"
-        ),
-    ),
-    "crowd-prior": (
-        AlgorithmSetup({"threshold": 0.6, **_SMALL_BUDGET}),
-        AlgorithmSetup(
-            {"threshold": 0.6, "pilot": 3, "max_answers": 10, **_SMALL_BUDGET},
-            means=_AROUND,
-            label="pilot",
-        ),
-    ),
-    "toloka-rule": (AlgorithmSetup({"window": 5, "accept_after": 12, **_BUDGET}),),
-    "quiz": (AlgorithmSetup({"quiz_size": 6, "hidden": 4, **_BUDGET}),),
-}
+#: The small test parameters of every registered algorithm, read from its class's
+#: ``test_setups`` (first setup the default). Each variant covers a code path of its own
+#: (an interval, a mode, a scheduling rule).
+TEST_SETUPS: Mapping[str, tuple[AlgorithmSetup, ...]] = MappingProxyType(
+    {name: cls.test_setups for name, cls in ALGORITHMS.items()}
+)
 
 
 #: Every check by name, in the order they run: the ask/tell contract, then open rosters.

@@ -14,11 +14,12 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from screener.algorithms._checks import IntervalKind, check_flag
+from screener.algorithms._test_setups import BUDGET, OUTLIER_MEANS, AlgorithmSetup
 from screener.algorithms.base import Ask
 from screener.algorithms.ksigma.ade_decisions import OUTLIER, UNDECIDED, ADEDecisions
 from screener.algorithms.ksigma.rule import Direction
@@ -104,6 +105,12 @@ class ADE(ADEDecisions):
     """
 
     name = "ade"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup({"k": 1.0, **BUDGET}, means=OUTLIER_MEANS),
+        AlgorithmSetup(
+            {"k": 1.0, "share_samples": True, **BUDGET}, means=OUTLIER_MEANS, label="shared"
+        ),
+    )
 
     def __init__(
         self,

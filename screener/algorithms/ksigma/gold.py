@@ -85,6 +85,7 @@ from screener.algorithms._checks import (
     check_interval_options,
     heuristic_note,
 )
+from screener.algorithms._test_setups import BUDGET, OUTLIER_MEANS, AlgorithmSetup
 from screener.algorithms.ksigma.cursor import RoundRobinCursor
 from screener.algorithms.ksigma.gold_ranking import GoldRanking
 from screener.algorithms.ksigma.neighbour_graph import NeighbourGraph
@@ -181,6 +182,9 @@ class GOLD(GoldRanking):
     """
 
     name = "gold"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup({"rho": 0.7, **BUDGET}, means=OUTLIER_MEANS),
+    )
     min_workers: ClassVar[int] = 3
     fixed_roster: ClassVar[str | None] = (
         "an (eps, rho)-outlier is an outlier against the whole crowd's accuracies, so a "

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+from screener.algorithms._test_setups import HOEFFDING, KSIGMA, OUTLIER_MEANS, AlgorithmSetup
 from screener.algorithms.ksigma.algorithm import KSigmaAlgorithm
 from screener.algorithms.ksigma.cursor import RoundRobinCursor
 from screener.algorithms.result import Decision, Result, WorkerResult
@@ -76,6 +77,10 @@ class IteratedBestArm(KSigmaAlgorithm):
     """
 
     name = "ib"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup(KSIGMA, means=OUTLIER_MEANS),
+        AlgorithmSetup(HOEFFDING, means=OUTLIER_MEANS, label="hoeffding"),
+    )
 
     def __init__(self, n_workers: int, *, epsilon: float = 0.0, **kwargs: Any) -> None:
         super().__init__(n_workers, **kwargs)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
+from screener.algorithms._test_setups import HOEFFDING, KSIGMA, OUTLIER_MEANS, AlgorithmSetup
 from screener.algorithms.ksigma.round_robin import RoundRobin
 
 __all__ = ["NaiveRoundRobin"]
@@ -32,6 +33,10 @@ class NaiveRoundRobin(RoundRobin):
     """
 
     name = "nrr"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup({**KSIGMA, "delta": 0.05}, means=OUTLIER_MEANS),
+        AlgorithmSetup({**HOEFFDING, "delta": 0.05}, means=OUTLIER_MEANS, label="hoeffding"),
+    )
     guarantee = None
 
     def __init__(self, n_workers: int, **kwargs: Any) -> None:

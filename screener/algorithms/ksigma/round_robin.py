@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+from screener.algorithms._test_setups import (
+    CLEAR_MEANS,
+    HOEFFDING,
+    KSIGMA,
+    OUTLIER_MEANS,
+    TO_THE_END,
+    AlgorithmSetup,
+)
 from screener.algorithms.ksigma.algorithm import KSigmaAlgorithm
 from screener.algorithms.ksigma.cursor import RoundRobinCursor
 from screener.arrays import IntArray
@@ -35,6 +43,11 @@ class RoundRobin(KSigmaAlgorithm):
     """
 
     name = "rr"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup(KSIGMA, means=OUTLIER_MEANS),
+        AlgorithmSetup(HOEFFDING, means=OUTLIER_MEANS, label="hoeffding"),
+        AlgorithmSetup(TO_THE_END, means=CLEAR_MEANS, label="to-the-end"),
+    )
 
     def __init__(self, n_workers: int, **kwargs: Any) -> None:
         super().__init__(n_workers, **kwargs)

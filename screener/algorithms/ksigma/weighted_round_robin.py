@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from screener.algorithms._test_setups import (
+    CLEAR_MEANS,
+    HOEFFDING,
+    KSIGMA,
+    OUTLIER_MEANS,
+    TO_THE_END,
+    AlgorithmSetup,
+)
 from screener.algorithms.ksigma.algorithm import KSigmaAlgorithm
 from screener.algorithms.ksigma.cursor import RoundRobinCursor
 from screener.arrays import IntArray
@@ -49,6 +57,12 @@ class WeightedRoundRobin(KSigmaAlgorithm):
     """
 
     name = "wrr"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup(KSIGMA, means=OUTLIER_MEANS),
+        AlgorithmSetup({**HOEFFDING, "rho": 1.0}, means=OUTLIER_MEANS, label="rho-1-hoeffding"),
+        AlgorithmSetup({**KSIGMA, "rho": 4.0}, means=OUTLIER_MEANS, label="rho-4"),
+        AlgorithmSetup({**TO_THE_END, "rho": 2.5}, means=CLEAR_MEANS, label="rho-2.5-to-the-end"),
+    )
 
     def __init__(self, n_workers: int, *, rho: float | None = None, **kwargs: Any) -> None:
         super().__init__(n_workers, **kwargs)

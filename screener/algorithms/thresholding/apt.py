@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from screener.algorithms._test_setups import AROUND_MEANS, BAR, AlgorithmSetup
 from screener.algorithms.thresholding._base import NO_CONFIDENCE, ThresholdingAlgorithm
 from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
@@ -37,6 +38,9 @@ class APT(ThresholdingAlgorithm):
     """
 
     name = "apt"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup({**BAR, "epsilon": 0.05}, means=AROUND_MEANS),
+    )
     guarantee: ClassVar[str | None] = (
         "fixed budget: the probability of misclassifying a worker farther than epsilon from "
         "the threshold decays exponentially in budget / H (Locatelli et al. 2016); " + NO_CONFIDENCE

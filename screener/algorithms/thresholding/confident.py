@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_choice, check_delta
+from screener.algorithms._test_setups import AROUND_MEANS, SLOW_BAR, AlgorithmSetup
 from screener.algorithms.result import Decision, Result
 from screener.algorithms.thresholding._base import grown
 from screener.algorithms.thresholding._clearing import ClearingKey, clearing_counts, clearing_table
@@ -124,6 +125,18 @@ class ConfidentThresholding(RosterThresholding):
     """
 
     name = "confident-thresholding"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup({**SLOW_BAR, "eps": 0.05}, means=AROUND_MEANS),
+        AlgorithmSetup(
+            {**SLOW_BAR, "interval": "mixture", "eps": 0.02}, means=AROUND_MEANS, label="mixture"
+        ),
+        AlgorithmSetup(
+            {**SLOW_BAR, "delta": 0.1, "min_answers": 10}, means=AROUND_MEANS, label="min-answers"
+        ),
+        AlgorithmSetup(
+            {**SLOW_BAR, "eps": 0.05, "max_workers": 100}, means=AROUND_MEANS, label="open-pool"
+        ),
+    )
     fixed_budget = False
     #: A decision follows the current interval, which answers still in flight when it
     #: cleared, and released pulls asked again, can move back over the bar.

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from screener.algorithms._test_setups import AROUND_MEANS, BUDGET, AlgorithmSetup
 from screener.algorithms.base import Ask
 from screener.algorithms.result import Decision, Result
 from screener.algorithms.thresholding._base import grown
@@ -104,6 +105,17 @@ class FDRThresholding(RosterThresholding):
     """
 
     name = "fdr-thresholding"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup({"threshold": 0.6, "q": 0.2, **BUDGET}, means=AROUND_MEANS),
+        AlgorithmSetup(
+            {"threshold": 0.6, "q": 0.2, "eps": 0.05, **BUDGET}, means=AROUND_MEANS, label="eps"
+        ),
+        AlgorithmSetup(
+            {"threshold": 0.6, "q": 0.2, "max_workers": 100, **BUDGET},
+            means=AROUND_MEANS,
+            label="open-pool",
+        ),
+    )
     fixed_budget = False
     pull_each_first = False
     needs_answers = False

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from screener.algorithms._test_setups import AROUND_MEANS, BAR, AlgorithmSetup
 from screener.algorithms.thresholding._base import ThresholdingAlgorithm
 from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
@@ -47,6 +48,7 @@ class LSA(ThresholdingAlgorithm):
     """
 
     name = "lsa"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (AlgorithmSetup(BAR, means=AROUND_MEANS),)
     guarantee: ClassVar[str | None] = (
         "fixed budget: minimises the expected number of misclassified workers (aggregate "
         "regret), instance-wise asymptotically optimal (Tao et al. 2019, Theorem 1, for "

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from screener.algorithms._test_setups import AROUND_MEANS, BAR, AlgorithmSetup
 from screener.algorithms.result import Result
 from screener.algorithms.thresholding._base import NO_CONFIDENCE, ThresholdingAlgorithm, grown
 from screener.algorithms.thresholding._scheduler import heap_picks
@@ -70,6 +71,7 @@ class OptKG(ThresholdingAlgorithm):
     """
 
     name = "opt-kg"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (AlgorithmSetup(BAR, means=AROUND_MEANS),)
     pull_each_first = False
     needs_answers = False
     guarantee: ClassVar[str | None] = (

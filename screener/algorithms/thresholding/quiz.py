@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from screener.algorithms._checks import check_count
+from screener.algorithms._test_setups import BUDGET, AlgorithmSetup
 from screener.algorithms.thresholding.platform_rule import NO_GUARANTEE, PlatformRule, percent
 from screener.arrays import IntArray
 
@@ -60,6 +61,9 @@ class Quiz(PlatformRule):
     """
 
     name = "quiz"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup({"quiz_size": 6, "hidden": 4, **BUDGET}),
+    )
     guarantee: ClassVar[str | None] = (
         f"{NO_GUARANTEE} (Appen quiz mode: pass when the share correct on the quiz is at "
         "least the bar, removal when the running accuracy falls under it); each decision is "

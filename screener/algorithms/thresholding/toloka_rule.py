@@ -8,6 +8,7 @@ from collections import deque
 from typing import Any, ClassVar
 
 from screener.algorithms._checks import check_count
+from screener.algorithms._test_setups import BUDGET, AlgorithmSetup
 from screener.algorithms.thresholding.platform_rule import NO_GUARANTEE, PlatformRule, percent
 from screener.arrays import IntArray
 from screener.errors import ConfigError
@@ -66,6 +67,9 @@ class TolokaRule(PlatformRule):
     """
 
     name = "toloka-rule"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup({"window": 5, "accept_after": 12, **BUDGET}),
+    )
     guarantee: ClassVar[str | None] = (
         f"{NO_GUARANTEE} (Toloka control tasks: a ban when the share correct in the recent "
         "window is under the bar); each decision is the rule's, not a confidence statement"

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from screener.algorithms._test_setups import AROUND_MEANS, BAR, AlgorithmSetup
 from screener.algorithms.thresholding._base import NO_CONFIDENCE, ThresholdingAlgorithm
 from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
@@ -55,6 +56,9 @@ class UCBE(ThresholdingAlgorithm):
     """
 
     name = "ucbe"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup({**BAR, "a": 2.0}, means=AROUND_MEANS),
+    )
     guarantee: ClassVar[str | None] = (
         f"fixed budget heuristic (best-arm UCB-E adapted to thresholding); {NO_CONFIDENCE}"
     )

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from screener.algorithms._test_setups import AROUND_MEANS, BAR, AlgorithmSetup
 from screener.algorithms.result import Result
 from screener.algorithms.thresholding._base import NO_CONFIDENCE, ThresholdingAlgorithm
 from screener.arrays import FloatArray, IntArray
@@ -42,6 +43,7 @@ class UniformThresholding(ThresholdingAlgorithm):
     """
 
     name = "uniform-thresholding"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (AlgorithmSetup(BAR, means=AROUND_MEANS),)
     needs_answers = False
     guarantee: ClassVar[str | None] = (
         f"fixed budget: equal pulls per worker, each classified by its estimate; {NO_CONFIDENCE}"

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_budget_given, check_delta
+from screener.algorithms._test_setups import BUDGET, AlgorithmSetup
 from screener.algorithms.result import Result, WorkerResult
 from screener.algorithms.topk._selection import (
     SelectionAlgorithm,
@@ -135,6 +136,10 @@ class AdaptiveTopK(SelectionAlgorithm):
     """
 
     name = "adaptive-topk"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup({"k": 2, "eps": 0.1, "delta": 0.1, **BUDGET}),
+        AlgorithmSetup({"k": 2, "eps": 0.1, "fixed_budget": True, **BUDGET}, label="fixed-budget"),
+    )
     guarantee: ClassVar[str | None] = (
         "the selected workers' mean total is within eps*k of the best k with probability at "
         "least 1 - delta"

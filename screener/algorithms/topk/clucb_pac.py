@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_budget_given, check_delta, check_flag
+from screener.algorithms._test_setups import BUDGET, AlgorithmSetup
 from screener.algorithms.result import Result, StopReason, WorkerResult
 from screener.algorithms.topk._selection import (
     SelectionAlgorithm,
@@ -91,6 +92,10 @@ class CLUCBPAC(SelectionAlgorithm):
     """
 
     name = "clucb-pac"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup({"k": 2, "eps": 0.05, "delta": 0.1, **BUDGET}),
+        AlgorithmSetup({"k": 2, "eps": 0.05, "fixed_budget": True, **BUDGET}, label="fixed-budget"),
+    )
     guarantee: ClassVar[str | None] = AdaptiveTopK.guarantee
 
     def __init__(

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from screener.algorithms._test_setups import BUDGET, AlgorithmSetup
 from screener.algorithms.result import Result, StopReason
 from screener.algorithms.topk._selection import (
     SelectionAlgorithm,
@@ -94,6 +95,7 @@ class OptMAI(SelectionAlgorithm):
     """
 
     name = "optmai"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (AlgorithmSetup({"k": 2, **BUDGET}),)
     guarantee: ClassVar[str | None] = (
         "fixed budget: none per run; Zhou et al. 2014 show the selection is eps-top-k with "
         "probability 1 - delta once the budget is at least c n / eps^2 (1 + ln(1/delta) / k), "

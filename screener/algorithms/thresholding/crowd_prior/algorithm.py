@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_count, check_flag
+from screener.algorithms._test_setups import AROUND_MEANS, SMALL_BUDGET, AlgorithmSetup
 from screener.algorithms.result import Decision, Result
 from screener.algorithms.thresholding.crowd_prior._checks import (
     check_pilot,
@@ -88,6 +89,14 @@ class CrowdPrior(PriorJudging):
     """
 
     name = "crowd-prior"
+    test_setups: ClassVar[tuple[AlgorithmSetup, ...]] = (
+        AlgorithmSetup({"threshold": 0.6, **SMALL_BUDGET}),
+        AlgorithmSetup(
+            {"threshold": 0.6, "pilot": 3, "max_answers": 10, **SMALL_BUDGET},
+            means=AROUND_MEANS,
+            label="pilot",
+        ),
+    )
     fixed_budget = False
     decisions_final = True
     needs_answers = False
