@@ -6,8 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from screener.arrays import FloatArray
 from screener.stats import (
+    BettingCS,
     Divergence,
     anytime_log_inverse,
     max_clearing_count,
@@ -34,6 +37,20 @@ class IntervalFamily:
     interval: ConfidentInterval
     delta: float
     roster: int
+
+    def betting_sequences(
+        self, n_arms: int, low_bar: float, high_bar: float
+    ) -> tuple[BettingCS | None, BettingCS | None]:
+        """For "betting": the sequence on a grid of candidate means, which draws the interval
+        of the result and does its work only when read, and the one at the two bars, which
+        the decisions read after every answer (a rejected bar rejects every candidate beyond
+        it). BettingCS takes the two-sided level and spends half of it on each end."""
+        if self.interval != "betting":
+            return None, None
+        level = 2.0 * self.betting_level
+        grid = np.concatenate([np.linspace(0.0, 1.0, 201), [low_bar, high_bar]])
+        bars = [low_bar, high_bar]
+        return BettingCS(n_arms, level, grid=grid), BettingCS(n_arms, level, grid=bars)
 
     @property
     def worker_level(self) -> float:

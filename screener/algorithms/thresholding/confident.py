@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_choice, check_delta
+from screener.algorithms._checks import check_choice, check_count, check_delta
 from screener.algorithms._test_setups import AROUND_MEANS, SLOW_BAR, AlgorithmSetup
 from screener.algorithms.result import Decision, Result
 from screener.algorithms.thresholding._base import grown
@@ -23,7 +23,7 @@ from screener.algorithms.thresholding._intervals import (
 from screener.algorithms.thresholding._roster import RosterThresholding, check_max_workers
 from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
-from screener.stats import BettingCS, anytime_radius, kl_bounds
+from screener.stats import anytime_radius, kl_bounds
 
 __all__ = ["ConfidentSchedule", "ConfidentThresholding"]
 #: Schedules of ConfidentThresholding (``schedule=``).
@@ -178,7 +178,9 @@ class ConfidentThresholding(RosterThresholding):
         self.worker_level = self.family.worker_level
         self._low_bar = max((self.threshold - self.eps - self.lower) / self.width, 0.0)
         self._high_bar = min((self.threshold + self.eps - self.lower) / self.width, 1.0)
-        self._betting, self._betting_at_bars = self._betting_sequences()
+        self._betting, self._betting_at_bars = self.family.betting_sequences(
+            self.n_arms, self._low_bar, self._high_bar
+        )
         centre = (self.threshold - self.lower) / self.width
         #: The bars, and everything ``t*`` depends on besides a worker's answers.
         self._clearing = ClearingKey(
@@ -205,21 +207,7 @@ class ConfidentThresholding(RosterThresholding):
                 f"eps must be a number in [0, {self.width:g}), got {eps!r}",
                 "give the indifference zone in reward units, e.g. eps=0.05",
             )
-        if isinstance(min_answers, bool) or not isinstance(min_answers, int) or min_answers < 1:
-            raise ConfigError(f"min_answers must be an integer >= 1, got {min_answers!r}")
-
-    def _betting_sequences(self) -> tuple[BettingCS | None, BettingCS | None]:
-        """With ``interval="betting"``: the sequence on a grid of candidate means, which draws
-        the interval of the result and does its work only when read, and the one at the two
-        bars, which the decisions read after every answer (a rejected bar rejects every
-        candidate beyond it). BettingCS takes the two-sided level and spends half of it on
-        each end."""
-        if self.interval != "betting":
-            return None, None
-        level = 2.0 * self.family.betting_level
-        bars = [self._low_bar, self._high_bar]
-        grid = np.concatenate([np.linspace(0.0, 1.0, 201), bars])
-        return BettingCS(self.n_arms, level, grid=grid), BettingCS(self.n_arms, level, grid=bars)
+        check_count("min_answers", min_answers, 1, "e.g. min_answers=3")
 
     def _on_joined(self, arms: IntArray) -> None:
         super()._on_joined(arms)
