@@ -36,9 +36,10 @@ MAX_RUNS = 10_000
 #: budget, no per-worker bound): a run with them all is a budget of this many per worker,
 #: about what real workers answer (the cap of the real-data benchmark).
 DEFAULT_CAP_PER_WORKER = 60
-#: About what a pool of fresh processes costs to start (each imports numpy and screener):
-#: runs that take less than this in all run here.
-POOL_START_SECONDS = 1.0
+#: About what a pool of fresh processes costs to start (each is spawned and imports numpy and
+#: screener, which takes a second or two on a busy machine). The runs go to the pool only when
+#: the time it saves, half the work on two processes, is more than that.
+POOL_START_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -237,7 +238,7 @@ def _run_all(
     started = time.perf_counter()
     first = map_seeds(run, seeds[:1], processes=1, progress=progress)
     rest_here_seconds = (time.perf_counter() - started) * (len(seeds) - 1)
-    here = rest_here_seconds < POOL_START_SECONDS
+    here = rest_here_seconds / 2.0 < POOL_START_SECONDS
     rest = map_seeds(run, seeds[1:], processes=1 if here else None, progress=progress)
     return first + rest
 
