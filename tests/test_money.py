@@ -166,6 +166,7 @@ async def test_the_money_adds_up_through_an_interruption_and_a_resume(tmp_path: 
     assert f"cost: {0.03 * result.total_pulls:,.2f} ({result.total_pulls:,} gold questions" in table
 
 
+@pytest.mark.slow
 def test_report_and_plan_show_money_from_the_command_line(tmp_path: Path) -> None:
     def cli(*args: str) -> Any:
         done = subprocess.run([sys.executable, "-m", "screener", *args, "--json"],

@@ -53,6 +53,7 @@ def test_a_pilot_crowd_is_drawn_afresh_for_every_run() -> None:
     assert cost.questions.sum(axis=1).tolist() == [40] * 50
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("draw", [False, True])
 def test_the_plan_is_the_same_on_any_number_of_processes(draw: bool) -> None:
     def planned(processes: int | None) -> tuple[list[list[int]], tuple[str, ...]]:
@@ -145,6 +146,7 @@ def test_a_plan_reports_its_runs_as_they_finish(processes: int) -> None:
     assert cost.questions.shape == (12, 8)
 
 
+@pytest.mark.slow
 def test_plan_draws_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     pool = tmp_path / "pool.csv"
     pool.write_text("worker,accuracy\n" + "".join(f"w{i},{a}\n" for i, a in enumerate(ACCURACIES)))

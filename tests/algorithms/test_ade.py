@@ -113,6 +113,7 @@ def test_waits_for_the_initial_rounds() -> None:
 
 
 # ----------------------------------------------------------------------------- schedule
+@pytest.mark.slow
 def test_decided_workers_leave_arm_rounds() -> None:
     means = np.array([0.05, 0.1, 0.1, 0.15, 0.2, 0.95])
     alg = ADE(means.size, k=0.0, delta=0.1, seed=7)
@@ -166,6 +167,7 @@ def test_delta_correctness(share: bool, run_pool: Executor) -> None:
     assert_rate_at_most(errors, runs, delta)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("share", [False, True])
 def test_shuffled_delayed_answers_give_the_right_outliers(share: bool) -> None:
     n, k = 20, 0.0
@@ -217,6 +219,7 @@ def _rewards(kind: str, means: np.ndarray, seed: int) -> RewardModel:
     return RecordedRewards(workers, records, seed=seed, replacement=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("share", [False, True])
 @pytest.mark.parametrize(("n", "k"), [(5, 1.0), (30, 0.0)])  # few decisions, then many
 def test_rounds_decided_without_a_full_pass_decide_as_one(share: bool, n: int, k: float) -> None:

@@ -228,6 +228,7 @@ def test_fill_is_k_asks_of_one(name: str, size: int) -> None:
         np.testing.assert_array_equal(big.ids, np.concatenate([a.ids for a in ones]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FILLERS))
 def test_no_pull_is_wasted_under_random_delays(name: str) -> None:
     # A window of 64 on 12 workers, answers after exponential(1) delays told as they arrive

@@ -262,6 +262,7 @@ def test_a_fresh_worker_goes_before_one_stuck_on_the_bar() -> None:
     assert alg.ask(1).arms.tolist() == [1]
 
 
+@pytest.mark.slow
 def test_no_worker_starves_on_the_bar() -> None:
     # Two workers on the bar can never be decided; neither may absorb the questions.
     alg = ConfidentThresholding(4, threshold=0.5, interval="mixture", budget=6000)

@@ -396,6 +396,7 @@ def _paper_wrr_schedule_matches(
     raise AssertionError("WRR did not stop")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rho", "seed"), [(2.5, 1), (2.5, 4), (None, 2), (1.3, 3)])
 def test_wrr_one_pull_at_a_time_is_algorithm_2(rho: float | None, seed: int) -> None:
     # Arms drift in and out of the active set here (seed 4 made the pre-fix code diverge when

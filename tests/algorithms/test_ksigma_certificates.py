@@ -75,6 +75,7 @@ CASES = list(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("cls", "shape", "variant"), CASES)
 def test_certificates_make_the_same_pulls(
     cls: type[KSigmaAlgorithm], shape: tuple[int, int], variant: tuple[str, bool, int]
@@ -93,6 +94,7 @@ def test_certificates_make_the_same_pulls(
         assert fast == exact
 
 
+@pytest.mark.slow
 def test_certificates_settle_most_checks_and_a_wrong_margin_shows() -> None:
     """RR one pull at a time computes its exact activity at few asks; certificates off by
     0.02, or theta's lower end anchored 0.01 too high, change the pulls (so the comparison

@@ -28,6 +28,7 @@ KSIGMA = {"rr": (RoundRobin, compiled.round_robin),
 CAP = 10**7
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(KSIGMA))
 @pytest.mark.parametrize(("n", "k", "instance"), [(20, 2.5, 5), (12, 2.0, 3)])
 @pytest.mark.parametrize("seed", [1, 7])
@@ -63,6 +64,7 @@ def test_lsa(n: int, budget: int, seed: int) -> None:
     np.testing.assert_array_equal(run.counts, algorithm.stats.count)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n", "kind"), [(30, "upper"), (40, "intermediate")])
 @pytest.mark.parametrize("seed", [1, 4])
 def test_gold(n: int, kind: str, seed: int) -> None:

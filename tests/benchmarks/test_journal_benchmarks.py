@@ -20,6 +20,7 @@ def server(request: pytest.FixtureRequest) -> str | None:
     return url
 
 
+@pytest.mark.slow
 def test_report_benchmark_reads_a_snapshot_as_a_full_replay(
     server: str | None, tmp_path: Path
 ) -> None:

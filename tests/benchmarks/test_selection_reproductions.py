@@ -142,6 +142,7 @@ def test_adaptive_topk_checkpoints_equal_separate_runs() -> None:
         assert record["regret"] == pytest.approx(regret)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("instance", ["uniform", "twogroup"])
 def test_clucb_checkpoints_equal_separate_runs(instance: str) -> None:
     """CLUCB-PAC read at budget B selects what a run with budget B (same asks) selects."""

@@ -46,6 +46,7 @@ def journal_mode(path: Path) -> str:
     return mode
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("table", ["customers", "runs"])
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_another_applications_sqlite_file_is_left_as_it_was(
@@ -85,6 +86,7 @@ def test_report_on_an_empty_file_writes_nothing(tmp_path: Path, command: str) ->
     assert (tmp_path / "e.db").stat().st_size == 0
 
 
+@pytest.mark.slow
 def test_a_run_may_start_in_an_empty_file(tmp_path: Path) -> None:
     """An empty file is no other application's database: `run` journals into it."""
     (tmp_path / "e.db").touch()
@@ -109,6 +111,7 @@ def test_sqlite_url_with_a_query_string(tmp_path: Path, command: str) -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("port", ["abc", "5432x", "-1", "99999"])
 @pytest.mark.parametrize("command", ["run", "runs", "upgrade"])
 def test_postgresql_url_with_a_malformed_port(tmp_path: Path, command: str, port: str) -> None:
@@ -127,6 +130,7 @@ def test_postgresql_url_with_a_malformed_port(tmp_path: Path, command: str, port
         )
 
 
+@pytest.mark.slow
 def test_a_database_on_read_only_media_is_reported(tmp_path: Path) -> None:
     """An archived run is read where it is (WAL mode needs a -shm file, which read-only
     media cannot hold: SQLite's immutable mode reads it); `run` says why it cannot write."""
@@ -148,6 +152,7 @@ def test_a_database_on_read_only_media_is_reported(tmp_path: Path) -> None:
         assert snapshot(archived.parent) == before
 
 
+@pytest.mark.slow
 def test_reading_a_journal_leaves_no_file_beside_it(tmp_path: Path) -> None:
     """Reads go through connections that cannot write, and leave no -wal or -shm behind."""
     run_id = finished_run(tmp_path / DB)

@@ -62,6 +62,7 @@ def run_id(folder: Path) -> str:
     return str(listed[-1]["id"])
 
 
+@pytest.mark.slow
 def test_run_writes_each_decision_as_it_is_made(folder: Path) -> None:
     child = start("run", "pool.csv", *BAR, *SLOW, "--decisions", "made.jsonl", "--json",
                   cwd=folder)  # fmt: skip
@@ -88,6 +89,7 @@ def test_run_writes_each_decision_as_it_is_made(folder: Path) -> None:
     assert [json.loads(line) for line in listed.stdout.splitlines()] == written
 
 
+@pytest.mark.slow
 def test_follow_prints_decisions_as_they_come_and_ends_with_the_run(folder: Path) -> None:
     child = start("run", "pool.csv", *BAR, *SLOW, cwd=folder)
     wait_for(lambda: (folder / "screener.db").exists(), child, "the run started")
@@ -108,6 +110,7 @@ def test_follow_prints_decisions_as_they_come_and_ends_with_the_run(folder: Path
     assert followed == [json.loads(line) for line in listed]
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_following_cleanly(folder: Path) -> None:
     child = start("run", "pool.csv", *BAR, "--concurrency", "1", "--latency",
                   "constant:0.05", cwd=folder)  # fmt: skip
@@ -134,6 +137,7 @@ def finished(folder: Path) -> Iterator[tuple[Path, str]]:
     yield folder, json.loads(done.stdout)["run_id"]
 
 
+@pytest.mark.slow
 def test_the_block_list_reads_back_as_csv_and_json(finished: tuple[Path, str]) -> None:
     folder, run = finished
     assert screener("export", run, "--decisions", "-o", "blocks.csv", cwd=folder).returncode == 0
@@ -157,6 +161,7 @@ def test_the_block_list_reads_back_as_csv_and_json(finished: tuple[Path, str]) -
 
 
 # crowd-kit 1.4 uses pandas keywords that pandas 3.1 deprecates (copy=, inplace=).
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:The (copy|inplace) keyword")
 def test_crowd_kit_labels_drop_the_banned_workers(finished: tuple[Path, str]) -> None:
     folder, run = finished
@@ -186,6 +191,7 @@ def test_crowd_kit_labels_drop_the_banned_workers(finished: tuple[Path, str]) ->
     assert set(fitted.labels_.index) == {f"t{task}" for task in range(20)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -200,6 +206,7 @@ def test_a_bad_decisions_file_writes_nothing(folder: Path, args: list[str]) -> N
     assert not (folder / "screener.db").exists()
 
 
+@pytest.mark.slow
 def test_decisions_on_standard_output_beside_a_report_file(folder: Path) -> None:
     done = screener("run", "pool.csv", *BAR, "--decisions", "-", "-o", "report.txt",
                     cwd=folder)  # fmt: skip
@@ -219,6 +226,7 @@ BAD_EXPORTS = [
 ]
 
 
+@pytest.mark.slow
 def test_bad_exports_are_one_line_and_write_nothing(finished: tuple[Path, str]) -> None:
     folder, run = finished
     (folder / "labels.csv").write_text("task,worker,label\nt1,w00,a\n")

@@ -88,6 +88,7 @@ def liar() -> Iterator[str]:
         yield url
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=EXAMPLES["run"])
 @given(data=st.data())
 def test_run_with_generated_arguments(template: tuple[Path, str], data: st.DataObject) -> None:
@@ -95,6 +96,7 @@ def test_run_with_generated_arguments(template: tuple[Path, str], data: st.DataO
     fuzz_once(folder, data.draw(run_args(run_id), label="args"))
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=EXAMPLES["other"])
 @given(data=st.data())
 def test_other_commands_with_generated_arguments(
@@ -117,6 +119,7 @@ def test_serve_with_generated_arguments(template: tuple[Path, str], args: list[s
     fuzz_once(template[0], args)
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=EXAMPLES["http"])
 @given(data=st.data())
 def test_run_against_a_service_that_rejects_stalls_or_lies(
@@ -125,12 +128,14 @@ def test_run_against_a_service_that_rejects_stalls_or_lies(
     fuzz_once(template[0], data.draw(http_args(liar), label="args"))
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=EXAMPLES["pool"])
 @given(content=POOL_FILES)
 def test_generated_pool_files(template: tuple[Path, str], content: bytes) -> None:
     fuzz_once(template[0], ["run", "fuzzed.csv", *RUN_TAIL], {"fuzzed.csv": content})
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=EXAMPLES["bank"])
 @given(file=bank_file())
 def test_generated_question_banks(template: tuple[Path, str], file: tuple[str, bytes]) -> None:
@@ -139,6 +144,7 @@ def test_generated_question_banks(template: tuple[Path, str], file: tuple[str, b
     fuzz_once(template[0], args, {name: content})
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=EXAMPLES["dataset"])
 @given(dataset=dataset_files())
 def test_generated_datasets(
@@ -148,6 +154,7 @@ def test_generated_datasets(
     fuzz_once(template[0], ["run", "--oracle", "dataset", *options, *RUN_TAIL], files)
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=EXAMPLES["toml"])
 @given(content=toml_file(), db_flag=st.booleans())
 def test_generated_run_files(template: tuple[Path, str], content: bytes, db_flag: bool) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from refusals import screener
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +24,7 @@ def journal(db: Path) -> list[tuple[object, ...]]:
     return rows
 
 
+@pytest.mark.slow
 def test_readme_states_what_a_seed_reproduces(tmp_path: Path) -> None:
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert "What a seed reproduces: without latency (`--latency none`, the default)" in readme

@@ -50,6 +50,7 @@ def test_upgrade_never_echoes_the_password(tmp_path: Path, database_url: str) ->
     assert done.stdout.strip() == f"{shown} is already up to date"
 
 
+@pytest.mark.slow
 def test_no_command_echoes_a_password(tmp_path: Path, database_url: str) -> None:
     """Every command, as it succeeds and as it is refused, on both kinds of database."""
     url = with_password(database_url)
@@ -101,6 +102,7 @@ def test_postgresql_passwords_stay_out_of_output_and_command_lines(
     assert PASSWORD not in listed.stdout + listed.stderr
 
 
+@pytest.mark.slow
 def test_an_oracle_url_with_a_password_is_refused_unshown(tmp_path: Path) -> None:
     """A log replay from another database: its URL is neither shown nor stored (the journal
     keeps the oracle's options, so a password there is refused before anything is written;

@@ -59,6 +59,7 @@ def test_serve_latency_constant_inf_is_refused(folder: Path) -> None:
     assert refused(folder, "serve", "--latency", "constant:inf", "--stop-after", "1") == LATENCY
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["inf", "1e400"])
 def test_timeout_inf_is_refused(folder: Path, value: str) -> None:
     """A question lost by the oracle was never asked again."""
@@ -78,6 +79,7 @@ def test_top_2_with_wrr_is_refused(folder: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_rho_2_means_what_each_algorithm_says(folder: Path) -> None:
     """wrr's rho (>= 1: how many times as often an active worker is asked) is 2 as given,
     and stored so; GOLD's rho is a share, and 2 is refused; --help says both ranges."""
@@ -142,6 +144,7 @@ def test_a_simulated_flag_for_another_oracle_is_refused(folder: Path) -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["-O", "concentration=0"], ["-O", "concentration=5"]])
 def test_concentration_without_beta_rewards_is_refused(folder: Path, args: list[str]) -> None:
     """Bernoulli rewards have no concentration: the option was ignored."""
@@ -153,6 +156,7 @@ def test_concentration_without_beta_rewards_is_refused(folder: Path, args: list[
     assert line.startswith("error: concentration must be a finite number > 0, got inf")
 
 
+@pytest.mark.slow
 def test_pool_with_two_accuracy_columns(folder: Path) -> None:
     """One of the two was read and the other ignored."""
     (folder / "pool.csv").write_text("worker,accuracy,accuracy\na,0.9,0.1\nb,0.8,0.2\n")
@@ -188,6 +192,7 @@ def test_rr_hoeffding_with_quantile_paper_is_refused(folder: Path) -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["--interval", "agresti-coull"], ["--quantile", "paper"]])
 def test_an_option_ade_does_not_use_is_refused(folder: Path, args: list[str]) -> None:
     line = run_refused(folder, "-a", "ade", *args)
@@ -195,6 +200,7 @@ def test_an_option_ade_does_not_use_is_refused(folder: Path, args: list[str]) ->
     assert line.endswith("(--interval and --quantile do not apply to ade: drop them)")
 
 
+@pytest.mark.slow
 def test_seed_as_an_algorithm_parameter_is_refused(folder: Path) -> None:
     """-p seed=3 was overwritten by the run's seed."""
     assert run_refused(folder, "-p", "seed=3") == (
@@ -203,6 +209,7 @@ def test_seed_as_an_algorithm_parameter_is_refused(folder: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_confident_thresholding_says_what_its_interval_is(folder: Path) -> None:
     """It called its intervals "anytime" where each is two-sided at 1 - 2 delta / n."""
     args = ["run", "-a", "confident-thresholding", "--threshold", "0.6", "--workers", "6",
@@ -227,12 +234,14 @@ def stored(folder: Path, run_id: str) -> dict[str, Any]:
     return report
 
 
+@pytest.mark.slow
 def test_a_refusal_of_a_run_file_setting_is_one_line(folder: Path) -> None:
     (folder / "run.toml").write_text('[oracle]\nlatency = "constant:inf"\n', encoding="utf-8")
     line = one_line(screener("run", "--config", "run.toml", "--db", DB, cwd=folder))
     assert line == LATENCY
 
 
+@pytest.mark.slow
 def test_http_service_rejecting_every_assignment_names_its_reason(folder: Path) -> None:
     """Every worker ended "unavailable: no answer to 10 questions in a row", and the
     service's reason ("unknown worker") never reached the user."""

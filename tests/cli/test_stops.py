@@ -75,6 +75,7 @@ def child(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
         process.communicate()
 
 
+@pytest.mark.slow
 def test_sigterm_is_journaled_and_prints_the_resume_command(
     tmp_path: Path, child: subprocess.Popen[str]
 ) -> None:
@@ -92,6 +93,7 @@ def test_sigterm_is_journaled_and_prints_the_resume_command(
     assert (line["state"], line["status"]) == ("interrupted", "interrupted: terminated")
 
 
+@pytest.mark.slow
 def test_runs_tells_a_paused_owner_from_a_crash(
     tmp_path: Path, child: subprocess.Popen[str]
 ) -> None:
@@ -114,6 +116,7 @@ def test_runs_tells_a_paused_owner_from_a_crash(
     assert the_run(tmp_path)["state"] == "interrupted"
 
 
+@pytest.mark.slow
 def test_full_disk_says_so_and_how_to_resume(tmp_path: Path) -> None:
     """The run used to print "cannot release run ID: database or disk is full" (the lease,
     not the cause), with no resume command. The stop cannot be journaled on a full disk:

@@ -156,6 +156,7 @@ def test_the_gate_settings_are_kept_in_the_run() -> None:
     assert settings == QUICK and bank is None
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_gate_as_ctrl_c_does_and_says_so(tmp_path: Path) -> None:
     """SIGTERM (systemd, docker stop, timeout) was journaled and exited as Ctrl-C (130,
     "interrupted"); it is "interrupted: terminated" and 143, as for `screener run`."""

@@ -71,6 +71,7 @@ def test_arrivals_place_late_joiners_leavers_and_the_turned() -> None:
     assert draws == [arrivals.wrong(0, turned, i, 0.9) for i in range(60)]
 
 
+@pytest.mark.slow
 async def test_the_standin_buys_labels_through_a_gate(tmp_path: Path) -> None:
     async with serving(str(tmp_path / "gate.db"), GATE) as (session, url):
         report = await run_standin(made_dataset(), url, CROWD)

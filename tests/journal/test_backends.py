@@ -156,6 +156,7 @@ def test_the_command_line_never_shows_the_password(database_url: str, tmp_path: 
     assert "s3cret-pw" not in stored
 
 
+@pytest.mark.slow
 async def test_the_heartbeat_keeps_a_long_run_owned(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -157,6 +157,7 @@ def _claim_in_a_process(
         journal.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("expired", [False, True], ids=["fresh", "taking-over"])
 def test_processes_racing_for_a_run_leave_exactly_one_owner(
     database_url: str, tmp_path: Path, expired: bool

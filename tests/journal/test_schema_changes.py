@@ -41,12 +41,14 @@ def race(url: str, upgrade: bool) -> list[str]:
     return results
 
 
+@pytest.mark.slow
 def test_processes_creating_one_database_at_once_all_succeed(database_url: str) -> None:
     assert race(database_url, upgrade=False) == ["ok 0"] * N_PROCESSES
     with Journal(database_url, create=False) as journal:
         assert journal.schema_version() == SCHEMA_VERSION
 
 
+@pytest.mark.slow
 def test_processes_upgrading_one_database_at_once_apply_each_step_once(database_url: str) -> None:
     spec = RunSpec("wrr", {}, 0, {"name": "simulated"}, {"workers": ["a", "b"]}, {})
     with Journal(database_url) as journal:

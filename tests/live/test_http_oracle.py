@@ -83,6 +83,7 @@ async def test_a_run_finds_the_spammer_and_journals_questions_and_raw_answers(
     assert kinds["retried"] == kinds["duplicate"] == kinds["failed"] == 0
 
 
+@pytest.mark.slow
 async def test_faults_change_nothing_but_the_journal(tmp_path: Path) -> None:
     clean, clean_events, _ = await _run(tmp_path, "clean")
     faults = Faults(

@@ -255,6 +255,7 @@ async def test_duplicates_and_reordering() -> None:
     assert seen[: len(ids)] != ids  # shuffled within the page
 
 
+@pytest.mark.slow
 async def test_slow_and_rate_limited_replies() -> None:
     service = GoldService(POOL, BANK, seed=1, faults=Faults(slow=0.15, rate_limit=4.0))
     statuses = []

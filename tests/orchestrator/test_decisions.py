@@ -178,6 +178,7 @@ def uninterrupted(pool_file: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     return _decisions(db)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kill_after", [0, 1, 15])
 def test_kill_9_and_resume_journal_each_decision_once(
     pool_file: Path, uninterrupted: list[Any], tmp_path: Path, kill_after: int

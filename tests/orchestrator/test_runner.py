@@ -45,6 +45,7 @@ def _truth(pool: WorkerPool) -> tuple[int, ...]:
     return ksigma_outliers(pool.accuracies, 2.0, "low")
 
 
+@pytest.mark.slow
 def test_sync_reference_finds_the_true_outliers() -> None:
     assert POOL.accuracies is not None
     algorithm = WeightedRoundRobin(len(POOL), seed=3, **PARAMS)
@@ -53,6 +54,7 @@ def test_sync_reference_finds_the_true_outliers() -> None:
     assert result.condition_met
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "oracle",
     [
@@ -106,6 +108,7 @@ async def test_every_answer_is_committed_before_the_algorithm_sees_it(database_u
     assert len(checked) == result.total_pulls > 0
 
 
+@pytest.mark.slow
 async def test_lost_answers_time_out_and_are_asked_again(database_url: str) -> None:
     db = database_url
     options = RunOptions(concurrency=16, timeout=0.05)
@@ -117,6 +120,7 @@ async def test_lost_answers_time_out_and_are_asked_again(database_url: str) -> N
     assert result.released_pulls == kinds["timed_out"] + kinds["cancelled"]
 
 
+@pytest.mark.slow
 async def test_duplicates_are_logged_not_told(database_url: str) -> None:
     db = database_url
     run_id, result = await start_run(_plan(latency="exponential:0.001", duplicates=0.2), db)
@@ -126,6 +130,7 @@ async def test_duplicates_are_logged_not_told(database_url: str) -> None:
     assert result.outliers == _truth(POOL)
 
 
+@pytest.mark.slow
 async def test_late_answers_are_logged_not_told(database_url: str) -> None:
     db = database_url
     options = RunOptions(concurrency=16, timeout=0.01, drain=0.2)

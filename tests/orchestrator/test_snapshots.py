@@ -87,6 +87,7 @@ async def test_an_interrupted_run_reports_from_its_snapshot_what_a_full_replay_g
     assert _same(from_snapshot, from_events)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["wrr", "confident-thresholding"])
 async def test_a_run_resumed_from_its_snapshot_ends_as_the_uninterrupted_run(
     database_url: str, tmp_path: Path, algorithm: str
@@ -126,6 +127,7 @@ DAMAGES: dict[str, tuple[str, dict[str, Any]]] = {
 }  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", [*DAMAGES, "forged"])
 async def test_a_bad_snapshot_is_ignored_and_the_journal_replayed(
     database_url: str, tmp_path: Path, damage: str
@@ -152,6 +154,7 @@ async def test_a_bad_snapshot_is_ignored_and_the_journal_replayed(
     assert not trap.exists()
 
 
+@pytest.mark.slow
 async def test_a_finished_run_keeps_its_latest_snapshot_only(tmp_path: Path) -> None:
     db = str(tmp_path / "runs.db")
     run_id, _ = await start_run(_plan("wrr", 10), db)

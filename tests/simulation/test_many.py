@@ -47,6 +47,7 @@ def _distinct(results: list[Result]) -> int:
     return len({repr(result.to_dict()) for result in results})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_the_runs_equal_the_runs_made_one_by_one(name: str, warm_pool: Executor) -> None:
     build = RUNS[name]
@@ -58,6 +59,7 @@ def test_the_runs_equal_the_runs_made_one_by_one(name: str, warm_pool: Executor)
     assert [r.to_dict() for r in elsewhere] == [r.to_dict() for r in one_by_one]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["apt", "clucb-pac"])
 def test_a_pool_of_two_processes_gives_the_same_runs(name: str) -> None:
     build = RUNS[name]

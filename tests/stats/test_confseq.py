@@ -310,6 +310,7 @@ def _union_level(t: int, delta: float) -> float:
     return 6 * delta / (math.pi**2 * t * t)  # the per-count union bound of the old intervals
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("t", [10, 30, 100])
 def test_new_sequences_are_narrower_than_the_union_bound_intervals(t: int) -> None:
     # Same delta, one worker; the old anytime KL and Hoeffding intervals use the level

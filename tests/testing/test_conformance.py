@@ -48,6 +48,7 @@ def _report(factory: Any, **kwargs: Any) -> ConformanceReport:
     return asyncio.run(check_oracle(factory, **kwargs))
 
 
+@pytest.mark.slow
 def test_the_report_lists_every_check_and_notes_duplicates() -> None:
     report = _report(SimulatedOracle, options={"duplicates": 0.3}, silent_options={"loss": 0.3})
     assert [r.name for r in report.results] == list(CHECKS)
@@ -113,6 +114,7 @@ class LaxOracle(SimulatedOracle):
         return super().from_options(pool, {k: v for k, v in options.items() if k in known}, seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("oracle", "check", "message"),
     [
