@@ -68,8 +68,11 @@ class ValueJudge:
         method = self.method
         if self.tenure is not None:
             return self.tenure.prob_below(method, state.arm, state.requests)
-        count, successes = method.stats.count[state.arm], method.scaled_successes()[state.arm]
-        return float(method.prior.prob_below([successes], [count], method.bar)[0])
+        count = method.stats.count[state.arm : state.arm + 1]
+        successes = (
+            method.stats.total[state.arm : state.arm + 1] - method.lower * count
+        ) / method.width
+        return float(method.prior.prob_below(successes, count, method.bar)[0])
 
     def _ban_pays(self, state: WorkerState, p_bad: float) -> bool:
         if p_bad * self.settings.label_cost <= (1.0 - p_bad) * self.settings.prices.task:

@@ -75,7 +75,7 @@ class TenurePriors:
         """P(accuracy below the bar) of worker ``arm`` given its gold answers, under the prior
         of its age with itself left out."""
         count = method.stats.count[arm : arm + 1]
-        successes = method.scaled_successes()[arm : arm + 1]
+        successes = (method.stats.total[arm : arm + 1] - method.lower * count) / method.width
         if self._source is None or age < self.MIN_AGE:
             return float(method.prior.prob_below(successes, count, method.bar)[0])
         prior, members = self._bucket(age)

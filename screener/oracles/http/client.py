@@ -99,10 +99,10 @@ class ServiceClient:
         """One attempt at a call whose failure changes nothing (best effort): errors ignored."""
         limit = aiohttp.ClientTimeout(total=timeout)
         with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-            async with self._session.request(
+            response = await self._session.request(
                 method, self.settings.url + path, json=body, timeout=limit
-            ):
-                pass
+            )
+            response.release()  # nothing to read: the call's effect is all
 
     def backoff_delay(self, attempt: int) -> float:
         """Exponential backoff with full jitter: uniform on [0, base * 2^(attempt-1)]."""
