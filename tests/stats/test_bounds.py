@@ -642,15 +642,16 @@ def test_threshold_bounds_hand_values() -> None:
     assert (float(mean[0]), float(mean[1])) == pytest.approx((0.2, 0.45), abs=1e-11)
 
 
-def test_threshold_bounds_batch_equals_one_box_at_a_time() -> None:
+@pytest.mark.parametrize("shape", [(40, 6), (3, 9, 200)])  # the second one in chunks
+def test_threshold_bounds_batch_equals_one_box_at_a_time(shape: tuple[int, ...]) -> None:
     rng = np.random.default_rng(5)
-    low = rng.random((40, 6))
-    high = low + rng.random((40, 6)) * 0.3
+    low = rng.random(shape)
+    high = low + rng.random(shape) * 0.3
     lower, upper = ksigma_threshold_bounds(low, high, 2.0)
-    assert lower.shape == upper.shape == (40,)
-    for i in range(40):
+    assert lower.shape == upper.shape == shape[:-1]
+    for i in np.ndindex(shape[:-1]):
         one = ksigma_threshold_bounds(low[i], high[i], 2.0)
-        assert (float(one[0]), float(one[1])) == (lower[i], upper[i])
+        assert (float(one[0]), float(one[1])) == (float(lower[i]), float(upper[i]))
 
 
 def test_threshold_bounds_beat_the_lipschitz_bound() -> None:
