@@ -6,21 +6,34 @@ algorithms (``screener.algorithms``) are pure ask/tell objects; oracles
 (``screener.orchestrator``) journals every pull (``screener.journal``) and can resume.
 """
 
-from screener._version import DISTRIBUTION, __version__
-from screener.algorithms import (
-    Algorithm,
-    Decision,
-    NaiveRoundRobin,
-    Result,
-    RoundRobin,
-    StopReason,
-    WeightedRoundRobin,
-    create_algorithm,
-)
-from screener.api import arun, run
-from screener.crowd import WorkerPool, demo_pool, load_pool_csv, synthetic_pool
-from screener.errors import ScreenerError
-from screener.simulation import BernoulliRewards, BetaRewards, simulate, simulate_many
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from screener._lazy import attach
+
+if TYPE_CHECKING:  # the public names, each imported when first read (screener._lazy)
+    from screener._version import DISTRIBUTION as DISTRIBUTION
+    from screener._version import __version__ as __version__
+    from screener.algorithms import Algorithm as Algorithm
+    from screener.algorithms import Decision as Decision
+    from screener.algorithms import NaiveRoundRobin as NaiveRoundRobin
+    from screener.algorithms import Result as Result
+    from screener.algorithms import RoundRobin as RoundRobin
+    from screener.algorithms import StopReason as StopReason
+    from screener.algorithms import WeightedRoundRobin as WeightedRoundRobin
+    from screener.algorithms import create_algorithm as create_algorithm
+    from screener.api import arun as arun
+    from screener.api import run as run
+    from screener.crowd import WorkerPool as WorkerPool
+    from screener.crowd import demo_pool as demo_pool
+    from screener.crowd import load_pool_csv as load_pool_csv
+    from screener.crowd import synthetic_pool as synthetic_pool
+    from screener.errors import ScreenerError as ScreenerError
+    from screener.simulation import BernoulliRewards as BernoulliRewards
+    from screener.simulation import BetaRewards as BetaRewards
+    from screener.simulation import simulate as simulate
+    from screener.simulation import simulate_many as simulate_many
 
 __all__ = [
     "DISTRIBUTION",
@@ -45,3 +58,5 @@ __all__ = [
     "simulate_many",
     "synthetic_pool",
 ]
+
+__getattr__, __dir__ = attach(__name__, __file__, __all__)

@@ -14,6 +14,7 @@ import screener
 
 #: Bottom to top. A part of screener may import the parts listed before it, none after.
 LAYERS = (
+    "_lazy",  # a package's names imported when first read
     "errors",
     "arrays",  # the numpy array types of the annotations
     "stats",

@@ -27,8 +27,8 @@ from screener.reports import (
     render_csv,
     render_json,
     render_table,
-    run_state,
 )
+from screener.runs import run_state
 from screener.runs.session import RunPlan, load_results, start_run
 from screener.simulation.recorded import RecordedRewards
 

@@ -2,7 +2,7 @@
 and how it ends: every user error one line on stderr, ``error: what is wrong (how to fix
 it)``, with its exit code (console.ExitCode); ``--debug`` shows the traceback instead.
 
-The commands themselves are registered in screener.cli.commands.
+The commands themselves are listed in screener.cli.commands, each imported when it runs.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import NoReturn, TextIO
 import click
 
 from screener._version import DISTRIBUTION
-from screener.cli.commands import COMMANDS
+from screener.cli.commands import LazyGroup
 from screener.cli.console import ExitCode
 from screener.cli.signals import Terminated, terminate_like_interrupt
 from screener.errors import ScreenerError
@@ -25,7 +25,7 @@ from screener.errors import ScreenerError
 __all__ = ["cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--debug",
     is_flag=True,
@@ -52,10 +52,6 @@ def cli(ctx: click.Context, debug: bool, quiet: bool, verbose: int) -> None:
     ctx.obj["debug"] = debug
     ctx.obj["verbosity"] = -1 if quiet else verbose
     _configure_logging(ctx.obj["verbosity"])
-
-
-for _command in COMMANDS:
-    cli.add_command(_command)
 
 
 def _configure_logging(verbosity: int) -> None:
@@ -134,7 +130,7 @@ def _hoist_global_flags(args: list[str]) -> list[str]:
             continue
         rest.append(token)
         if command is None and not token.startswith("-"):
-            command = cli.commands.get(token)
+            command = cli.get_command(None, token)
         elif command is not None and token in _value_options(command):
             rest.append(next(tokens, ""))
     return [*front, *rest] if front else args

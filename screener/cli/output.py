@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -24,8 +24,9 @@ from screener.reports import (
     render_table,
     terminal_width,
 )
-from screener.reports.html import html_report, require_html_support
-from screener.runs.rescoring import DecisionChange, changes_as_json, changes_as_text
+
+if TYPE_CHECKING:
+    from screener.runs.rescoring import DecisionChange
 
 __all__ = ["Output", "output_settings", "print_report"]
 
@@ -67,6 +68,8 @@ def output_settings(
                 "create it or pass another path",
             )
     if html is not None:
+        from screener.reports.html import require_html_support  # a stored run's page
+
         require_html_support()
         if is_stdio(html) and is_stdio(output):
             raise click.UsageError(
@@ -95,6 +98,8 @@ def print_report(
     if not is_stdio(out.output):
         note(f"report written to {out.output}")
     if out.html is not None:
+        from screener.reports.html import html_report  # reads the journal
+
         page = html_report(db, run_id, result).encode("utf-8")
         write_output(out.html, page, what="HTML report")
         if not is_stdio(out.html):
@@ -110,6 +115,8 @@ def _report_text(
     prices: Prices | None,
     spec: Mapping[str, Any] | None,
 ) -> str:
+    from screener.runs.rescoring import changes_as_json, changes_as_text
+
     only, limit = out.only, out.limit
     if out.format == "json":
         data = render_json(result, pool, run_id, only=only, limit=limit, prices=prices)

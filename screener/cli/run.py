@@ -1,6 +1,7 @@
-"""`screener run`, `plan` and `replay`: an algorithm screening a pool live, simulated to
-price a screening, or replayed on the answers a logged run received. The settings are merged
-and checked by screener.runs.setup, the one set-up that `screener.run()` uses too."""
+"""`screener run` and `replay`: an algorithm screening a pool live, or replayed on the
+answers a logged run received (`plan`, the same set-up simulated, is screener.cli.plan).
+The settings are merged and checked by screener.runs.setup, the one set-up that
+`screener.run()` uses too."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from tqdm.auto import tqdm
 
 from screener.algorithms import ALGORITHMS, Algorithm, Result, accepted_parameters
 from screener.cli.console import ExitCode, note, verbosity
@@ -37,28 +37,21 @@ from screener.files import is_stdio
 from screener.journal import display_name
 from screener.orchestrator import Progress
 from screener.reports import render_comparison, render_json
-from screener.reports.plan import render_plan
-from screener.runs import observed_accuracies, run_prices, worker_pool
+from screener.runs import run_prices, worker_pool
 from screener.runs.decisions import run_decisions
 from screener.runs.logged import replay_logged_run
-from screener.runs.planning import plan_cost
 from screener.runs.session import RunPlan, load_result, resume_run, start_run
 from screener.runs.setup import (
-    DEFAULT_SEED,
     AlgorithmSettings,
     MoneySettings,
     OracleSettings,
     RunSettings,
     algorithm_params,
     choose_algorithm,
-    choose_pool,
-    choose_prices,
-    default_job,
-    question_budget,
     set_up_run,
 )
 
-__all__ = ["plan", "replay", "run"]
+__all__ = ["replay", "run"]
 
 #: What may be given beside --resume: where the run is and how to print it.
 _RESUME_OPTIONS = frozenset(
@@ -178,57 +171,6 @@ def _refuse_settings_on_resume(run_id: str) -> None:
     """A resumed run keeps the settings it started with: a setting given beside --resume is
     refused by name rather than silently ignored."""
     refuse_beside_resume(run_id, _RESUME_OPTIONS, "or start a new run")
-
-
-@click.command()
-@click.argument("pool_file", required=False, type=_FILE)
-@algorithm_options()
-@money_options
-@synthetic_pool_options("Plan for this many workers (synthetic, or drawn as --like).")
-@click.option("--like", "pilot", metavar="RUN_ID", default=None,
-              help="Draw workers from the accuracies seen in this pilot run.")  # fmt: skip
-@db_option
-@click.option("--runs", type=int, default=100, show_default=True,
-              help="Simulated runs (seeds SEED, SEED+1, ...).")  # fmt: skip
-@click.option("--processes", type=click.IntRange(min=1), default=None,
-              help="Processes for the runs (the plan is the same on any number).  "
-                   "[default: every CPU, unless the runs take under a second]")  # fmt: skip
-@json_option("Print the plan as JSON.")
-def plan(
-    pool_file: Path | None,
-    algorithm: AlgorithmSettings,
-    money: MoneySettings,
-    synthetic: SyntheticPool,
-    pilot: str | None,
-    db: str,
-    runs: int,
-    processes: int | None,
-    as_json: bool,
-) -> None:
-    """How many gold questions a screening may cost, before paying for any: the algorithm
-    runs on simulated workers (POOL_FILE's accuracies, a synthetic pool, or a crowd like
-    a pilot run's) RUNS times, and the distribution of its questions is printed."""
-    name = choose_algorithm(algorithm)
-    prices = choose_prices(money.price)
-    budget = question_budget(algorithm.budget, money.budget, prices)
-    params = algorithm_params(name, algorithm, default_job(algorithm), budget)
-    seed = DEFAULT_SEED if algorithm.seed is None else algorithm.seed
-    if pilot is not None:
-        if pool_file is not None:
-            raise click.UsageError("give either POOL_FILE or --like, not both")
-        accuracies, draw = observed_accuracies(db, pilot), True
-    else:
-        pool = choose_pool(pool_file, *synthetic, seed, "simulated", {})
-        accuracies, draw = list(pool.require_accuracies()), False
-    size = synthetic.workers if draw and synthetic.workers else len(accuracies)
-    quiet = verbosity() < 0 or not sys.stderr.isatty()
-    with tqdm(total=runs, desc="plan", unit="run", leave=False, disable=quiet,
-              file=sys.stderr) as bar:  # fmt: skip
-        cost = plan_cost(name, params, accuracies, runs=runs, seed=seed, draw=draw,
-                         n_workers=size, processes=processes, progress=bar.update)  # fmt: skip
-    summary = {"algorithm": name, "params": cost.params, "workers": size, "seed": seed}
-    summary |= cost.summary(prices)
-    click.echo(json.dumps(summary, indent=2) if as_json else render_plan(summary))
 
 
 @click.command()

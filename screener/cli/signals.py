@@ -11,8 +11,6 @@ from collections.abc import Coroutine, Iterator
 from types import FrameType
 from typing import Any, TypeVar
 
-from screener.runs.stops import TERMINATED
-
 __all__ = ["Terminated", "run_until_terminated", "terminate_like_interrupt"]
 
 T = TypeVar("T")
@@ -57,6 +55,8 @@ def run_until_terminated(work: Coroutine[Any, Any, T]) -> T:
 
 
 async def _terminable(work: Coroutine[Any, Any, T]) -> T:
+    from screener.runs.stops import TERMINATED  # the journal's stops: loaded with a run only
+
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None

@@ -8,34 +8,38 @@ state is a fold over them (a snapshot of that fold, kept every so many events, o
 reader the replay).
 """
 
-from screener.journal.events import (
-    Event,
-    EventKind,
-    RunRecord,
-    RunSpec,
-    RunState,
-    RunSummary,
-    Snapshot,
-    snapshot_digest,
-)
-from screener.journal.leases import (
-    HEARTBEAT_SECONDS,
-    LEASE_SECONDS,
-    Lease,
-    LeaseLostError,
-    RunOwnedError,
-)
-from screener.journal.migrations import MIGRATIONS, Migration
-from screener.journal.schema import (
-    SCHEMA_VERSION,
-    EventRow,
-    RunLeaseRow,
-    RunRow,
-    RunSnapshotRow,
-    SchemaInfo,
-)
-from screener.journal.store import Journal, display_name, new_run_id
-from screener.journal.writer import AsyncJournal
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from screener._lazy import attach
+
+if TYPE_CHECKING:  # the public names, each imported when first read (screener._lazy)
+    from screener.journal.events import Event as Event
+    from screener.journal.events import EventKind as EventKind
+    from screener.journal.events import RunRecord as RunRecord
+    from screener.journal.events import RunSpec as RunSpec
+    from screener.journal.events import RunState as RunState
+    from screener.journal.events import RunSummary as RunSummary
+    from screener.journal.events import Snapshot as Snapshot
+    from screener.journal.events import snapshot_digest as snapshot_digest
+    from screener.journal.leases import HEARTBEAT_SECONDS as HEARTBEAT_SECONDS
+    from screener.journal.leases import LEASE_SECONDS as LEASE_SECONDS
+    from screener.journal.leases import Lease as Lease
+    from screener.journal.leases import LeaseLostError as LeaseLostError
+    from screener.journal.leases import RunOwnedError as RunOwnedError
+    from screener.journal.migrations import MIGRATIONS as MIGRATIONS
+    from screener.journal.migrations import Migration as Migration
+    from screener.journal.schema import SCHEMA_VERSION as SCHEMA_VERSION
+    from screener.journal.schema import EventRow as EventRow
+    from screener.journal.schema import RunLeaseRow as RunLeaseRow
+    from screener.journal.schema import RunRow as RunRow
+    from screener.journal.schema import RunSnapshotRow as RunSnapshotRow
+    from screener.journal.schema import SchemaInfo as SchemaInfo
+    from screener.journal.store import Journal as Journal
+    from screener.journal.store import display_name as display_name
+    from screener.journal.store import new_run_id as new_run_id
+    from screener.journal.writer import AsyncJournal as AsyncJournal
 
 __all__ = [
     "HEARTBEAT_SECONDS",
@@ -64,3 +68,5 @@ __all__ = [
     "new_run_id",
     "snapshot_digest",
 ]
+
+__getattr__, __dir__ = attach(__name__, __file__, __all__)

@@ -1,8 +1,19 @@
 """The asyncio orchestrator, its progress display and the decisions it journals."""
 
-from screener.orchestrator.decisions import DecisionSink, DecisionStream, decided_event
-from screener.orchestrator.progress import Progress, ProgressLine
-from screener.orchestrator.runner import Orchestrator, RunOptions
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from screener._lazy import attach
+
+if TYPE_CHECKING:  # the public names, each imported when first read (screener._lazy)
+    from screener.orchestrator.decisions import DecisionSink as DecisionSink
+    from screener.orchestrator.decisions import DecisionStream as DecisionStream
+    from screener.orchestrator.decisions import decided_event as decided_event
+    from screener.orchestrator.options import RunOptions as RunOptions
+    from screener.orchestrator.progress import Progress as Progress
+    from screener.orchestrator.progress import ProgressLine as ProgressLine
+    from screener.orchestrator.runner import Orchestrator as Orchestrator
 
 __all__ = [
     "DecisionSink",
@@ -13,3 +24,5 @@ __all__ = [
     "RunOptions",
     "decided_event",
 ]
+
+__getattr__, __dir__ = attach(__name__, __file__, __all__)

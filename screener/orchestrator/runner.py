@@ -34,13 +34,12 @@ import contextlib
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from screener.algorithms import Algorithm, Result
 from screener.algorithms.snapshot import dump_state
 from screener.bank import GoldQuestion
 from screener.crowd import WorkerPool
-from screener.errors import ConfigError, SnapshotError
+from screener.errors import SnapshotError
 from screener.gate import Prices
 from screener.journal import AsyncJournal, Event, EventKind
 from screener.oracles import Answer, Oracle, PullRequest
@@ -53,40 +52,10 @@ from screener.orchestrator.intake import (
     released_events,
     take_answers,
 )
+from screener.orchestrator.options import RunOptions
 from screener.orchestrator.progress import Progress, ProgressLine
 
-__all__ = ["EXHAUSTED", "Orchestrator", "RunOptions"]
-
-
-@dataclass(frozen=True, slots=True)
-class RunOptions:
-    """How a run talks to its oracle."""
-
-    concurrency: int = 16
-    timeout: float | None = 60.0
-    drain: float = 0.0
-    #: A worker whose questions fail or time out this many times in a row is given up on.
-    max_failures: int = 10
-    #: Store the algorithm's state every this many events (0: never), so that reports and
-    #: resumes replay at most this many events.
-    snapshot_every: int = 50_000
-
-    def __post_init__(self) -> None:
-        if self.concurrency < 1:
-            raise ConfigError(f"concurrency must be at least 1, got {self.concurrency}")
-        if self.timeout is not None and not 0 < self.timeout < math.inf:
-            raise ConfigError(
-                f"timeout must be a finite number of seconds > 0, got {self.timeout}",
-                "a question never timed out is never asked again; e.g. --timeout 600",
-            )
-        if not 0 <= self.drain < math.inf:
-            raise ConfigError(f"drain must be a finite number of seconds >= 0, got {self.drain}")
-        if self.max_failures < 1:
-            raise ConfigError(f"max_failures must be at least 1, got {self.max_failures}")
-        if self.snapshot_every < 0:
-            raise ConfigError(
-                f"snapshot_every must be >= 0 events (0: never), got {self.snapshot_every}"
-            )
+__all__ = ["EXHAUSTED", "Orchestrator"]
 
 
 class Orchestrator:

@@ -14,7 +14,6 @@ from screener.reports.summary import (
     decision_counts,
     describe_status,
     money_spent,
-    run_state,
     shown_workers,
 )
 from screener.reports.text import render_comparison, render_table, terminal_width
@@ -33,7 +32,6 @@ __all__ = [
     "render_json",
     "render_plan",
     "render_table",
-    "run_state",
     "shown_workers",
     "terminal_width",
 ]

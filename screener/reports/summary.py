@@ -11,7 +11,6 @@ from screener.algorithms import Decision, Result, Verdict, WorkerResult, verdict
 from screener.algorithms._checks import check_choice, check_count
 from screener.algorithms.result import away
 from screener.gate import Prices, money
-from screener.journal import Journal
 
 __all__ = [
     "AWAY",
@@ -22,7 +21,6 @@ __all__ = [
     "decision_counts",
     "describe_status",
     "money_spent",
-    "run_state",
     "shown_workers",
 ]
 
@@ -53,14 +51,6 @@ def describe_status(result: Result, state: str | None = None) -> str:
     """Whether the run stopped, and if so whether its promise holds, in one sentence
     (``Result.status``; ``state``: a stored run's lifecycle, see ``run_state``)."""
     return result.status(state)
-
-
-def run_state(db: str, run_id: str) -> str:
-    """A stored run's lifecycle state, as ``screener runs`` shows it: "finished",
-    "running", "paused", "interrupted", "crashed" or "failed: why"."""
-    with Journal(db, read_only=True) as journal:
-        summary = next(run for run in journal.runs() if run.id == run_id)
-    return summary.status if summary.state == "failed" else summary.state
 
 
 def money_spent(result: Result, prices: Prices) -> dict[str, float | None]:

@@ -5,24 +5,30 @@ the stored values their meaning. A run's result has one route, written down in
 ``screener.runs.results``.
 """
 
-from screener.runs.answers import (
-    Invalidation,
-    LoggedAnswer,
-    answers_by_worker,
-    invalidation_event,
-    invalidations,
-    logged_answers,
-)
-from screener.runs.results import load_result, load_results
-from screener.runs.state import pending_pulls, replay
-from screener.runs.stored import (
-    build_algorithm,
-    observed_accuracies,
-    read_run,
-    restored,
-    run_prices,
-    worker_pool,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from screener._lazy import attach
+
+if TYPE_CHECKING:  # the public names, each imported when first read (screener._lazy)
+    from screener.runs.answers import Invalidation as Invalidation
+    from screener.runs.answers import LoggedAnswer as LoggedAnswer
+    from screener.runs.answers import answers_by_worker as answers_by_worker
+    from screener.runs.answers import invalidation_event as invalidation_event
+    from screener.runs.answers import invalidations as invalidations
+    from screener.runs.answers import logged_answers as logged_answers
+    from screener.runs.results import load_result as load_result
+    from screener.runs.results import load_results as load_results
+    from screener.runs.state import pending_pulls as pending_pulls
+    from screener.runs.state import replay as replay
+    from screener.runs.stored import build_algorithm as build_algorithm
+    from screener.runs.stored import observed_accuracies as observed_accuracies
+    from screener.runs.stored import read_run as read_run
+    from screener.runs.stored import restored as restored
+    from screener.runs.stored import run_prices as run_prices
+    from screener.runs.stored import run_state as run_state
+    from screener.runs.stored import worker_pool as worker_pool
 
 __all__ = [
     "Invalidation",
@@ -40,5 +46,8 @@ __all__ = [
     "replay",
     "restored",
     "run_prices",
+    "run_state",
     "worker_pool",
 ]
+
+__getattr__, __dir__ = attach(__name__, __file__, __all__)

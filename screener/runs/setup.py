@@ -24,7 +24,7 @@ from screener.gate import Prices
 from screener.oracles import load_oracle_class
 from screener.orchestrator import RunOptions
 from screener.runs.run_file import RunConfig, load_run_config
-from screener.runs.session import RunPlan, default_pool
+from screener.runs.run_plan import RunPlan, default_pool
 from screener.runs.settings import (
     BAR_ALGORITHMS,
     DEFAULT_ALGORITHM,

@@ -28,6 +28,7 @@ __all__ = [
     "run_config",
     "run_options",
     "run_prices",
+    "run_state",
     "worker_pool",
 ]
 
@@ -207,3 +208,23 @@ def run_prices(record: RunRecord) -> Prices | None:
     """
     prices = record.config.get(PRICE_KEY)
     return None if prices is None else Prices.of(prices)
+
+
+def run_state(db: str, run_id: str) -> str:
+    """A stored run's lifecycle state, as ``screener runs`` shows it: "finished",
+    "running", "paused", "interrupted", "crashed" or "failed: why".
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from screener.journal import Journal, RunSpec
+    >>> db = str(pathlib.Path(tempfile.mkdtemp()) / "runs.db")
+    >>> spec = RunSpec("wrr", {}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
+    >>> with Journal(db) as journal:
+    ...     run_id = journal.create_run(spec)
+    >>> run_state(db, run_id)  # no process drives it, and it never said why it stopped
+    'crashed'
+    """
+    with Journal(db, read_only=True) as journal:
+        summary = next(run for run in journal.runs() if run.id == run_id)
+    return summary.status if summary.state == "failed" else summary.state

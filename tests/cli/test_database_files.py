@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from refusals import DB, finished_run, read_only_copy, refused, screener, snapshot
 
-from screener.cli.commands import COMMANDS as REGISTERED
+from screener.cli.commands import every_command
+from screener.cli.main import cli
 from screener.journal import Journal
 from screener.journal.events import RunSpec
 
@@ -34,7 +35,9 @@ COMMANDS = {
 def test_every_command_with_a_database_is_checked() -> None:
     """The cases below cover each command that takes --db, as the registry lists them."""
     with_db = {
-        command.name for command in REGISTERED if any(p.name == "db" for p in command.params)
+        name
+        for name, command in every_command(cli).items()
+        if any(p.name == "db" for p in command.params)
     }
     assert with_db == set(COMMANDS)
 

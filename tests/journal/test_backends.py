@@ -23,7 +23,7 @@ from screener.errors import OracleError
 from screener.journal import Journal, LeaseLostError, leases
 from screener.oracles import Answer, SimulatedOracle
 from screener.orchestrator import RunOptions
-from screener.runs import session, stops, worker_pool
+from screener.runs import run_plan, stops, worker_pool
 from screener.runs.session import RunPlan, load_results, resume_run, start_run
 
 POOL = synthetic_pool(10, 1, seed=6)
@@ -76,7 +76,7 @@ class FailingOracle(SimulatedOracle):
 async def test_a_run_that_fails_says_why_and_resumes(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(session, "load_oracle_class", lambda name: FailingOracle)
+    monkeypatch.setattr(run_plan, "load_oracle_class", lambda name: FailingOracle)
     started: list[str] = []
     with pytest.raises(OracleError):
         await start_run(_plan(), database_url, on_start=lambda run_id, _: started.append(run_id))

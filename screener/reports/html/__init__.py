@@ -53,9 +53,8 @@ from screener.reports.summary import (
     cost_line,
     decision_counts,
     describe_status,
-    run_state,
 )
-from screener.runs import read_run, run_prices, worker_pool
+from screener.runs import read_run, run_prices, run_state, worker_pool
 
 __all__ = [
     "ANSWER_POINTS",
