@@ -17,7 +17,10 @@ environment); nothing of theirs is copied here:
 Answers: every peer answers from screener's counter-based draws (``BernoulliRewards``: the
 j-th answer of worker i is the same for both), read from a table made before the timing, in
 place of the peer's ``np.random`` (ROAI's ``get_reward``; a ``BernoulliArm`` whose ``pull``
-reads the table). Ours pays for its own draws inside ``simulate``. Each pair runs alternating
+reads the table). Ours is timed twice: paying for its own counter-based draws inside
+``simulate`` (``BernoulliRewards``, as a simulation does), and reading the same table as the
+peers (``RecordedRewards`` without replacement, in recorded order: the same answers, so the
+same pulls), which is the like-for-like rate. Each pair runs alternating
 in this process (ours one pull at a time, the peer, ours one ask of n pulls at a time,
 ``--repeat`` times) over the same number of pulls; rates are pulls per CPU second, the median
 of the repeats, and every ratio divides two rates of this run (ours / peer: above 1,
@@ -54,6 +57,8 @@ from benchmarks.harness import clock, describe_machine, machine_info, markdown_t
 from benchmarks.instances import ksigma_instance
 from screener import BernoulliRewards, simulate
 from screener.algorithms.registry import create_algorithm
+from screener.simulation import RewardModel
+from screener.simulation.recorded import RecordedRewards
 
 __all__ = ["Pair", "main", "measure"]
 
@@ -195,10 +200,14 @@ class _Peers:
 
 
 # ------------------------------------------------------------------------------ ours
-def _ours(pair: Pair, means: FloatArray, pulls: int, batch: int) -> tuple[float, IntArray]:
+def _ours(
+    pair: Pair, means: FloatArray, pulls: int, batch: int, rewards: RewardModel | None = None
+) -> tuple[float, IntArray]:
+    """Our pulls per CPU second (and pulls per worker): answers drawn by ``BernoulliRewards``,
+    or read from ``rewards``."""
     algorithm = create_algorithm(pair.ours, means.size, {**pair.params, "budget": pulls})
     start = clock()
-    simulate(algorithm, BernoulliRewards(means, SEED), batch=batch)
+    simulate(algorithm, rewards or BernoulliRewards(means, SEED), batch=batch)
     return since(algorithm.n_answered, start).rate, np.asarray(algorithm.stats.count).copy()
 
 
@@ -219,6 +228,8 @@ class Row:
     peer: float
     ours_batched: float
     same_pulls: bool
+    ours_one_table: float  # answers read from the peers' table
+    ours_batched_table: float
 
 
 def measure(peers: _Peers, sizes: Sequence[int], repeat: int, scale: float) -> list[Row]:
@@ -231,18 +242,29 @@ def measure(peers: _Peers, sizes: Sequence[int], repeat: int, scale: float) -> l
             means = _means(pair, n)
             pulls = _pulls(pair, n, scale)
             answers = _answers(means, pulls)
+            table = RecordedRewards([str(i) for i in range(n)], answers, SEED,
+                                    replacement=False, shuffle=False)  # fmt: skip
             one: list[float] = []
             theirs: list[float] = []
             batched: list[float] = []
+            one_table: list[float] = []
+            batched_table: list[float] = []
             for _ in range(repeat):
                 rate, ours_counts = _ours(pair, means, pulls, 1)
                 one.append(rate)
                 rate, peer_counts = peers.run(pair, means, pulls, answers)
                 theirs.append(rate)
                 batched.append(_ours(pair, means, pulls, n)[0])
+                rate, table_counts = _ours(pair, means, pulls, 1, table)
+                one_table.append(rate)
+                batched_table.append(_ours(pair, means, pulls, n, table)[0])
             same = bool(np.array_equal(ours_counts, peer_counts))
+            if not np.array_equal(ours_counts, table_counts):
+                print(f"n = {n}: {pair.ours} read from the table made other pulls",
+                      file=sys.stderr)  # fmt: skip
             row = Row(n, pair, pulls, statistics.median(one), statistics.median(theirs),
-                      statistics.median(batched), same)  # fmt: skip
+                      statistics.median(batched), same, statistics.median(one_table),
+                      statistics.median(batched_table))  # fmt: skip
             rows.append(row)
             print(_line(row), file=sys.stderr, flush=True)
     return rows
@@ -252,7 +274,8 @@ def _line(row: Row) -> str:
     return (
         f"n = {row.n}: {row.pair.ours} {row.ours_one:,.0f} / {row.pair.peer} {row.peer:,.0f}"
         f" = {row.ours_one / row.peer:.3g}x one at a time, {row.ours_batched / row.peer:.3g}x"
-        " batched"
+        f" batched (answers read from the table: {row.ours_one_table / row.peer:.3g}x,"
+        f" {row.ours_batched_table / row.peer:.3g}x)"
     )
 
 
@@ -284,11 +307,12 @@ def compiled_rows(scale: float, repeat: int) -> list[list[object]]:
 
 def format_rows(rows: Sequence[Row]) -> str:
     header = ["n", "ours", "peer", "pulls", "ours, one at a time", "peer", "ratio",
-              "ours, asks of n", "ratio", "same pulls"]  # fmt: skip
+              "ratio, table", "ours, asks of n", "ratio", "ratio, table", "same pulls"]  # fmt: skip
     table = [
         [r.n, r.pair.ours, r.pair.peer, f"{r.pulls:,}", f"{r.ours_one:,.0f}", f"{r.peer:,.0f}",
-         f"{r.ours_one / r.peer:.3g}x", f"{r.ours_batched:,.0f}",
-         f"{r.ours_batched / r.peer:.3g}x", "yes" if r.same_pulls else "no"]
+         f"{r.ours_one / r.peer:.3g}x", f"{r.ours_one_table / r.peer:.3g}x",
+         f"{r.ours_batched:,.0f}", f"{r.ours_batched / r.peer:.3g}x",
+         f"{r.ours_batched_table / r.peer:.3g}x", "yes" if r.same_pulls else "no"]
         for r in rows
     ]  # fmt: skip
     return markdown_table(header, table)
