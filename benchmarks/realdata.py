@@ -96,9 +96,16 @@ from benchmarks.realdata_reading import (  # noqa: E402
     summary,
     summary_tables,
 )
-from screener.algorithms import ALGORITHMS, Decision, create_algorithm  # noqa: E402
+from screener.algorithms import (  # noqa: E402
+    ALGORITHMS,
+    Algorithm,
+    Decision,
+    ThresholdingAlgorithm,
+    create_algorithm,
+)
 from screener.runs.run_file import parse_value  # noqa: E402
-from screener.simulation import simulate  # noqa: E402
+from screener.simulation import RewardModel, simulate  # noqa: E402
+from screener.simulation.loop import drive  # noqa: E402
 
 __all__ = [
     "COSTS",
@@ -233,17 +240,32 @@ def run_unit(unit: Unit) -> UnitResult:
         params = {**method.build_params(bar, rule_spend), "seed": unit.seed}
         algorithm = create_algorithm(method.algorithm, len(workers), params)
         started = time.perf_counter()
-        outcome = simulate(algorithm, rewards)
+        pulls, banned, undecided = run_to_end(algorithm, rewards)
         seconds = time.perf_counter() - started
-        lines = sorted(outcome.workers, key=lambda w: w.arm)
-        pulls = np.array([w.pulls for w in lines], dtype=np.int64)
-        decisions = [w.decision for w in lines]
-        banned = np.array([d in (Decision.BELOW, Decision.OUTLIER) for d in decisions])
-        undecided = np.array([d is Decision.UNDECIDED for d in decisions])
         result.outcomes.append(Outcome(text, pulls, banned, undecided, seconds))
         if text == BUDGET_RULE:
             rule_spend = int(pulls.sum())
     return result
+
+
+def run_to_end(
+    algorithm: Algorithm, rewards: RewardModel
+) -> tuple[NDArray[np.int64], NDArray[np.bool_], NDArray[np.bool_]]:
+    """``simulate``'s run, read as the tables need it: questions per worker, banned,
+    undecided. A thresholding method is read from its ``verdicts`` (what its result would
+    say, without building every worker's interval and reason, which the tables do not
+    read); the k-sigma methods from their result."""
+    if isinstance(algorithm, ThresholdingAlgorithm):
+        drive(algorithm, rewards)
+        verdicts = algorithm.verdicts()
+        return algorithm.stats.count.copy(), verdicts < 0, verdicts == 0
+    lines = sorted(simulate(algorithm, rewards).workers, key=lambda w: w.arm)
+    decisions = [w.decision for w in lines]
+    return (
+        np.array([w.pulls for w in lines], dtype=np.int64),
+        np.array([d in (Decision.BELOW, Decision.OUTLIER) for d in decisions]),
+        np.array([d is Decision.UNDECIDED for d in decisions]),
+    )
 
 
 # ----------------------------------------------------------------------------- scoring

@@ -16,7 +16,7 @@ __all__ = ["ksigma_threshold_bounds", "ksigma_threshold_enclosure", "ksigma_thre
 
 #: Many boxes are bounded this many coordinates at a time: the temporaries (8 pinned copies of
 #: each box, its sorted ends) then stay small enough for the allocator to reuse them instead
-#: of mapping fresh pages for each (a 100-run plan spent as long in page faults as in sums).
+#: of mapping fresh pages for each (page faults cost a many-run plan as much as its sums).
 _CHUNK = 1024
 
 
