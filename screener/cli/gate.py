@@ -11,7 +11,6 @@ import os
 import signal
 import socket
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, get_args
 
 import click
@@ -20,6 +19,7 @@ from screener.algorithms import ALGORITHMS
 from screener.bank import GoldBank, load_bank
 from screener.cli.console import ExitCode, note
 from screener.cli.options import (
+    FILE,
     cannot_listen,
     db_option,
     key_values,
@@ -48,7 +48,6 @@ _DEFAULTS = GateSettings()
 _PRICES = f"gold={_DEFAULTS.prices.gold:g},task={_DEFAULTS.prices.task:g}"
 #: What may be given beside --resume: where the run is and where to listen.
 _RESUME_OPTIONS = frozenset({"resume_id", "db", "host", "port"})
-_FILE = click.Path(dir_okay=False, path_type=Path)
 #: How a signal stops a gate: journaled as a run's stop is (runs/stops.py), and its exit code.
 STOPS = {
     signal.SIGINT: ("interrupted", ExitCode.INTERRUPTED),
@@ -100,7 +99,7 @@ def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], 
              "1 - q (promise; the default with --tenure) or where keeping costs more (cost).",
              type=click.Choice(get_args(BanRule))),
     _setting("--seed", "Seed of the audits' draws and the bank's question orders.", type=int),
-    (("--questions",), dict(type=_FILE, default=None,
+    (("--questions",), dict(type=FILE, default=None,
                             help="Gold question bank (CSV or JSON): replies name the question "
                             "and raw answers are scored against its key.")),
 ])  # fmt: skip

@@ -39,6 +39,7 @@ from screener.runs.setup import (
 __all__ = [
     "DB_ENV",
     "DEFAULT_DB",
+    "FILE",
     "SyntheticPool",
     "algorithm_options",
     "cannot_listen",
@@ -57,6 +58,9 @@ __all__ = [
     "run_options",
     "synthetic_pool_options",
 ]
+
+#: A file argument or option (not a directory), read as a Path.
+FILE = click.Path(dir_okay=False, path_type=Path)
 
 #: What a click.option call returns: it adds options to a command.
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -206,7 +210,7 @@ output_options = option_group("out", _output, [
     (("--limit",), dict(type=click.IntRange(min=1), default=None, metavar="N",
                         help="List only the first N workers by rank.")),
     (("--html",), dict(
-        type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
+        type=FILE, default=None, metavar="FILE",
         help="Also write the report as one self-contained HTML page with plots (opens "
         "offline; needs crowd-screener[html]; - for standard output, with -o FILE).")),
     _output_file("Write the report to FILE instead of standard output."),

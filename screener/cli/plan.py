@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 
 from screener.cli.console import verbosity
 from screener.cli.options import (
+    FILE,
     SyntheticPool,
     algorithm_options,
     db_option,
@@ -37,11 +38,9 @@ from screener.runs.setup import (
 
 __all__ = ["plan"]
 
-_FILE = click.Path(dir_okay=False, path_type=Path)
-
 
 @click.command()
-@click.argument("pool_file", required=False, type=_FILE)
+@click.argument("pool_file", required=False, type=FILE)
 @algorithm_options()
 @money_options
 @synthetic_pool_options("Plan for this many workers (synthetic, or drawn as --like).")

@@ -19,6 +19,7 @@ from screener.algorithms import ALGORITHMS, Algorithm, Result, accepted_paramete
 from screener.cli.console import ExitCode, note, verbosity
 from screener.cli.decisions import check_decisions_file, decision_lines
 from screener.cli.options import (
+    FILE,
     SyntheticPool,
     algorithm_options,
     db_option,
@@ -58,21 +59,20 @@ _RESUME_OPTIONS = frozenset(
     {"resume_id", "db", "as_json", "output_format", "only", "limit", "html", "output",
      "decisions_file"}
 )  # fmt: skip
-_FILE = click.Path(dir_okay=False, path_type=Path)
 
 
 @click.command()
-@click.argument("pool_file", required=False, type=_FILE)
+@click.argument("pool_file", required=False, type=FILE)
 @algorithm_options()
 @money_options
 @synthetic_pool_options("Synthetic pool of this many simulated workers (instead of POOL_FILE).")
 @click.option(
     "--questions",
-    type=_FILE,
+    type=FILE,
     default=None,
     help="Gold question bank (CSV id,payload,key[,scoring,tolerance] or JSON).",
 )
-@click.option("--config", "config_file", type=_FILE, default=None,
+@click.option("--config", "config_file", type=FILE, default=None,
               help="Run file (TOML) with workers, questions, algorithm, oracle...; flags win "
               "over it.")  # fmt: skip
 @oracle_options

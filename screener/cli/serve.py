@@ -15,7 +15,7 @@ import click
 
 from screener.algorithms._checks import check_seed
 from screener.bank import load_bank
-from screener.cli.options import cannot_listen, listen_options, option_group
+from screener.cli.options import FILE, cannot_listen, listen_options, option_group
 from screener.crowd import demo_pool, load_pool_csv
 from screener.oracles.latency import Latency
 
@@ -30,11 +30,11 @@ DEFAULT_BANK_SIZE = 200
 
 
 @click.command()
-@click.argument("pool_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("pool_file", required=False, type=FILE)
 @click.option(
     "--questions",
     "bank_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE,
     default=None,
     help=f"Gold question bank (CSV or JSON). Default: {DEFAULT_BANK_SIZE} generated "
     "'What is a + b?' questions.",

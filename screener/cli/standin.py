@@ -14,7 +14,7 @@ from typing import Any, get_args
 import click
 
 from screener.cli.console import note
-from screener.cli.options import option_group, output_file_option
+from screener.cli.options import FILE, option_group, output_file_option
 from screener.errors import ConfigError
 from screener.files import write_output
 from screener.gate_service import TOKEN_ENV
@@ -25,7 +25,6 @@ from screener.testing.standin import StandInReport, run_standin
 __all__ = ["standin"]
 
 _DEFAULTS = StandInSettings()
-_FILE = click.Path(dir_okay=False, path_type=Path)
 
 
 def _setting(flag: str, help_text: str, kind: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
@@ -35,10 +34,10 @@ def _setting(flag: str, help_text: str, kind: Any) -> tuple[tuple[str, ...], dic
 
 
 @click.command()
-@click.argument("dataset", type=_FILE)
+@click.argument("dataset", type=FILE)
 @click.option("--gate", "gate_url", required=True, metavar="URL",
               help="The gate's base URL, as `screener gate` printed it.")  # fmt: skip
-@click.option("--gold", "gold_file", type=_FILE, default=None,
+@click.option("--gold", "gold_file", type=FILE, default=None,
               help="The items' truth (task,true_label) for a crowd-kit DATASET.")  # fmt: skip
 @option_group("given", dict, [
     _setting("--gold-share", "Share of the items used as gold questions.", float),
