@@ -7,6 +7,9 @@ workers are interleaved by time, so workers join late, overlap and leave. A seed
 the items serves as gold (their truth is known to the gate's platform); the others are the
 real tasks, whose truth is hidden from every policy and used only to score the final labels.
 
+A request is put to the policy only while the platform has work for the worker (one of its
+recorded task items still needs a label): a platform serves nothing, gold questions
+included, to a worker it has no task for, so a worker with none left leaves without a reply.
 What a request gets, per the policy's reply:
 
 * a gold question: the worker's next recorded answer to a gold item (seeded order); once it
@@ -155,18 +158,27 @@ class TaskStream:
             return item, float(self.rng.choice(state.scores))
         return item, float(self.rng.random() < state.accuracy)
 
+    def has_work(self, worker: str) -> bool:
+        """Whether one of the worker's recorded task items still needs a label; without one
+        the worker has no more work and leaves (items that need no label now are passed
+        over for good, as ``task`` passes them)."""
+        state = self.workers[worker]
+        while state.tasks and not self._needs_label(state.tasks[0][0]):
+            state.tasks.popleft()
+        if not state.tasks:
+            state.left = True
+        return bool(state.tasks)
+
     def task(self, worker: str) -> str | None:
         """Give the worker a real task: the item it labels, or None (no work: it leaves)."""
+        if not self.has_work(worker):
+            return None
         state = self.workers[worker]
-        while state.tasks:
-            item, answer = state.tasks.popleft()
-            if self._needs_label(item):
-                self.kept[item].append((worker, answer))
-                state.labels.append(item)
-                self.task_labels += 1
-                return item
-        state.left = True
-        return None
+        item, answer = state.tasks.popleft()
+        self.kept[item].append((worker, answer))
+        state.labels.append(item)
+        self.task_labels += 1
+        return item
 
     def block(self, worker: str) -> None:
         self.workers[worker].left = True
@@ -283,6 +295,8 @@ def run_stream(stream: TaskStream, gate: Gate | None) -> tuple[StreamOutcome, in
     before_gold: Counter[str] = Counter()
     screened: set[str] = set()
     for worker in stream.requests():
+        if not stream.has_work(worker):
+            continue  # nothing to serve it, gold included: it leaves
         reply = None if gate is None else gate.next(worker)
         if reply is None or reply.kind in (ReplyKind.TASK, ReplyKind.QUALIFIED):
             if stream.task(worker) is not None and worker not in screened:

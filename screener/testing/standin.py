@@ -6,8 +6,9 @@ work as many times as it answered in the data, at seeded times, so workers join 
 overlap and leave; ``StandInSettings`` adds late joiners, leavers and workers who turn to
 spam part way (``screener.testing._arrivals``). For each request the stand-in asks the gate
 (``POST /v1/next``) and does what it says: a gold question is answered from the worker's
-recorded answers (``POST /v1/answers``), a real task is labelled with its recorded answer
-(a worker out of work leaves, and the gate is told), ``blocked`` sends the worker away.
+recorded answers (``POST /v1/answers``), a real task is labelled with its recorded answer,
+``blocked`` sends the worker away. A worker out of work leaves, and the gate is told, before
+it is asked anything (a platform serves no gold question to a worker it has no task for).
 Meanwhile it follows the decisions stream (``GET /v1/decisions``) and acts on each ban as it
 arrives: the banned worker's labels are discarded and bought again.
 
@@ -138,8 +139,8 @@ class StandIn:
     async def _visit(self, worker: str, index: int) -> None:
         if worker in self._gone:
             return
-        if self.arrivals.leave_at.get(worker) == index:
-            await self._send_away(worker)
+        if self.arrivals.leave_at.get(worker) == index or not self.stream.has_work(worker):
+            await self._send_away(worker)  # it leaves, or no work is left for it
             return
         reply = await self.client.next(worker, f"{worker}:{index}")
         self.report.requests += 1

@@ -95,6 +95,34 @@ def test_screening_bans_the_bad_workers_and_keeps_the_limit() -> None:
     assert len(outcome.banned) >= 2
 
 
+def test_no_gold_question_goes_to_a_worker_without_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With dynamic overlap the items are done long before the late workers' requests end: a
+    gate that asks gold on every request would pay for gold nobody needs. The platform puts a
+    request to the gate only while the worker has a task item still needing a label."""
+    data = dataset(workers=16, items=40, bad=0.9)  # nobody under the bar
+    stream = TaskStream(data, StreamSettings(overlap="dynamic", seed=7))
+    asked: list[tuple[str, bool]] = []
+    gate = Gate(GateSettings(policy="first"))
+    next_of = gate.next
+
+    def recording_next(worker: str) -> object:
+        asked.append((worker, _has_open_item(stream, worker)))
+        return next_of(worker)
+
+    monkeypatch.setattr(gate, "next", recording_next)
+    outcome, _ = run_stream(stream, gate)
+    assert asked and all(open_item for _, open_item in asked)
+    assert len(asked) < len(stream.schedule)  # requests after the work ran out: not asked
+    assert outcome.gold_answers < len(asked)
+
+
+def _has_open_item(stream: TaskStream, worker: str) -> bool:
+    """Whether one of ``worker``'s remaining recorded task items still needs a label, read
+    without changing the stream (the rule, written apart from TaskStream.has_work)."""
+    remaining = stream.workers[worker].tasks
+    return any(stream._needs_label(item) for item, _ in remaining)
+
+
 def test_a_dataset_without_truth_is_refused() -> None:
     data = dataset()
     no_truth = RecordedAnswers(data.workers, data.records, "made", None)
