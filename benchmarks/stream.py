@@ -55,7 +55,7 @@ import numpy as np
 
 from benchmarks import harness
 from benchmarks.stream_scores import RunScore, score_outcome
-from screener.gate import Gate, GateSettings, Prices
+from screener.gate import DEFAULT_PARAMS, Gate, GateSettings, Prices
 from screener.oracles.dataset import RecordedAnswers, load_answers
 from screener.testing.platform import StreamSettings, TaskStream, run_stream
 
@@ -77,6 +77,7 @@ class Plan:
     task_price: float = 0.05
     processes: int = 2
     resume: bool = False
+    pilot: int | None = None  # screener's gates' pilot (None: the gate's default)
 
 
 QUICK = Plan("quick", QUICK_DATASETS, seeds=2)
@@ -93,10 +94,12 @@ class Task:
     gold_price: float
     task_price: float
     lsa_budget: int = 0
+    pilot: int | None = None
 
 
-def policies(prices: Prices) -> dict[str, GateSettings | None]:
-    """Every policy but lsa (whose budget comes from toloka-10's run), by name."""
+def policies(prices: Prices, pilot: int | None = None) -> dict[str, GateSettings | None]:
+    """Every policy but lsa (whose budget comes from toloka-10's run), by name; ``pilot``:
+    the pilot of screener's gates (None: the gate's default)."""
     chosen: dict[str, GateSettings | None] = {"none": None}
     for share in RULE_SHARES:
         chosen[f"toloka-{share}"] = GateSettings(
@@ -109,10 +112,11 @@ def policies(prices: Prices) -> dict[str, GateSettings | None]:
             algorithm="quiz", params={"threshold": BAR, "quiz_size": size}, policy="first",
             audit_rate=0.0, prices=prices,
         )  # fmt: skip
-    chosen["screener"] = GateSettings(prices=prices)
-    chosen["screener-tenure"] = GateSettings(tenure=True, prices=prices)
-    chosen["screener-cost"] = GateSettings(tenure=True, bans="cost", prices=prices)
-    chosen["screener-first"] = GateSettings(policy="first", prices=prices)
+    ours = dict(DEFAULT_PARAMS) if pilot is None else {**DEFAULT_PARAMS, "pilot": pilot}
+    chosen["screener"] = GateSettings(params=ours, prices=prices)
+    chosen["screener-tenure"] = GateSettings(params=ours, tenure=True, prices=prices)
+    chosen["screener-cost"] = GateSettings(params=ours, tenure=True, bans="cost", prices=prices)
+    chosen["screener-first"] = GateSettings(params=ours, policy="first", prices=prices)
     common = {"threshold": BAR, "min_answers": 3, "max_workers": MAX_WORKERS}
     chosen["fdr"] = GateSettings(
         algorithm="fdr-thresholding", params={**common, "q": 0.1, "eps": 0.05},
@@ -133,7 +137,7 @@ def _settings(task: Task) -> GateSettings | None:
             algorithm="lsa", params={"threshold": BAR, "budget": max(task.lsa_budget, 1)},
             policy="share", gold_every=10, max_unscreened=9, audit_rate=0.0, prices=prices,
         )  # fmt: skip
-    return policies(prices)[task.policy]
+    return policies(prices, task.pilot)[task.policy]
 
 
 #: Policies whose final labels are also aggregated by Dawid-Skene (crowd-kit's EM takes about
@@ -177,7 +181,7 @@ def _tasks(plan: Plan, root: Path) -> list[Task]:
                 for name in chosen:
                     tasks.append(
                         Task(str(path), name, seed, share, plan.overlap, plan.gold_price,
-                             plan.task_price)
+                             plan.task_price, pilot=plan.pilot)
                     )  # fmt: skip
     return tasks
 
@@ -187,7 +191,7 @@ def _lsa_tasks(rows: Sequence[dict[str, Any]], root: Path, plan: Plan) -> list[T
     paths = {p.stem: str(p) for p in _dataset_paths(root, plan.datasets)}
     return [
         Task(paths[row["dataset"]], "lsa", row["seed"], row["gold_share"], plan.overlap,
-             plan.gold_price, plan.task_price, lsa_budget=int(row["gold"]))
+             plan.gold_price, plan.task_price, lsa_budget=int(row["gold"]), pilot=plan.pilot)
         for row in rows
         if row["policy"] == "toloka-10" and row["gold_share"] == 0.1
     ]  # fmt: skip
@@ -233,6 +237,12 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, help="answer orders per dataset")
     parser.add_argument("--overlap", choices=("dynamic", "recorded"))
     parser.add_argument("--price", help="gold=0.05,task=0.05")
+    parser.add_argument(
+        "--pilot",
+        type=int,
+        help="the pilot of screener's gates (default: "
+        "the gate's); the results go to results/stream-MODE-pilotN.*",
+    )
 
 
 def _adjust(plan: Plan, args: argparse.Namespace) -> Plan:
@@ -242,6 +252,8 @@ def _adjust(plan: Plan, args: argparse.Namespace) -> Plan:
         plan = replace(plan, seeds=args.seeds)
     if args.overlap:
         plan = replace(plan, overlap=args.overlap)
+    if args.pilot is not None:
+        plan = replace(plan, pilot=args.pilot, mode=f"{plan.mode}-pilot{args.pilot}")
     if args.price:
         prices = dict(item.split("=") for item in args.price.split(","))
         plan = replace(
