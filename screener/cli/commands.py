@@ -4,7 +4,7 @@ it): `screener plan` does not pay for the journal's driver nor the HTTP client."
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 
 import click
 
@@ -37,8 +37,7 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context | None, cmd_name: str) -> click.Command | None:
         if cmd_name in COMMANDS and cmd_name not in self.commands:
-            module, attribute = COMMANDS[cmd_name].split(":")
-            command = getattr(importlib.import_module(module), attribute)
+            command = pkgutil.resolve_name(COMMANDS[cmd_name])
             if not isinstance(command, click.Command) or command.name != cmd_name:
                 raise TypeError(f"{COMMANDS[cmd_name]} is not the command {cmd_name!r}")
             self.add_command(command)

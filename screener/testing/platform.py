@@ -141,9 +141,10 @@ class TaskStream:
 
     # ------------------------------------------------------------------ the stream
     def requests(self) -> Iterator[str]:
-        """Worker ids in request order; a worker who left asks no more."""
+        """Worker ids in request order, each while it has work: a worker who left, or has no
+        task item left needing a label (it leaves then), asks no more."""
         for worker in self.schedule:
-            if not self.workers[worker].left:
+            if not self.workers[worker].left and self.has_work(worker):
                 yield worker
 
     def gold(self, worker: str) -> tuple[str, float]:
@@ -295,8 +296,6 @@ def run_stream(stream: TaskStream, gate: Gate | None) -> tuple[StreamOutcome, in
     before_gold: Counter[str] = Counter()
     screened: set[str] = set()
     for worker in stream.requests():
-        if not stream.has_work(worker):
-            continue  # nothing to serve it, gold included: it leaves
         reply = None if gate is None else gate.next(worker)
         if reply is None or reply.kind in (ReplyKind.TASK, ReplyKind.QUALIFIED):
             if stream.task(worker) is not None and worker not in screened:

@@ -52,16 +52,21 @@ def ksigma_threshold_bounds(
         raise ValueError("need at least one interval, each with lows <= highs")
     if not (math.isfinite(k) and k >= 0):
         raise ValueError(f"k must be a finite number >= 0, got {k}")
-    if low.ndim > 1 and low.size > _CHUNK:  # many boxes: in chunks (see _CHUNK)
-        rows = max(1, _CHUNK // low.shape[-1])
-        flat_low, flat_high = low.reshape(-1, low.shape[-1]), high.reshape(-1, high.shape[-1])
-        parts = [
-            ksigma_threshold_bounds(flat_low[i : i + rows], flat_high[i : i + rows], k)
-            for i in range(0, flat_low.shape[0], rows)
-        ]
-        shape = low.shape[:-1]
-        return (np.concatenate([p[0] for p in parts]).reshape(shape),
-                np.concatenate([p[1] for p in parts]).reshape(shape))  # fmt: skip
+    if low.ndim == 1 or low.size <= _CHUNK:
+        return _rounded_bounds(low, high, k)
+    rows = max(1, _CHUNK // low.shape[-1])  # many boxes: in chunks (see _CHUNK)
+    flat_low, flat_high = low.reshape(-1, low.shape[-1]), high.reshape(-1, high.shape[-1])
+    parts = [
+        _rounded_bounds(flat_low[i : i + rows], flat_high[i : i + rows], k)
+        for i in range(0, flat_low.shape[0], rows)
+    ]
+    shape = low.shape[:-1]
+    return (np.concatenate([p[0] for p in parts]).reshape(shape),
+            np.concatenate([p[1] for p in parts]).reshape(shape))  # fmt: skip
+
+
+def _rounded_bounds(low: FloatArray, high: FloatArray, k: float) -> tuple[FloatArray, FloatArray]:
+    """Both bounds of checked boxes, rounded outwards by 1e-12 (1 + max(|lower|, |upper|))."""
     lower, upper = _theta_min_bound(low, high, k), _theta_max_bound(low, high, k)
     margin = 1e-12 * (1.0 + np.maximum(np.abs(lower), np.abs(upper)))
     return lower - margin, upper + margin
