@@ -28,7 +28,11 @@ Policies, each a gate (``screener.gate``) configured before any outcome is seen:
   confident-thresholding (delta = 0.1, eps = 0.1, Beta-mixture intervals: the betting ones
   cost about ten times the time here), gold until they decide, 3 answers at least, their error
   level spread over 1,000 workers;
-* ``lsa``: LSA with the gold budget toloka-10 spent on the same stream, gold at one in 10.
+* ``lsa``: LSA with the gold budget toloka-10 spent on the same stream, gold at one in 10;
+* ``oracle`` and ``oracle-limit``: bounds, not policies (``benchmarks.stream_oracle``): every
+  worker under the bar turned away at its first request by a gate that knows, with no gold
+  question, or with the one gold question per kept worker the limit of 3 unscreened tasks
+  demands.
 
 Prices: a gold question and a real task 0.05 each (``--price``). Scored per run: money, the
 accuracy of the final labels of the task items (majority vote; Dawid-Skene through crowd-kit,
@@ -54,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import harness
+from benchmarks.stream_oracle import ORACLES, run_oracle
 from benchmarks.stream_scores import RunScore, score_outcome
 from screener.gate import DEFAULT_PARAMS, Gate, GateSettings, Prices
 from screener.oracles.dataset import RecordedAnswers, load_answers
@@ -156,10 +161,13 @@ def run_task(task: Task) -> dict[str, Any]:
         answers,
         StreamSettings(gold_share=task.gold_share, overlap=task.overlap, seed=task.seed),  # type: ignore[arg-type]
     )
-    settings = _settings(task)
-    gate = None if settings is None else Gate(replace(settings, seed=task.seed))
     clock = harness.clock()
-    outcome, before_gold = run_stream(stream, gate)
+    if task.policy in ORACLES:
+        outcome, before_gold = run_oracle(stream, BAR, ORACLES[task.policy])
+    else:
+        settings = _settings(task)
+        gate = None if settings is None else Gate(replace(settings, seed=task.seed))
+        outcome, before_gold = run_stream(stream, gate)
     seconds = harness.since(0, clock).cpu
     prices = Prices(task.gold_price, task.task_price)
     dawid_skene = task.policy in DAWID_SKENE and task.gold_share == 0.1
@@ -172,7 +180,7 @@ def run_task(task: Task) -> dict[str, Any]:
 
 
 def _tasks(plan: Plan, root: Path) -> list[Task]:
-    names = [n for n in policies(Prices()) if n != "lsa"]
+    names = [*policies(Prices()), *ORACLES]
     tasks = []
     for path in _dataset_paths(root, plan.datasets):
         for share in plan.gold_shares:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import harness
+from benchmarks.stream_oracle import ORACLES
 
 __all__ = ["format_report", "plot_curves", "summarise"]
 
@@ -22,6 +23,9 @@ MEASURES = ("money", "accuracy", "accuracy_ds", "gold", "bad_labels_kept", "bann
             "good_banned", "replacements", "short_items", "before_gold", "cpu")  # fmt: skip
 #: screener's other gates, options (heuristics): each judged as the default is, in the targets.
 VARIANTS = ("screener-tenure", "screener-cost")
+#: The bounds (``benchmarks.stream_oracle``), judged as the default is: where they do not win,
+#: no screening that bans the workers under the bar and keeps the others can.
+BOUNDS = tuple(ORACLES)
 
 
 def summarise(rows: Sequence[dict[str, Any]], under_bar: dict[str, float]) -> dict[str, Any]:
@@ -36,8 +40,9 @@ def summarise(rows: Sequence[dict[str, Any]], under_bar: dict[str, float]) -> di
         for (d, g, p), group in sorted(groups.items())
     ]  # fmt: skip
     variants = {policy: _verdicts(means, under_bar, policy) for policy in VARIANTS}
+    bounds = {policy: _verdicts(means, under_bar, policy) for policy in BOUNDS}
     return {"means": means, "under_bar": under_bar, "verdicts": _verdicts(means, under_bar),
-            "variants": variants}  # fmt: skip
+            "variants": variants, "bounds": bounds}  # fmt: skip
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -113,6 +118,14 @@ def _targets(report: harness.Report) -> list[str]:
             f"- {policy} (a heuristic, an option): {len(wins)} of {len(many)} as above; wrong "
             f"bans: {_wrong_bans(report['means'], policy)}"
         )
+    for policy, found in report.get("bounds", {}).items():
+        many, wins = _wins(found)
+        nobody = [v for v in found if v["under_bar"] == 0.0]
+        frugal = [v for v in nobody if v["money_ratio"] <= 1.05]
+        lines.append(
+            f"- {policy} (a bound, not a policy): {len(wins)} of {len(many)} as above; "
+            f"{len(frugal)} of {len(nobody)} with no one under the bar at most 5% dearer"
+        )
     return lines
 
 
@@ -125,6 +138,7 @@ def format_report(report: harness.Report) -> str:
         *_targets(report),
         "\n## Per dataset (gold share 10%): the default against no screening and the rules\n",
         _verdict_table(report["verdicts"]),
+        *_bound_tables(report.get("bounds", {})),
         "\n## Every policy (gold share 10%, means over answer orders)\n",
         _policy_table([m for m in report["means"] if m["gold_share"] == 0.1]),
     ]
@@ -142,6 +156,14 @@ def _verdict_table(verdicts: Sequence[dict[str, Any]]) -> str:
     ]  # fmt: skip
     header = ["dataset", "labels under bar", "money vs none", "accuracy vs none", "dominated by"]
     return harness.markdown_table(header, rows)
+
+
+def _bound_tables(bounds: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """The bounds' verdicts per dataset, when the run had them."""
+    out = []
+    for policy, found in bounds.items():
+        out += [f"\n### {policy}: a bound, judged as the default is\n", _verdict_table(found)]
+    return out
 
 
 def _policy_table(means: Sequence[dict[str, Any]], *, share: bool = False) -> str:
@@ -203,12 +225,13 @@ _LEGEND = {
     "toloka": ("tab:red", "v"),
     "quiz": ("tab:orange", "^"),
     "screener": ("tab:blue", "o"),
+    "oracle": ("tab:green", "*"),
     "other": ("tab:gray", "x"),
 }
 
 
 def _kind(policy: str) -> str:
-    if policy == "none" or policy.startswith(("toloka", "quiz")):
+    if policy == "none" or policy.startswith(("toloka", "quiz", "oracle")):
         return policy.split("-")[0]
     return "screener" if policy == DEFAULT else "other"
 

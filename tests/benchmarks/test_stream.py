@@ -68,5 +68,14 @@ def test_quick_mode_on_one_dataset_prints_the_tables() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "## Targets" in done.stdout
-    for policy in ("none", "screener", "screener-tenure", "toloka-10", "quiz-10", "lsa", "fdr"):
+    for policy in (
+        "none",
+        "screener",
+        "screener-tenure",
+        "toloka-10",
+        "quiz-10",
+        "lsa",
+        "fdr",
+        "oracle",
+    ):
         assert f"| {policy} " in done.stdout

@@ -1,0 +1,41 @@
+"""What right and free screening would buy on a stream: bounds to read the policies against.
+
+``oracle`` knows every worker's recorded accuracy, turns each worker under the bar away at its
+first request (it has made no label, so nothing is discarded or paid again) and asks no gold
+question: the money and final labels of screening that is always right and costs nothing.
+``oracle-limit`` is the same but gives every worker it keeps one gold question before its
+fourth real task, the fewest the gate's limit of ``max_unscreened`` = 3 unscreened tasks
+allows: no policy keeping that limit and banning no good worker spends less gold.
+
+They bound what the stream benchmark's first target asks of screening (the workers under the
+bar banned, no one over it lost), not every policy on every dataset: keeping a worker just
+under the bar can raise a vote's accuracy, and turning one just over it away can save money.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from screener.testing.platform import StreamOutcome, TaskStream
+
+__all__ = ["ORACLES", "run_oracle"]
+
+#: Each bound by name: the real tasks a kept worker does before its one gold question (None:
+#: no gold question at all).
+ORACLES: dict[str, int | None] = {"oracle": None, "oracle-limit": 3}
+
+
+def run_oracle(stream: TaskStream, bar: float, limit: int | None) -> tuple[StreamOutcome, int]:
+    """Drive ``stream`` as the bound ``limit`` names (see ``ORACLES``). Returns what was
+    bought and the most real tasks a worker did before its first gold question."""
+    unscreened: Counter[str] = Counter()
+    screened: set[str] = set()
+    for worker in stream.requests():
+        if stream.workers[worker].accuracy < bar:
+            stream.ban(worker)
+        elif limit is not None and worker not in screened and unscreened[worker] >= limit:
+            screened.add(worker)
+            stream.gold(worker)
+        elif stream.task(worker) is not None and worker not in screened:
+            unscreened[worker] += 1
+    return stream.finish(), max(unscreened.values(), default=0)
