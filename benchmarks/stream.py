@@ -42,6 +42,7 @@ its first gold question.
 
     python -m benchmarks.stream --quick      # 4 datasets, 2 orders
     python -m benchmarks.stream              # every dataset, 3 orders, the gold-share sweep
+    python -m benchmarks.stream --seeds 1 --param prior=npmle   # screener's gates otherwise
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from benchmarks.stream_oracle import ORACLES, run_oracle
 from benchmarks.stream_scores import RunScore, score_outcome
 from screener.gate import DEFAULT_PARAMS, Gate, GateSettings, Prices
 from screener.oracles.dataset import RecordedAnswers, load_answers
+from screener.runs.run_file import parse_value
 from screener.testing.platform import StreamSettings, TaskStream, run_stream
 
 BAR = 0.6
@@ -82,7 +84,8 @@ class Plan:
     task_price: float = 0.05
     processes: int = 2
     resume: bool = False
-    pilot: int | None = None  # screener's gates' pilot (None: the gate's default)
+    #: crowd-prior parameters of screener's gates, over the gate's defaults (``--param``)
+    params: tuple[tuple[str, Any], ...] = ()
 
 
 QUICK = Plan("quick", QUICK_DATASETS, seeds=2)
@@ -99,12 +102,14 @@ class Task:
     gold_price: float
     task_price: float
     lsa_budget: int = 0
-    pilot: int | None = None
+    params: tuple[tuple[str, Any], ...] = ()
 
 
-def policies(prices: Prices, pilot: int | None = None) -> dict[str, GateSettings | None]:
-    """Every policy but lsa (whose budget comes from toloka-10's run), by name; ``pilot``:
-    the pilot of screener's gates (None: the gate's default)."""
+def policies(
+    prices: Prices, params: Sequence[tuple[str, Any]] = ()
+) -> dict[str, GateSettings | None]:
+    """Every policy but lsa (whose budget comes from toloka-10's run), by name; ``params``:
+    crowd-prior parameters of screener's gates over the gate's defaults."""
     chosen: dict[str, GateSettings | None] = {"none": None}
     for share in RULE_SHARES:
         chosen[f"toloka-{share}"] = GateSettings(
@@ -117,7 +122,7 @@ def policies(prices: Prices, pilot: int | None = None) -> dict[str, GateSettings
             algorithm="quiz", params={"threshold": BAR, "quiz_size": size}, policy="first",
             audit_rate=0.0, prices=prices,
         )  # fmt: skip
-    ours = dict(DEFAULT_PARAMS) if pilot is None else {**DEFAULT_PARAMS, "pilot": pilot}
+    ours = {**DEFAULT_PARAMS, **dict(params)}
     chosen["screener"] = GateSettings(params=ours, prices=prices)
     chosen["screener-tenure"] = GateSettings(params=ours, tenure=True, prices=prices)
     chosen["screener-cost"] = GateSettings(params=ours, tenure=True, bans="cost", prices=prices)
@@ -142,7 +147,7 @@ def _settings(task: Task) -> GateSettings | None:
             algorithm="lsa", params={"threshold": BAR, "budget": max(task.lsa_budget, 1)},
             policy="share", gold_every=10, max_unscreened=9, audit_rate=0.0, prices=prices,
         )  # fmt: skip
-    return policies(prices, task.pilot)[task.policy]
+    return policies(prices, task.params)[task.policy]
 
 
 #: Policies whose final labels are also aggregated by Dawid-Skene (crowd-kit's EM takes about
@@ -189,7 +194,7 @@ def _tasks(plan: Plan, root: Path) -> list[Task]:
                 for name in chosen:
                     tasks.append(
                         Task(str(path), name, seed, share, plan.overlap, plan.gold_price,
-                             plan.task_price, pilot=plan.pilot)
+                             plan.task_price, params=plan.params)
                     )  # fmt: skip
     return tasks
 
@@ -199,7 +204,7 @@ def _lsa_tasks(rows: Sequence[dict[str, Any]], root: Path, plan: Plan) -> list[T
     paths = {p.stem: str(p) for p in _dataset_paths(root, plan.datasets)}
     return [
         Task(paths[row["dataset"]], "lsa", row["seed"], row["gold_share"], plan.overlap,
-             plan.gold_price, plan.task_price, lsa_budget=int(row["gold"]), pilot=plan.pilot)
+             plan.gold_price, plan.task_price, lsa_budget=int(row["gold"]), params=plan.params)
         for row in rows
         if row["policy"] == "toloka-10" and row["gold_share"] == 0.1
     ]  # fmt: skip
@@ -246,11 +251,14 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overlap", choices=("dynamic", "recorded"))
     parser.add_argument("--price", help="gold=0.05,task=0.05")
     parser.add_argument(
-        "--pilot",
-        type=int,
-        help="the pilot of screener's gates (default: "
-        "the gate's); the results go to results/stream-MODE-pilotN.*",
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a crowd-prior parameter of screener's gates (repeat for more; default: the "
+        "gate's); the results go to results/stream-MODE-KEY=VALUE.*",
     )
+    parser.add_argument("--pilot", type=int, help="the same as --param pilot=N")
 
 
 def _adjust(plan: Plan, args: argparse.Namespace) -> Plan:
@@ -260,8 +268,11 @@ def _adjust(plan: Plan, args: argparse.Namespace) -> Plan:
         plan = replace(plan, seeds=args.seeds)
     if args.overlap:
         plan = replace(plan, overlap=args.overlap)
-    if args.pilot is not None:
-        plan = replace(plan, pilot=args.pilot, mode=f"{plan.mode}-pilot{args.pilot}")
+    given = [*args.param, *([] if args.pilot is None else [f"pilot={args.pilot}"])]
+    if given:
+        params = _key_values(given)
+        names = [f"pilot{v}" if k == "pilot" else f"{k}={v}" for k, v in params]
+        plan = replace(plan, params=params, mode="-".join([plan.mode, *names]))
     if args.price:
         prices = dict(item.split("=") for item in args.price.split(","))
         plan = replace(
@@ -270,6 +281,17 @@ def _adjust(plan: Plan, args: argparse.Namespace) -> Plan:
             task_price=float(prices.get("task", plan.task_price)),
         )
     return plan
+
+
+def _key_values(items: Sequence[str]) -> tuple[tuple[str, Any], ...]:
+    """``KEY=VALUE`` items, values read as the command line reads them (``parse_value``)."""
+    pairs = []
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"--param takes KEY=VALUE, got {item!r}")
+        pairs.append((key.strip(), parse_value(text.strip())))
+    return tuple(pairs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -10,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from benchmarks.stream import QUICK, _adjust, _options, policies
 from benchmarks.stream_report import MEASURES, summarise
+from screener.gate import Prices
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,3 +82,21 @@ def test_quick_mode_on_one_dataset_prints_the_tables() -> None:
         "oracle",
     ):
         assert f"| {policy} " in done.stdout
+
+
+def test_params_reach_screeners_gates_only_and_name_the_results() -> None:
+    parser = argparse.ArgumentParser()
+    _options(parser)
+    args = parser.parse_args(
+        ["--param", "prior=npmle", "--param", "max_answers=100", "--pilot", "5"]
+    )
+    plan = _adjust(QUICK, args)
+    assert plan.params == (("prior", "npmle"), ("max_answers", 100), ("pilot", 5))
+    assert plan.mode == "quick-prior=npmle-max_answers=100-pilot5"
+    chosen = policies(Prices(), plan.params)
+    for name in ("screener", "screener-tenure", "screener-cost", "screener-first"):
+        settings = chosen[name]
+        assert settings is not None and settings.params["max_answers"] == 100
+        assert settings.params["pilot"] == 5 and settings.params["threshold"] == 0.6
+    quiz = chosen["quiz-5"]
+    assert quiz is not None and "max_answers" not in quiz.params
