@@ -58,7 +58,11 @@ __all__ = [
     "write_json",
 ]
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
+#: Where results and figures go: benchmarks/results, or ``SCREENER_RESULTS`` (the tests' runs
+#: write there, leaving the committed figures alone).
+RESULTS_DIR = Path(
+    os.environ.get("SCREENER_RESULTS") or Path(__file__).resolve().parent / "results"
+)
 #: A benchmark's result: JSON-able, with at least "benchmark", "plan", "machine", "seconds".
 Report = dict[str, Any]
 

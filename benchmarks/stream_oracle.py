@@ -5,11 +5,13 @@ first request (it has made no label, so nothing is discarded or paid again) and 
 question: the money and final labels of screening that is always right and costs nothing.
 ``oracle-limit`` is the same but gives every worker it keeps one gold question before its
 fourth real task, the fewest the gate's limit of ``max_unscreened`` = 3 unscreened tasks
-allows: no policy keeping that limit and banning no good worker spends less gold.
+allows: a policy keeping that limit asks at least that of every worker reaching a fourth task,
+and also pays to find the workers under the bar, which the bound turns away for nothing.
 
-They bound what the stream benchmark's first target asks of screening (the workers under the
-bar banned, no one over it lost), not every policy on every dataset: keeping a worker just
-under the bar can raise a vote's accuracy, and turning one just over it away can save money.
+Bounds in that reading, on policies that ban the workers under the bar and no one over it (what
+the stream benchmark's first target asks of screening), and up to the stream's path (who finds
+work depends on who was turned away when); not on every policy: keeping a worker just under
+the bar can raise a vote's accuracy, and turning one just over it away can save money.
 """
 
 from __future__ import annotations

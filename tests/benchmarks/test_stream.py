@@ -63,14 +63,16 @@ def test_means_are_over_answer_orders() -> None:
 @pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("SCREENER_DATA"), reason="SCREENER_DATA is not set")
-def test_quick_mode_on_one_dataset_prints_the_tables() -> None:
+def test_quick_mode_on_one_dataset_prints_the_tables(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.stream", "--quick", "--seeds", "1",
          "--datasets", "Zheng_s4_Dog"],
         cwd=ROOT, capture_output=True, text=True, timeout=900, check=False,
+        env={**os.environ, "SCREENER_RESULTS": str(tmp_path)},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "## Targets" in done.stdout
+    assert (tmp_path / "stream-quick.json").is_file()  # not over the committed results
     for policy in (
         "none",
         "screener",
