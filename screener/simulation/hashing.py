@@ -29,9 +29,13 @@ def _splitmix(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
 
 @functools.lru_cache(maxsize=64)
 def _stream_key(seed: int, stream: int) -> NDArray[np.uint64]:
-    key = np.array([seed & 0xFFFFFFFFFFFFFFFF, stream], dtype=np.uint64)
+    return _stream_keys(np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64), stream)
+
+
+def _stream_keys(seeds: NDArray[np.uint64], stream: int) -> NDArray[np.uint64]:
+    """The key of each seed's ``stream``, in one pass (many runs: no cache to thrash)."""
     with np.errstate(over="ignore"):
-        return _splitmix(_splitmix(key[:1] * _GOLDEN + key[1:]))
+        return _splitmix(_splitmix(seeds * _GOLDEN + np.uint64(stream)))
 
 
 def uniforms(seed: int, stream: int, arms: ArrayLike, seqs: ArrayLike) -> NDArray[np.float64]:
@@ -48,7 +52,7 @@ def uniforms_keyed(seeds: ArrayLike, arms: ArrayLike, seqs: ArrayLike) -> NDArra
     """``uniforms(seed, 0, arm, seq)`` with a seed of its own per draw (many runs at once)."""
     seed = np.asarray(seeds, dtype=np.int64)
     distinct, where = np.unique(seed, return_inverse=True)
-    keys = np.concatenate([_stream_key(int(value), 0) for value in distinct.tolist()])
+    keys = _stream_keys(distinct.astype(np.uint64), 0)
     a = np.asarray(arms, dtype=np.int64).astype(np.uint64)
     s = np.asarray(seqs, dtype=np.int64).astype(np.uint64)
     return _draws(keys[where.reshape(seed.shape)], a, s)
