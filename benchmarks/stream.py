@@ -63,7 +63,6 @@ from benchmarks.stream_oracle import ORACLES, run_oracle
 from benchmarks.stream_scores import RunScore, score_outcome
 from screener.gate import DEFAULT_PARAMS, Gate, GateSettings, Prices
 from screener.oracles.dataset import RecordedAnswers, load_answers
-from screener.runs.run_file import parse_value
 from screener.testing.platform import StreamSettings, TaskStream, run_stream
 
 BAR = 0.6
@@ -284,14 +283,15 @@ def _adjust(plan: Plan, args: argparse.Namespace) -> Plan:
 
 
 def _key_values(items: Sequence[str]) -> tuple[tuple[str, Any], ...]:
-    """``KEY=VALUE`` items, values read as the command line reads them (``parse_value``)."""
-    pairs = []
-    for item in items:
-        key, sep, text = item.partition("=")
-        if not sep or not key.strip():
-            raise SystemExit(f"--param takes KEY=VALUE, got {item!r}")
-        pairs.append((key.strip(), parse_value(text.strip())))
-    return tuple(pairs)
+    """``KEY=VALUE`` items read as the command line's ``-p`` reads them (``key_values``)."""
+    import click
+
+    from screener.cli.options import key_values
+
+    try:
+        return tuple(key_values(items, "--param").items())
+    except click.UsageError as error:
+        raise SystemExit(error.message) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

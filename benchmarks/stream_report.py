@@ -19,6 +19,8 @@ RULES = ("toloka-5", "toloka-10", "toloka-20", "quiz-5", "quiz-10", "quiz-20")
 #: Workers under the bar must make at least this share of a dataset's labels for the first
 #: target (screening can pay there).
 MANY_UNDER_BAR = 0.10
+#: Where no one is under the bar, a policy may spend at most this much of no screening's money.
+FRUGAL = 1.05
 MEASURES = ("money", "accuracy", "accuracy_ds", "gold", "bad_labels_kept", "banned",
             "good_banned", "replacements", "short_items", "before_gold", "cpu")  # fmt: skip
 #: screener's other gates, options (heuristics): each judged as the default is, in the targets.
@@ -85,6 +87,15 @@ def _wins(verdicts: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], lis
     return many, [v for v in many if v["cheaper"] and v["no_worse"] and not v["dominated_by"]]
 
 
+def _frugal(
+    verdicts: Sequence[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The datasets with no one under the bar, and those of them a policy spends at most
+    FRUGAL of no screening's money on."""
+    nobody = [v for v in verdicts if v["under_bar"] == 0.0]
+    return nobody, [v for v in nobody if v["money_ratio"] <= FRUGAL]
+
+
 def _wrong_bans(means: Sequence[dict[str, Any]], policy: str) -> str:
     """Good workers among the banned, summed over datasets (gold share 10%)."""
     rows = [m for m in means if m["policy"] == policy and m["gold_share"] == 0.1]
@@ -96,8 +107,7 @@ def _wrong_bans(means: Sequence[dict[str, Any]], policy: str) -> str:
 def _targets(report: harness.Report) -> list[str]:
     verdicts = report["verdicts"]
     many, wins = _wins(verdicts)
-    nobody = [v for v in verdicts if v["under_bar"] == 0.0]
-    frugal = [v for v in nobody if v["money_ratio"] <= 1.05]
+    nobody, frugal = _frugal(verdicts)
     limit = max(
         (m["before_gold_max"] for m in report["means"] if m["policy"] == DEFAULT), default=0
     )
@@ -106,7 +116,7 @@ def _targets(report: harness.Report) -> list[str]:
         f"{len(wins)} of {len(many)} with {DEFAULT} cheaper than no screening, as accurate "
         f"or more, and no rule configuration dominating it (target: 80%)",
         f"- datasets with no one under the bar: {len(frugal)} of {len(nobody)} with {DEFAULT} "
-        "at most 5% dearer than no screening",
+        f"at most {FRUGAL - 1:.0%} dearer than no screening",
         f"- most real tasks a worker did before its first gold question under {DEFAULT}: "
         f"{limit:g} (its limit: 3)",
         f"- wall time: {report['seconds']:.0f} s (target: under 600 s for the full run)",
@@ -120,11 +130,11 @@ def _targets(report: harness.Report) -> list[str]:
         )
     for policy, found in report.get("bounds", {}).items():
         many, wins = _wins(found)
-        nobody = [v for v in found if v["under_bar"] == 0.0]
-        frugal = [v for v in nobody if v["money_ratio"] <= 1.05]
+        nobody, frugal = _frugal(found)
         lines.append(
             f"- {policy} (a bound, not a policy): {len(wins)} of {len(many)} as above; "
-            f"{len(frugal)} of {len(nobody)} with no one under the bar at most 5% dearer"
+            f"{len(frugal)} of {len(nobody)} with no one under the bar at most "
+            f"{FRUGAL - 1:.0%} dearer"
         )
     return lines
 
