@@ -6,6 +6,7 @@ or the HTTP client."""
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -66,3 +67,46 @@ def test_simulating_loads_neither_the_database_driver_nor_the_http_client(statem
 def test_a_run_still_loads_the_journal() -> None:
     loaded = loaded_after("from screener.cli.main import cli; cli.get_command(None, 'run')")
     assert "sqlalchemy" in loaded  # the journal
+
+
+def loaded_modules_after(statement: str) -> set[str]:
+    """Every module (dotted names) a fresh interpreter holds after ``statement``."""
+    probe = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    return set(out.split())
+
+
+@pytest.mark.subprocess
+def test_help_lists_every_command_importing_none() -> None:
+    from screener.cli.commands import COMMANDS
+
+    shown = (
+        "from screener.cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit: pass"
+    )
+    loaded = loaded_modules_after(f"exec({shown!r})")
+    assert "click" in loaded  # the probe ran
+    homes = {entry.target.partition(":")[0] for entry in COMMANDS.values()}
+    assert not loaded & homes
+    assert not {name.split(".")[0] for name in loaded} & {"numpy", "sqlalchemy", "aiohttp"}
+    listing = subprocess.run(
+        [sys.executable, "-m", "screener", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    ).stdout
+    for name, entry in COMMANDS.items():
+        assert f"  {name} " in listing and entry.summary in listing, name
+
+
+def test_each_command_carries_the_summary_help_lists() -> None:
+    from screener.cli.commands import COMMANDS, every_command
+    from screener.cli.main import cli
+
+    commands = every_command(cli)
+    assert set(commands) == set(COMMANDS)
+    for name, command in commands.items():
+        assert command.short_help == COMMANDS[name].summary, name

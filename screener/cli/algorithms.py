@@ -15,6 +15,7 @@ import click
 from screener.algorithms import ALGORITHMS
 from screener.algorithms.base import Algorithm
 from screener.algorithms.registry import Parameter, parameters
+from screener.cli.commands import summary
 from screener.cli.options import json_option
 from screener.errors import ConfigError
 from screener.runs.setup import PARAMETER_DEFAULTS
@@ -25,7 +26,7 @@ __all__ = ["algorithms"]
 _RUN_OPTIONS = {"budget": "--budget", "seed": "--seed", "lower": None, "upper": None}
 
 
-@click.command()
+@click.command(short_help=summary("algorithms"))
 @click.argument("name", required=False)
 @json_option("Print as JSON.")
 def algorithms(name: str | None, as_json: bool) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from screener.cli.commands import summary
 from screener.cli.console import ExitCode, note
 from screener.cli.options import db_option, json_option
 from screener.cli.output import Output
@@ -21,7 +22,7 @@ from screener.runs.decisions import DecisionFollower, DecisionLines, RunDecision
 __all__ = ["check_decisions_file", "decision_lines", "decisions"]
 
 
-@click.command()
+@click.command(short_help=summary("decisions"))
 @click.argument("run_id", required=False)
 @click.option(
     "--follow", "-f", is_flag=True,

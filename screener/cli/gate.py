@@ -17,6 +17,7 @@ import click
 
 from screener.algorithms import ALGORITHMS
 from screener.bank import GoldBank, load_bank
+from screener.cli.commands import summary
 from screener.cli.console import ExitCode, note
 from screener.cli.options import (
     FILE,
@@ -63,7 +64,7 @@ def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], 
                      **attrs}  # fmt: skip
 
 
-@click.command()
+@click.command(short_help=summary("gate"))
 @option_group("given", dict, [
     (("--algorithm", "-a"), dict(
         type=click.Choice(sorted(ALGORITHMS)), default=_DEFAULTS.algorithm, show_default=True,

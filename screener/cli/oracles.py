@@ -7,6 +7,7 @@ import json
 
 import click
 
+from screener.cli.commands import summary
 from screener.cli.options import json_option
 from screener.errors import ConfigError
 from screener.oracles import available_oracles, load_oracle_class
@@ -14,7 +15,7 @@ from screener.oracles import available_oracles, load_oracle_class
 __all__ = ["oracles"]
 
 
-@click.command()
+@click.command(short_help=summary("oracles"))
 @click.argument("name", required=False)
 @json_option("Print as JSON.")
 def oracles(name: str | None, as_json: bool) -> None:

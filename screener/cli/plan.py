@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 from tqdm.auto import tqdm
 
+from screener.cli.commands import summary
 from screener.cli.console import verbosity
 from screener.cli.options import (
     FILE,
@@ -39,7 +40,7 @@ from screener.runs.setup import (
 __all__ = ["plan"]
 
 
-@click.command()
+@click.command(short_help=summary("plan"))
 @click.argument("pool_file", required=False, type=FILE)
 @algorithm_options()
 @money_options

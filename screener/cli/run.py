@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from screener.algorithms import ALGORITHMS, Algorithm, Result, accepted_parameters
+from screener.cli.commands import summary
 from screener.cli.console import ExitCode, note, verbosity
 from screener.cli.decisions import check_decisions_file, decision_lines
 from screener.cli.options import (
@@ -61,7 +62,7 @@ _RESUME_OPTIONS = frozenset(
 )  # fmt: skip
 
 
-@click.command()
+@click.command(short_help=summary("run"))
 @click.argument("pool_file", required=False, type=FILE)
 @algorithm_options()
 @money_options
@@ -173,7 +174,7 @@ def _refuse_settings_on_resume(run_id: str) -> None:
     refuse_beside_resume(run_id, _RESUME_OPTIONS, "or start a new run")
 
 
-@click.command()
+@click.command(short_help=summary("replay"))
 @click.argument("run_id")
 @algorithm_options(defaults_from="the logged run")
 @db_option

@@ -15,6 +15,7 @@ import click
 
 from screener.algorithms._checks import check_seed
 from screener.bank import load_bank
+from screener.cli.commands import summary
 from screener.cli.options import FILE, cannot_listen, listen_options, option_group
 from screener.crowd import demo_pool, load_pool_csv
 from screener.oracles.latency import Latency
@@ -29,7 +30,7 @@ TOKEN_ENV = "SCREENER_SERVICE_TOKEN"
 DEFAULT_BANK_SIZE = 200
 
 
-@click.command()
+@click.command(short_help=summary("serve"))
 @click.argument("pool_file", required=False, type=FILE)
 @click.option(
     "--questions",

@@ -13,6 +13,7 @@ from typing import Any, get_args
 
 import click
 
+from screener.cli.commands import summary
 from screener.cli.console import note
 from screener.cli.options import FILE, option_group, output_file_option
 from screener.errors import ConfigError
@@ -33,7 +34,7 @@ def _setting(flag: str, help_text: str, kind: Any) -> tuple[tuple[str, ...], dic
     return (flag,), {"type": kind, "default": default, "show_default": True, "help": help_text}
 
 
-@click.command()
+@click.command(short_help=summary("standin"))
 @click.argument("dataset", type=FILE)
 @click.option("--gate", "gate_url", required=True, metavar="URL",
               help="The gate's base URL, as `screener gate` printed it.")  # fmt: skip

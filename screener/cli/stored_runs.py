@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from screener.algorithms import Result, Verdict
+from screener.cli.commands import summary
 from screener.cli.console import note
 from screener.cli.options import db_option, json_option, output_file_option, output_options
 from screener.cli.output import Output, print_report
@@ -32,7 +33,7 @@ from screener.runs.results import load_result, load_results
 __all__ = ["export", "invalidate", "report", "runs", "upgrade"]
 
 
-@click.command()
+@click.command(short_help=summary("report"))
 @click.argument("run_id", required=False)
 @db_option
 @output_options
@@ -66,7 +67,7 @@ def stored_spec(record: RunRecord) -> dict[str, Any]:
     }
 
 
-@click.command()
+@click.command(short_help=summary("export"))
 @click.argument("run_id")
 @output_file_option("File to write (- for standard output, but for crowd-kit's answers).")
 @click.option(
@@ -164,7 +165,7 @@ def _export_labels(db: str, run_id: str, labels: Path, output: Path) -> tuple[di
     return dataclasses.asdict(kept), said + ")"
 
 
-@click.command()
+@click.command(short_help=summary("invalidate"))
 @click.argument("run_id")
 @click.argument("question")
 @click.option("--key", default=None, help="The corrected key: rescore instead of dropping.")
@@ -194,7 +195,7 @@ def invalidate(
     click.echo(changes_as_text(changes))
 
 
-@click.command()
+@click.command(short_help=summary("runs"))
 @db_option
 @json_option("Print as JSON.")
 def runs(db: str, as_json: bool) -> None:
@@ -251,7 +252,7 @@ def _run_status(line: dict[str, Any]) -> str:
     return f"{line['status']} · " + ", ".join(f"{n:,} {name}" for name, n in counts.items())
 
 
-@click.command()
+@click.command(short_help=summary("upgrade"))
 @db_option
 def upgrade(db: str) -> None:
     """Upgrade a run database written by an older screener to this version's schema."""
