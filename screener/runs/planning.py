@@ -25,7 +25,9 @@ from screener.algorithms._checks import MAX_SEED, check_seed
 from screener.errors import ConfigError
 from screener.gate import Prices
 from screener.simulation import BernoulliRun, RewardModel, map_seeds
+from screener.simulation.confident_runs import confident_runs
 from screener.simulation.ksigma_runs import ksigma_runs
+from screener.simulation.lockstep import LockstepRuns, RunsTogether
 from screener.simulation.loop import drive
 
 __all__ = ["DEFAULT_CAP_PER_WORKER", "MAX_RUNS", "CostPlan", "plan_cost"]
@@ -40,6 +42,9 @@ DEFAULT_CAP_PER_WORKER = 60
 #: screener, which takes a second or two on a busy machine). The runs go to the pool only when
 #: the time it saves, half the work on two processes, is more than that.
 POOL_START_SECONDS = 2.0
+#: The algorithms whose runs go as one computation, each returning None for what it does not
+#: cover (then the runs go one by one): RR and WRR, ConfidentThresholding.
+_TOGETHER: tuple[RunsTogether, ...] = (ksigma_runs, confident_runs)
 
 
 @dataclass(frozen=True)
@@ -131,12 +136,28 @@ def plan_cost(
     )
     seeds = list(range(seed, seed + runs))
     crowds = np.array([build.means_of(s) for s in seeds])
-    together = ksigma_runs(algorithm, dict(params), crowds, seeds, progress)
-    if together is not None:  # RR and WRR: all the runs as one computation, the same result
+    together = _runs_together(algorithm, dict(params), crowds, seeds, progress)
+    if together is not None:  # all the runs as one computation, the same result
         return CostPlan(algorithm, dict(params), together.questions, together.undecided,
                         together.stop_reasons, capped)  # fmt: skip
     ended = _run_all(_Ended(build), seeds, processes, progress)
     return _plan_of(algorithm, dict(params), ended, size, capped)
+
+
+def _runs_together(
+    algorithm: str,
+    params: Mapping[str, Any],
+    crowds: NDArray[np.float64],
+    seeds: list[int],
+    progress: Callable[[int], object] | None,
+) -> LockstepRuns | None:
+    """The runs as one computation, by the first of ``_TOGETHER`` that covers them; None
+    when none does."""
+    for runs_together in _TOGETHER:
+        together = runs_together(algorithm, params, crowds, seeds, progress)
+        if together is not None:
+            return together
+    return None
 
 
 def _plan_of(

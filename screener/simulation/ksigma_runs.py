@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,20 +31,12 @@ import numpy as np
 from screener.algorithms import RoundRobin, WeightedRoundRobin, create_algorithm
 from screener.arrays import BoolArray, FloatArray, IntArray
 from screener.simulation.hashing import uniforms_keyed
+from screener.simulation.lockstep import Lockstep, LockstepRuns
 from screener.stats import ksigma_threshold_bounds, ksigma_threshold_enclosure, mixture_bounds
 
-__all__ = ["KSigmaRuns", "ksigma_runs"]
+__all__ = ["ksigma_runs"]
 
 _PROBES = (0.25, 0.5, 0.75, 1.0)
-
-
-@dataclass(frozen=True)
-class KSigmaRuns:
-    """What a plan reads of each run: questions per worker, undecided workers, the stop."""
-
-    questions: IntArray  # (runs, workers)
-    undecided: IntArray  # (runs,)
-    stop_reasons: tuple[str, ...]
 
 
 def ksigma_runs(
@@ -54,10 +45,8 @@ def ksigma_runs(
     means: FloatArray,
     seeds: Sequence[int],
     progress: Callable[[int], object] | None = None,
-) -> KSigmaRuns | None:
-    """``simulate(create_algorithm(name, n, {**params, "seed": s}), BernoulliRewards(means[i],
-    s))`` for run i with seed s, all at once; None when the configuration is not covered.
-    ``progress`` is called with the number of runs that just stopped."""
+) -> LockstepRuns | None:
+    """``RunsTogether`` (screener.simulation.lockstep) for RR and WRR."""
     n = means.shape[1]
     probe = create_algorithm(name, n, dict(params))
     if not isinstance(probe, RoundRobin | WeightedRoundRobin) or type(probe).name not in (
@@ -72,7 +61,7 @@ def ksigma_runs(
     return _Lockstep(probe, means, seeds, progress).run()
 
 
-class _Lockstep:
+class _Lockstep(Lockstep):
     def __init__(
         self,
         probe: RoundRobin | WeightedRoundRobin,
@@ -81,9 +70,9 @@ class _Lockstep:
         progress: Callable[[int], object] | None,
     ) -> None:
         self.probe = probe
-        self.progress = progress
         self.means_true = np.asarray(means, dtype=np.float64)
         runs, n = self.means_true.shape
+        super().__init__(np.zeros((runs, n), dtype=np.int64), progress)
         self.n = n
         self.k = probe.k
         self.level = probe.delta / n
@@ -91,19 +80,10 @@ class _Lockstep:
         self.weighted = isinstance(probe, WeightedRoundRobin)
         self.rho = probe.rho if isinstance(probe, WeightedRoundRobin) else 0.0
         self.seeds = np.asarray(list(seeds), dtype=np.int64)
-        self.count = np.zeros((runs, n), dtype=np.int64)
         self.total = np.zeros((runs, n))
         self.counters = np.zeros((runs, n))
         self.cursor = np.zeros(runs, dtype=np.int64)
         self.current = np.full(runs, -1, dtype=np.int64)
-        self.done = np.zeros(runs, dtype=bool)
-        self.reasons = [""] * runs
-        self.undecided = np.zeros(runs, dtype=np.int64)
-
-    def run(self) -> KSigmaRuns:
-        while not self.done.all():
-            self.step(np.flatnonzero(~self.done))
-        return KSigmaRuns(self.count, self.undecided, tuple(self.reasons))
 
     # ---------------------------------------------------------------------------- a step
     def step(self, live: IntArray) -> None:
@@ -113,14 +93,7 @@ class _Lockstep:
         room = int(self.probe.budget or 0) - pulled
         met = warmed_up & ~active.any(axis=1)
         spent = ~met & (room <= 0)
-        stopped = np.flatnonzero(met | spent).tolist()
-        for index in stopped:
-            run = int(live[index])
-            self.done[run] = True
-            self.reasons[run] = "condition met" if met[index] else "budget spent"
-            self.undecided[run] = int(((count[index] == 0) | active[index]).sum())
-        if stopped and self.progress is not None:
-            self.progress(len(stopped))
+        self.stop(live, met, spent, (count == 0) | active)
         going = ~(met | spent)
         if not going.any():
             return

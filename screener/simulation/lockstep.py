@@ -1,0 +1,77 @@
+"""What every many-runs-as-one computation shares: the runs in lockstep, each stopping on its
+own step, and what a plan reads of them (``screener.simulation.ksigma_runs``,
+``screener.simulation.confident_runs``)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from screener.arrays import BoolArray, FloatArray, IntArray
+
+__all__ = ["Lockstep", "LockstepRuns", "RunsTogether"]
+
+
+@dataclass(frozen=True)
+class LockstepRuns:
+    """What a plan reads of each run: questions per worker, undecided workers, the stop."""
+
+    questions: IntArray  # (runs, workers)
+    undecided: IntArray  # (runs,)
+    stop_reasons: tuple[str, ...]
+
+
+class RunsTogether(Protocol):
+    """``simulate(create_algorithm(name, n, {**params, "seed": s}), BernoulliRewards(means[i],
+    s))`` for run i with seed s (row i of ``means``), all at once: the same questions, stops
+    and undecided workers, run by run; None for a configuration it does not cover (the
+    caller then runs them one by one). ``progress`` is told how many runs just stopped."""
+
+    def __call__(
+        self,
+        name: str,
+        params: Mapping[str, Any],
+        means: FloatArray,
+        seeds: Sequence[int],
+        progress: Callable[[int], object] | None = None,
+    ) -> LockstepRuns | None: ...
+
+
+class Lockstep(ABC):
+    """Runs in lockstep: ``step`` moves the live ones (rows of ``count``) one ask on, and
+    ``stop`` retires those whose condition is met or whose budget is spent."""
+
+    def __init__(self, count: IntArray, progress: Callable[[int], object] | None) -> None:
+        self.count = count
+        self.progress = progress
+        runs = count.shape[0]
+        self.done = np.zeros(runs, dtype=bool)
+        self.reasons = [""] * runs
+        self.undecided = np.zeros(runs, dtype=np.int64)
+
+    def run(self) -> LockstepRuns:
+        while not self.done.all():
+            self.step(np.flatnonzero(~self.done))
+        return LockstepRuns(self.count, self.undecided, tuple(self.reasons))
+
+    @abstractmethod
+    def step(self, live: IntArray) -> None:
+        """One ask of every run in ``live`` (indices of rows), answered and told; runs
+        that stop here go through ``stop``."""
+
+    def stop(self, live: IntArray, met: BoolArray, spent: BoolArray, open_: BoolArray) -> None:
+        """Retire the runs ``live[i]`` with ``met[i]`` (CONDITION_MET) or ``spent[i]``
+        (BUDGET_SPENT), each with its workers still ``open_`` (rows) undecided; progress is
+        told how many stopped."""
+        stopped = np.flatnonzero(met | spent).tolist()
+        for index in stopped:
+            run = int(live[index])
+            self.done[run] = True
+            self.reasons[run] = "condition met" if met[index] else "budget spent"
+            self.undecided[run] = int(np.count_nonzero(open_[index]))
+        if stopped and self.progress is not None:
+            self.progress(len(stopped))
