@@ -12,7 +12,7 @@ import numpy as np
 from benchmarks import harness
 from benchmarks.stream_oracle import ORACLES
 
-__all__ = ["format_report", "plot_curves", "summarise"]
+__all__ = ["format_report", "overall", "plot_curves", "summarise"]
 
 DEFAULT = "screener"
 RULES = ("toloka-5", "toloka-10", "toloka-20", "quiz-5", "quiz-10", "quiz-20")
@@ -23,6 +23,8 @@ MANY_UNDER_BAR = 0.10
 FRUGAL = 1.05
 MEASURES = ("money", "accuracy", "accuracy_ds", "gold", "bad_labels_kept", "banned",
             "good_banned", "replacements", "short_items", "before_gold", "cpu")  # fmt: skip
+#: An accuracy change counts as one (``overall``) above this: a few items' labels.
+ACCURATE = 0.005
 #: screener's other gates, options (heuristics): each judged as the default is, in the targets.
 VARIANTS = ("screener-tenure", "screener-cost")
 #: The bounds (``benchmarks.stream_oracle``), judged as the default is: where they do not win,
@@ -79,6 +81,39 @@ def _verdicts(
             "dominated_by": dominated_by,
         })  # fmt: skip
     return verdicts
+
+
+def overall(means: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each policy over every dataset at the default gold share: the geometric mean of its
+    money over no screening's (a ratio per dataset, so each dataset counts once whatever its
+    size), its mean accuracy change, and on how many datasets it is cheaper / more accurate
+    (by more than ACCURATE). The default first, then its variants, the rules and the bounds."""
+    by = {(m["dataset"], m["policy"]): m for m in means if m["gold_share"] == 0.1}
+    datasets = sorted({d for d, _ in by})
+    rank = {policy: i for i, policy in enumerate((DEFAULT, *VARIANTS, *RULES, *BOUNDS))}
+    found = sorted({p for _, p in by} - {"none"}, key=lambda p: (rank.get(p, len(rank)), p))
+    rows = []
+    for policy in found:
+        pairs = [
+            (by[d, policy], by[d, "none"])
+            for d in datasets
+            if (d, policy) in by and (d, "none") in by
+        ]
+        if not pairs:
+            continue
+        ratios = [ours["money"] / none["money"] for ours, none in pairs]
+        gains = [ours["accuracy"] - none["accuracy"] for ours, none in pairs]
+        rows.append(
+            {
+                "policy": policy,
+                "datasets": len(pairs),
+                "money_ratio": math.exp(float(np.mean(np.log(ratios)))),
+                "accuracy_gain": _mean(gains),
+                "cheaper": sum(r < 1.0 for r in ratios),
+                "more_accurate": sum(g > ACCURATE for g in gains),
+            }
+        )
+    return rows
 
 
 def _wins(verdicts: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -146,6 +181,8 @@ def format_report(report: harness.Report) -> str:
         f"overlap, gold {plan['gold_price']:g} and task {plan['task_price']:g}\n",
         "## Targets\n",
         *_targets(report),
+        "\n## Over every dataset (gold share 10%): each policy against no screening\n",
+        _overall_table(overall(report["means"])),
         "\n## Per dataset (gold share 10%): the default against no screening and the rules\n",
         _verdict_table(report["verdicts"]),
         *_bound_tables(report.get("bounds", {})),
@@ -156,6 +193,17 @@ def format_report(report: harness.Report) -> str:
     if sweep:
         out += ["\n## Gold share sweep\n", _policy_table(sweep, share=True)]
     return "\n".join(out) + "\n"
+
+
+def _overall_table(rows: Sequence[dict[str, Any]]) -> str:
+    header = ["policy", "datasets", "money vs none (geometric mean)", "accuracy vs none (mean)",
+              "cheaper on", f"more accurate (> {ACCURATE:g}) on"]  # fmt: skip
+    table = [
+        [r["policy"], str(r["datasets"]), f"{r['money_ratio']:.3f}x",
+         f"{r['accuracy_gain']:+.4f}", str(r["cheaper"]), str(r["more_accurate"])]
+        for r in rows
+    ]  # fmt: skip
+    return harness.markdown_table(header, table)
 
 
 def _verdict_table(verdicts: Sequence[dict[str, Any]]) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from benchmarks.stream import QUICK, _adjust, _options, policies
-from benchmarks.stream_report import MEASURES, summarise
+from benchmarks.stream_report import MEASURES, overall, summarise
 from screener.gate import Prices
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,3 +102,21 @@ def test_params_reach_screeners_gates_only_and_name_the_results() -> None:
         assert settings.params["pilot"] == 5 and settings.params["threshold"] == 0.6
     quiz = chosen["quiz-5"]
     assert quiz is not None and "max_answers" not in quiz.params
+
+
+def test_over_every_dataset_each_dataset_counts_once() -> None:
+    rows = [
+        _row("small", "none", 10.0, 0.80),
+        _row("small", "screener", 20.0, 0.90),  # 2x the money, +0.10
+        _row("large", "none", 1000.0, 0.80),
+        _row("large", "screener", 500.0, 0.802),  # 0.5x, +0.002 (not "more accurate")
+        _row("large", "toloka-10", 900.0, 0.70),  # on one dataset only
+    ]
+    found = {r["policy"]: r for r in overall(summarise(rows, {})["means"])}
+    assert list(found) == ["screener", "toloka-10"]  # the default first; none is the reference
+    ours = found["screener"]
+    assert ours["money_ratio"] == pytest.approx(1.0)  # sqrt(2 x 0.5): not the money's sum
+    assert ours["accuracy_gain"] == pytest.approx(0.051)
+    assert (ours["datasets"], ours["cheaper"], ours["more_accurate"]) == (2, 1, 1)
+    rule = found["toloka-10"]
+    assert (rule["datasets"], rule["money_ratio"]) == (1, pytest.approx(0.9))
