@@ -54,7 +54,7 @@ from screener.algorithms.thresholding._scheduler import surely_needed
 from screener.algorithms.thresholding.confident import _HOPELESS
 from screener.arrays import BoolArray, FloatArray, IntArray
 from screener.simulation.hashing import uniforms_keyed
-from screener.simulation.lockstep import Lockstep, LockstepRuns
+from screener.simulation.lockstep import Lockstep, LockstepRuns, in_chunks
 from screener.stats import BettingCS
 from screener.stats.confseq.betting import _FLUSH_CELLS
 
@@ -84,7 +84,7 @@ def confident_runs(
     sequence = probe._betting_at_bars
     if sequence is not None and n * sequence.grid.size > _FLUSH_CELLS:  # flushed in chunks
         return None
-    return _Lockstep(probe, means, seeds, progress).run()
+    return in_chunks(lambda rows, some: _Lockstep(probe, rows, some, progress), means, seeds)
 
 
 class _Lockstep(Lockstep):

@@ -31,7 +31,7 @@ import numpy as np
 from screener.algorithms import RoundRobin, WeightedRoundRobin, create_algorithm
 from screener.arrays import BoolArray, FloatArray, IntArray
 from screener.simulation.hashing import uniforms_keyed
-from screener.simulation.lockstep import Lockstep, LockstepRuns
+from screener.simulation.lockstep import Lockstep, LockstepRuns, in_chunks
 from screener.stats import ksigma_threshold_bounds, ksigma_threshold_enclosure, mixture_bounds
 
 __all__ = ["ksigma_runs"]
@@ -58,7 +58,7 @@ def ksigma_runs(
         return None
     if probe.budget is None or probe.budget < n:  # every worker answers in the first step
         return None
-    return _Lockstep(probe, means, seeds, progress).run()
+    return in_chunks(lambda rows, some: _Lockstep(probe, rows, some, progress), means, seeds)
 
 
 class _Lockstep(Lockstep):

@@ -13,7 +13,11 @@ import numpy as np
 
 from screener.arrays import BoolArray, FloatArray, IntArray
 
-__all__ = ["Lockstep", "LockstepRuns", "RunsTogether"]
+__all__ = ["MAX_CELLS", "Lockstep", "LockstepRuns", "RunsTogether", "in_chunks"]
+
+#: Most (run, worker) cells one lockstep holds at once: a plan of more runs goes in groups
+#: of runs (a few dozen arrays of this many values each: about 100 MB), one after another.
+MAX_CELLS = 200_000
 
 
 @dataclass(frozen=True)
@@ -75,3 +79,25 @@ class Lockstep(ABC):
             self.undecided[run] = int(np.count_nonzero(open_[index]))
         if stopped and self.progress is not None:
             self.progress(len(stopped))
+
+
+def in_chunks(
+    lockstep: Callable[[FloatArray, Sequence[int]], Lockstep],
+    means: FloatArray,
+    seeds: Sequence[int],
+) -> LockstepRuns:
+    """``lockstep(means, seeds).run()`` in groups of runs of at most MAX_CELLS cells (at least
+    one run a group), joined in seed order: each run is computed on its own row, so the
+    groups change nothing but the memory."""
+    rows = max(1, MAX_CELLS // max(1, means.shape[1]))
+    parts = [
+        lockstep(means[start : start + rows], seeds[start : start + rows]).run()
+        for start in range(0, len(seeds), rows)
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    return LockstepRuns(
+        np.concatenate([part.questions for part in parts]),
+        np.concatenate([part.undecided for part in parts]),
+        tuple(reason for part in parts for reason in part.stop_reasons),
+    )
