@@ -144,7 +144,9 @@ class BettingCS:
 
     def _advance(self, index: NDArray[np.int64], values: FloatArray) -> FloatArray:
         """Each answer's bet (from the variance before it), updating counts, sums and the
-        variance estimate as if the answers came one at a time."""
+        variance estimate as if the answers came one at a time, up to rounding: a batch's
+        running sums are taken along the whole batch (``ArmRuns.cumsum``), so their last bits
+        depend on the other arms told with it and on how answers are grouped into tells."""
         runs = ArmRuns(index)
         x = values[runs.order]
         before = runs.arms_of_rows
