@@ -8,9 +8,8 @@ the float operations of ``ConfidentThresholding`` with ``schedule="settle"`` (it
 rewards in [0, 1]: the same pulls, stops and decisions, run by run
 (tests/simulation/test_confident_runs.py against ``simulate``), with any eps, delta,
 min_answers and the betting, mixture or KL interval. The "evidence" schedule, the Hoeffding
-interval, other reward bounds, a budget under n, no bound on a run at all (eps = 0 and no
-budget) or batches the betting sequence would flush in chunks return None, and the caller
-runs them one by one.
+interval, other reward bounds, a budget under n or no bound on a run at all (eps = 0 and no
+budget) return None, and the caller runs them one by one.
 
 One step, per live run, as ``Algorithm.ask`` on answers all back:
 
@@ -26,18 +25,14 @@ One step, per live run, as ``Algorithm.ask`` on answers all back:
 
 Why exact. Every value a decision reads is computed per worker from its own answers by
 elementwise numpy operations (the same bits in an array of one run as of many runs; the
-shared tables hold the values a direct call gives), or compares such values, except two,
-which are handled here as the single run has them:
-
-* the betting sequence sums each answer batch along the batch (``ArmRuns.cumsum``: one
-  running sum over the run's answers sorted by worker, less the sum before the worker's
-  first), so its last bits depend on the other workers of the same run's batch; here each
-  run's batch is laid out in its own row and summed along it (``_BarCapital``);
-* the schedule takes the ``limit`` smallest (key, worker) pairs, where a worker's key at j
-  pulls into the batch is ``hopeful + (answered + j) - 2 answered``: about ``key_0 + j``. The
-  pairs are cut near the ``limit``-th by that approximation, then the cut is checked on the
-  exact keys (every pair kept comes before every pair left); a run whose cut fails the check
-  (keys so large that ``+ j`` rounds) takes every pair and sorts them (``_every_pair``).
+shared tables hold the values a direct call gives; the betting sequence adds each worker's
+answers one at a time whatever else a tell holds, so one sequence over runs x workers arms
+has each run's bits), or compares such values, but for the schedule: it takes the ``limit``
+smallest (key, worker) pairs, where a worker's key at j pulls into the batch is ``hopeful +
+(answered + j) - 2 answered``, about ``key_0 + j``. The pairs are cut near the ``limit``-th
+by that approximation, then the cut is checked on the exact keys (every pair kept comes
+before every pair left); a run whose cut fails the check (keys so large that ``+ j`` rounds)
+takes every pair and sorts them (``_every_pair``).
 """
 
 from __future__ import annotations
@@ -56,7 +51,6 @@ from screener.arrays import BoolArray, FloatArray, IntArray
 from screener.simulation.hashing import uniforms_keyed
 from screener.simulation.lockstep import Lockstep, LockstepRuns, in_chunks
 from screener.stats import BettingCS
-from screener.stats.confseq.betting import _FLUSH_CELLS
 
 __all__ = ["confident_runs"]
 
@@ -80,9 +74,6 @@ def confident_runs(
     if probe.budget is None and probe.max_questions_per_worker is None:  # might never end
         return None
     if probe.budget is not None and probe.budget < n:  # every worker answers in the first step
-        return None
-    sequence = probe._betting_at_bars
-    if sequence is not None and n * sequence.grid.size > _FLUSH_CELLS:  # flushed in chunks
         return None
     return in_chunks(lambda rows, some: _Lockstep(probe, rows, some, progress), means, seeds)
 
@@ -196,7 +187,7 @@ class _Lockstep(Lockstep):
         draws = uniforms_keyed(self.seeds[run[owner]], arm[owner], seq)
         right = (draws < self.means_true[run[owner], arm[owner]]).astype(np.float64)
         if self.capital is not None:
-            self.capital.update(live, index[owner], arm[owner], rank, right)
+            self.capital.update(run[owner], arm[owner], right)
         self.count[run, arm] += times
         self.total[run, arm] += np.bincount(owner, weights=right, minlength=times.size)
 
@@ -328,11 +319,8 @@ def _every_pair(hopeful: FloatArray, answered: IntArray, caps: IntArray, limit: 
 
 # ------------------------------------------------------------------ the betting sequence
 class _BarCapital:
-    """``ConfidentThresholding._betting_at_bars`` of every worker of every run: a
-    ``BettingCS`` of runs x workers arms (row ``run * n + worker``), which keeps the state
-    and reads the bounds, updated here run by run as ``BettingCS.update_many`` and its
-    flush update it (``_advance``, ``_grow_capital``), with each run's sums taken along that
-    run's batch alone (see the module docstring)."""
+    """``ConfidentThresholding._betting_at_bars`` of every worker of every run: one
+    ``BettingCS`` of runs x workers arms (arm ``run * n + worker``)."""
 
     def __init__(self, sequence: BettingCS, runs: int, n: int) -> None:
         self.n = n
@@ -345,58 +333,6 @@ class _BarCapital:
         shape = (-1, self.n)
         return lows.reshape(shape)[live], highs.reshape(shape)[live]
 
-    def update(
-        self, live: IntArray, row: IntArray, arm: IntArray, rank: IntArray, x: FloatArray
-    ) -> None:
-        """Answers ``x`` of workers ``arm`` in runs ``live[row]``, sorted by (row, worker) and
-        in order within a worker (``rank``: answers before it in this step)."""
-        cs = self.cs
-        along = _Along(row, rank, live.size)
-        arms = live[row] * self.n + arm
-        t = cs.counts[arms] + rank + 1.0
-        sums = cs.sums[arms] + along.cumsum(x)
-        running_mean = (0.5 + sums) / (t + 1.0)
-        squares = cs._squares[arms] + along.cumsum((x - running_mean) ** 2)
-        variance = (0.25 + squares) / (t + 1.0)
-        previous = np.r_[0.0, variance[:-1]]
-        previous[along.firsts] = cs._variance[arms[along.firsts]]
-        bets = cs._bet(previous, t)[:, None]
-        ends, owners = along.lasts, arms[along.firsts]
-        cs.counts[owners] += rank[ends] + 1
-        cs.sums[owners] = sums[ends]
-        cs._squares[owners] = squares[ends]
-        cs._variance[owners] = variance[ends]
-        centred = x[:, None] - cs.grid[None, :]
-        sides = (
-            (cs._log_plus, cs._best_plus, np.minimum(bets, cs._cap_plus)),
-            (cs._log_minus, cs._best_minus, -np.minimum(bets, cs._cap_minus)),
-        )
-        for log, best, signed_bet in sides:
-            path = along.cumsum(np.log1p(signed_bet * centred)) + log[arms]
-            best[owners] = np.maximum(best[owners], np.maximum.reduceat(path, along.firsts))
-            log[owners] = path[ends]
-
-
-class _Along:
-    """Answers sorted by (run, worker), laid out one run per row: ``cumsum`` is
-    ``ArmRuns.cumsum`` of each run's batch on its own (a running sum along the run's row, less
-    the sum before the worker's first answer)."""
-
-    def __init__(self, row: IntArray, rank: IntArray, rows: int) -> None:
-        lengths = np.bincount(row, minlength=rows)
-        self.row = row
-        self.place = np.arange(row.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        self.width = int(lengths.max())
-        self.start = self.place - rank  # where the worker's answers start in its run's row
-        self.rows = rows
-        self.firsts = np.flatnonzero(rank == 0)
-        self.lasts = np.r_[self.firsts[1:] - 1, row.size - 1]
-
-    def cumsum(self, values: FloatArray) -> FloatArray:
-        grid = np.zeros((self.rows, self.width, *values.shape[1:]))
-        grid[self.row, self.place] = values
-        total = np.cumsum(grid, axis=1)
-        before = np.zeros(values.shape)
-        inner = self.start > 0
-        before[inner] = total[self.row[inner], self.start[inner] - 1]
-        return np.asarray(total[self.row, self.place] - before, dtype=np.float64)
+    def update(self, runs: IntArray, arms: IntArray, x: FloatArray) -> None:
+        """Answers ``x`` of workers ``arms`` of runs ``runs``, each worker's in order."""
+        self.cs.update_many(runs * self.n + arms, x)

@@ -10,6 +10,10 @@ from numpy.typing import ArrayLike, NDArray
 __all__ = ["ArmRuns", "ArmStats"]
 
 _T = TypeVar("_T", bound=np.generic)
+#: ``ArmRuns.running`` pads the runs into rows while the padding is at most the values plus
+#: this many cells; past it, it goes rank by rank, and finishes the last few runs one by one.
+_PADDING = 1024
+_LAST_RUNS = 4
 
 
 class ArmStats:
@@ -115,6 +119,49 @@ class ArmRuns:
         self.ends = self.starts + self.lengths - 1
         self.arms = self.arms_of_rows[self.starts]
         self.rank = np.arange(arms.size) - np.repeat(self.starts, self.lengths)
+
+    def running(
+        self, start: NDArray[np.float64], values: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
+        """Each arm's ``start`` (one row per run, in ``arms`` order) plus its run's values
+        (rows in sorted order), added one at a time: row i holds the total after its value,
+        the very bits one-at-a-time updates give, whatever else the batch holds."""
+        width = int(self.lengths.max(initial=0))
+        if self.arms.size * (width + 1) <= 2 * self.rank.size + _PADDING:
+            return self._running_padded(start, values, width)
+        return self._running_by_rank(start, values, width)
+
+    def _running_padded(
+        self, start: NDArray[np.float64], values: NDArray[np.float64], width: int
+    ) -> NDArray[np.float64]:
+        """``running`` as one cumsum along each run laid out in a row after its start (a
+        cumsum adds along its axis one element at a time)."""
+        lanes = np.zeros((self.arms.size, width + 1, *values.shape[1:]))
+        lanes[:, 0] = start
+        run = np.repeat(np.arange(self.arms.size), self.lengths)
+        lanes[run, self.rank + 1] = values
+        return np.asarray(np.cumsum(lanes, axis=1)[run, self.rank + 1], dtype=np.float64)
+
+    def _running_by_rank(
+        self, start: NDArray[np.float64], values: NDArray[np.float64], width: int
+    ) -> NDArray[np.float64]:
+        """``running`` one rank at a time over the runs that long (a few long runs among many
+        short ones, where rows of padding would outnumber the values), each of the last few
+        runs finished by its own cumsum."""
+        out = np.empty(values.shape)
+        current = np.array(start, dtype=np.float64)
+        for rank in range(width):
+            going = np.flatnonzero(self.lengths > rank)
+            if going.size <= _LAST_RUNS:
+                for run in going.tolist():
+                    tail = slice(self.starts[run] + rank, self.ends[run] + 1)
+                    lane = np.concatenate([current[run][None], values[tail]])
+                    out[tail] = np.cumsum(lane, axis=0)[1:]
+                break
+            rows = self.starts[going] + rank
+            current[going] = current[going] + values[rows]
+            out[rows] = current[going]
+        return out
 
     def cumsum(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
         """Running sums along each arm's run (rows in sorted order), restarting at each run."""

@@ -222,3 +222,26 @@ def test_arm_runs_follow_each_arm_in_order(answers: list[tuple[int, float]]) -> 
     np.testing.assert_array_equal(runs.arms, np.unique(arms))
     np.testing.assert_array_equal(runs.arms_of_rows[runs.ends], runs.arms)
     assert runs.lengths.sum() == arms.size
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 9), st.floats(-1e3, 1e3)), min_size=1, max_size=80),
+    st.integers(1, 3),
+)
+def test_running_sums_add_one_value_at_a_time(answers: list[tuple[int, float]], width: int) -> None:
+    arms = np.array([a for a, _ in answers], dtype=np.int64)
+    values = np.array([[v / (1 + j) for j in range(width)] for _, v in answers])
+    runs = ArmRuns(arms)
+    start = np.arange(runs.arms.size * width, dtype=np.float64).reshape(-1, width) / 3.0
+    longest = int(runs.lengths.max())
+    for sums in (
+        runs.running(start, values[runs.order]),
+        runs._running_padded(start, values[runs.order], longest),
+        runs._running_by_rank(start, values[runs.order], longest),
+    ):
+        for index, arm in enumerate(runs.arms.tolist()):
+            current = start[index].copy()
+            for row in np.flatnonzero(runs.arms_of_rows == arm).tolist():
+                current = current + values[runs.order[row]]  # one addition, as one at a time
+                np.testing.assert_array_equal(sums[row], current)

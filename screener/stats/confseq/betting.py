@@ -144,16 +144,15 @@ class BettingCS:
 
     def _advance(self, index: NDArray[np.int64], values: FloatArray) -> FloatArray:
         """Each answer's bet (from the variance before it), updating counts, sums and the
-        variance estimate as if the answers came one at a time, up to rounding: a batch's
-        running sums are taken along the whole batch (``ArmRuns.cumsum``), so their last bits
-        depend on the other arms told with it and on how answers are grouped into tells."""
+        variance estimate as if the answers came one at a time (``ArmRuns.running``: the same
+        bits whatever other arms the batch holds and however answers are grouped in tells)."""
         runs = ArmRuns(index)
         x = values[runs.order]
         before = runs.arms_of_rows
         t = self.counts[before] + runs.rank + 1.0
-        sums = self.sums[before] + runs.cumsum(x)
+        sums = runs.running(self.sums[runs.arms], x)
         running_mean = (0.5 + sums) / (t + 1.0)
-        squares = self._squares[before] + runs.cumsum((x - running_mean) ** 2)
+        squares = runs.running(self._squares[runs.arms], (x - running_mean) ** 2)
         variance = (0.25 + squares) / (t + 1.0)
         previous = np.r_[0.0, variance[:-1]]
         previous[runs.starts] = self._variance[runs.arms]  # each run's first: the stored one
@@ -179,7 +178,8 @@ class BettingCS:
             self._grow_capital(arms[chunk], values[chunk], bets[chunk])
 
     def _grow_capital(self, arms: NDArray[np.int64], x: FloatArray, bets: FloatArray) -> None:
-        """Both capitals along each arm's answers, keeping their running maxima."""
+        """Both capitals along each arm's answers, one factor at a time, keeping their
+        running maxima."""
         runs = ArmRuns(arms)
         centred = x[runs.order, None] - self.grid[None, :]
         bet = bets[runs.order, None]
@@ -188,7 +188,7 @@ class BettingCS:
             (self._log_minus, self._best_minus, -np.minimum(bet, self._cap_minus)),
         )
         for log, best, signed_bet in sides:
-            path = runs.cumsum(np.log1p(signed_bet * centred)) + log[runs.arms_of_rows]
+            path = runs.running(log[runs.arms], np.log1p(signed_bet * centred))
             best[runs.arms] = np.maximum(best[runs.arms], np.maximum.reduceat(path, runs.starts))
             log[runs.arms] = path[runs.ends]
 
