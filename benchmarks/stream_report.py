@@ -88,31 +88,23 @@ def overall(means: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     money over no screening's (a ratio per dataset, so each dataset counts once whatever its
     size), its mean accuracy change, and on how many datasets it is cheaper / more accurate
     (by more than ACCURATE). The default first, then its variants, the rules and the bounds."""
-    by = {(m["dataset"], m["policy"]): m for m in means if m["gold_share"] == 0.1}
-    datasets = sorted({d for d, _ in by})
+    policies = {m["policy"] for m in means if m["gold_share"] == 0.1} - {"none"}
     rank = {policy: i for i, policy in enumerate((DEFAULT, *VARIANTS, *RULES, *BOUNDS))}
-    found = sorted({p for _, p in by} - {"none"}, key=lambda p: (rank.get(p, len(rank)), p))
     rows = []
-    for policy in found:
-        pairs = [
-            (by[d, policy], by[d, "none"])
-            for d in datasets
-            if (d, policy) in by and (d, "none") in by
-        ]
-        if not pairs:
+    for policy in sorted(policies, key=lambda p: (rank.get(p, len(rank)), p)):
+        verdicts = _verdicts(means, {}, policy)
+        if not verdicts:
             continue
-        ratios = [ours["money"] / none["money"] for ours, none in pairs]
-        gains = [ours["accuracy"] - none["accuracy"] for ours, none in pairs]
-        rows.append(
-            {
-                "policy": policy,
-                "datasets": len(pairs),
-                "money_ratio": math.exp(float(np.mean(np.log(ratios)))),
-                "accuracy_gain": _mean(gains),
-                "cheaper": sum(r < 1.0 for r in ratios),
-                "more_accurate": sum(g > ACCURATE for g in gains),
-            }
-        )
+        ratios = [v["money_ratio"] for v in verdicts]
+        gains = [v["accuracy_gain"] for v in verdicts]
+        rows.append({
+            "policy": policy,
+            "datasets": len(verdicts),
+            "money_ratio": math.exp(float(np.mean(np.log(ratios)))),
+            "accuracy_gain": _mean(gains),
+            "cheaper": sum(v["cheaper"] for v in verdicts),
+            "more_accurate": sum(g > ACCURATE for g in gains),
+        })  # fmt: skip
     return rows
 
 

@@ -39,13 +39,18 @@ def test_a_package_whose_all_and_imports_differ_is_refused(tmp_path: Path) -> No
     assert getattr_("pi") == pytest.approx(3.14159, abs=1e-5)
 
 
-def loaded_after(statement: str) -> set[str]:
-    """The top-level modules a fresh interpreter holds after ``statement``."""
+def loaded_modules_after(statement: str) -> set[str]:
+    """Every module (dotted names) a fresh interpreter holds after ``statement``."""
     probe = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     ).stdout
-    return {name.split(".")[0] for name in out.split()}
+    return set(out.split())
+
+
+def loaded_after(statement: str) -> set[str]:
+    """The top-level modules a fresh interpreter holds after ``statement``."""
+    return {name.split(".")[0] for name in loaded_modules_after(statement)}
 
 
 @pytest.mark.subprocess
@@ -67,15 +72,6 @@ def test_simulating_loads_neither_the_database_driver_nor_the_http_client(statem
 def test_a_run_still_loads_the_journal() -> None:
     loaded = loaded_after("from screener.cli.main import cli; cli.get_command(None, 'run')")
     assert "sqlalchemy" in loaded  # the journal
-
-
-def loaded_modules_after(statement: str) -> set[str]:
-    """Every module (dotted names) a fresh interpreter holds after ``statement``."""
-    probe = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
-    ).stdout
-    return set(out.split())
 
 
 @pytest.mark.subprocess

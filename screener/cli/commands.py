@@ -69,17 +69,8 @@ class LazyGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from COMMANDS' summaries, importing no command's module (click's
         own imports every command to read its short help)."""
-        rows = []
-        for name in self.list_commands(ctx):
-            if name in COMMANDS:
-                rows.append((name, COMMANDS[name].summary))
-                continue
-            command = self.get_command(ctx, name)
-            if command is not None and not command.hidden:
-                rows.append((name, command.get_short_help_str(formatter.width - 6 - len(name))))
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, entry.summary) for name, entry in sorted(COMMANDS.items())])
 
 
 def every_command(group: click.Group) -> dict[str, click.Command]:

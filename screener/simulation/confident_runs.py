@@ -46,7 +46,7 @@ import numpy as np
 from screener.algorithms import ConfidentThresholding, create_algorithm
 from screener.algorithms.thresholding._clearing import clearing_table
 from screener.algorithms.thresholding._scheduler import surely_needed
-from screener.algorithms.thresholding.confident import _HOPELESS
+from screener.algorithms.thresholding.confident import settle_in_flight, settle_keys
 from screener.arrays import BoolArray, FloatArray, IntArray
 from screener.simulation.hashing import uniforms_keyed
 from screener.simulation.lockstep import Lockstep, LockstepRuns, in_chunks
@@ -195,23 +195,18 @@ class _Lockstep(Lockstep):
 # ------------------------------------------------------------------------ the schedule's cut
 def _pulls_allowed(count: IntArray, plugin: FloatArray, bound: int | None) -> IntArray:
     """How many pulls into the batch an undecided worker may get before ``_index`` holds it
-    back: half the answers its plug-in projection still needs, at most its answers plus one,
-    and none that would take it to the bound on questions (but the first)."""
-    still_needed = np.ceil((plugin - count) / 2.0)
-    in_flight = np.minimum(np.maximum(still_needed, 1.0), count + 1.0)
-    caps = in_flight.astype(np.int64)
+    back (``settle_in_flight``), none that would take it to the bound on questions (but the
+    first)."""
+    caps = settle_in_flight(plugin, count).astype(np.int64)
     if bound is not None:  # held at j >= 1 pulls once count + j reaches the bound
         caps = np.minimum(caps, np.maximum(bound - count, 1))
     return np.asarray(caps, dtype=np.int64)
 
 
 def _keys(hopeful: FloatArray, answered: IntArray, steps: FloatArray) -> FloatArray:
-    """``ConfidentThresholding._index``'s "settle" key of a worker ``steps`` pulls into the
-    batch (held workers aside), with its float operations: the effective count is
-    ``answered + steps`` (no pulls in flight between steps)."""
-    effective = answered.astype(np.float64) + steps
-    keys = hopeful + effective - 2.0 * answered
-    return np.asarray(np.where(np.isfinite(keys), keys, _HOPELESS + effective))
+    """A worker's "settle" key ``steps`` pulls into the batch (no pulls in flight between
+    steps, so the effective count is ``answered + steps``)."""
+    return settle_keys(hopeful, answered, answered.astype(np.float64) + steps)
 
 
 def _first_pairs(

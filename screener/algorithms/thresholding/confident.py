@@ -31,6 +31,23 @@ ConfidentSchedule = Literal["settle", "evidence"]
 _HOPELESS = 1e15  # "settle" key offset of a worker that cannot clear at its estimate
 
 
+def settle_in_flight(plugin: FloatArray, answered: IntArray) -> FloatArray:
+    """The "settle" schedule's most pulls in flight for a worker: at most half of the
+    answers its plug-in projection ``t*`` still needs (it may clear sooner than projected)
+    and at most its answers plus one."""
+    still_needed = np.ceil((plugin - answered) / 2.0)
+    return np.asarray(np.minimum(np.maximum(still_needed, 1.0), answered + 1.0))
+
+
+def settle_keys(hopeful: FloatArray, answered: IntArray, effective: FloatArray) -> FloatArray:
+    """The "settle" schedule's key: answers still needed at the hopeful mean, plus one per
+    pull in flight (``effective`` counts them). One at a time this is the order of nearness
+    to a decision; a batch spreads over the nearest workers until their keys meet instead of
+    piling onto one."""
+    keys = hopeful + effective - 2.0 * answered
+    return np.asarray(np.where(np.isfinite(keys), keys, _HOPELESS + effective))
+
+
 class ConfidentThresholding(RosterThresholding):
     """Fixed-confidence thresholding: stop when every worker is on one side of the bar.
 
@@ -315,16 +332,8 @@ class ConfidentThresholding(RosterThresholding):
         if self.schedule == "evidence":
             keys, clear = self._evidence_keys(arms, effective)
             return np.where((clear & waiting) | hold, math.inf, keys)
-        # Pulls in flight: at most half of the answers the plug-in projection still needs
-        # (a worker may clear sooner than projected) and at most its answers plus one.
-        still_needed = np.ceil((self._clear_plugin[arms] - answered) / 2.0)
-        in_flight = np.minimum(np.maximum(still_needed, 1.0), answered + 1.0)
-        hold = hold | (effective - answered >= in_flight)
-        # Answers still needed at the hopeful mean, plus one per pull in flight: one at a
-        # time this is the order of nearness to a decision; a batch spreads over the nearest
-        # workers until their keys meet instead of piling onto one.
-        keys = self._clear_hopeful[arms] + effective - 2.0 * answered
-        keys = np.where(np.isfinite(keys), keys, _HOPELESS + effective)
+        hold = hold | (effective - answered >= settle_in_flight(self._clear_plugin[arms], answered))
+        keys = settle_keys(self._clear_hopeful[arms], answered, effective)
         return np.where(hold, math.inf, keys)
 
     def _evidence_keys(
