@@ -30,6 +30,7 @@ from screener.algorithms._checks import check_count
 from screener.algorithms._signature import parameters
 from screener.algorithms._test_setups import AlgorithmSetup
 from screener.algorithms.ask_tell import (
+    NO_ARMS,
     WAIT,
     Ask,
     AskState,
@@ -104,14 +105,18 @@ class Algorithm(PullBookkeeping, abc.ABC):
             if room <= 0:
                 return self._stop(StopReason.BUDGET_SPENT) if n_pending == 0 else WAIT
             limit = min(limit, room)
-        arms = self._take_retries(limit)
+        if self._retry:
+            arms = self._take_retries(limit)
+            # Retried pulls count as pending before the schedule runs, as they would after
+            # one ask(1) each (a schedule may depend on pending counts, e.g. WRR's m_i +
+            # pending_i).
+            _count_into(self.pending, arms)
+        else:
+            arms = NO_ARMS
         retried = arms.size
-        # Retried pulls count as pending before the schedule runs, as they would after one
-        # ask(1) each (a schedule may depend on pending counts, e.g. WRR's m_i + pending_i).
-        _count_into(self.pending, arms)
-        if arms.size < limit and self._can_progress():
-            scheduled = self._schedule(limit - arms.size)
-            arms = scheduled if arms.size == 0 else np.concatenate([arms, scheduled])
+        if retried < limit and self._can_progress():
+            scheduled = self._schedule(limit - retried)
+            arms = scheduled if retried == 0 else np.concatenate([arms, scheduled])
         if arms.size == 0:
             if self._condition_met():  # a schedule may conclude without a pull (ADE's free pairs)
                 return self._stop(StopReason.CONDITION_MET)

@@ -31,6 +31,11 @@ class ArmStats:
         self._sum = np.zeros(n_arms, dtype=np.float64)
         self._sum_sq = np.zeros(n_arms, dtype=np.float64)
         self._successes = np.zeros(n_arms, dtype=np.int64)
+        # sum / count, kept up to date one answer at a time and recomputed whole after a
+        # batch (``_means_stale``): a one-pull loop reads the means after every answer.
+        self._means = np.full(n_arms, np.nan)
+        self._means_stale = False
+        self._answers = 0  # count.sum(), kept: budgets read it before every ask
 
     def grow(self, count: int) -> None:
         """Make room for ``count`` more arms, with no answers yet (workers who joined)."""
@@ -39,13 +44,17 @@ class ArmStats:
         self._sum = _extended(self._sum, count)
         self._sum_sq = _extended(self._sum_sq, count)
         self._successes = _extended(self._successes, count)
+        self._means = np.concatenate([self._means, np.full(count, np.nan)])
 
     def update(self, arm: int, reward: float) -> None:
         """Add one reward to one arm."""
         self._count[arm] += 1
+        self._answers += 1
         self._sum[arm] += reward
         self._sum_sq[arm] += reward * reward
         self._successes[arm] += reward == 1.0
+        if not self._means_stale:
+            self._means[arm] = self._sum[arm] / self._count[arm]
 
     def update_many(self, arms: ArrayLike, rewards: ArrayLike) -> None:
         """Add a batch of (arm, reward) pairs; repeated arms are fine."""
@@ -56,9 +65,11 @@ class ArmStats:
             return
         n = self.n_arms
         self._count += np.bincount(a, minlength=n)
+        self._answers += a.size
         self._sum += np.bincount(a, weights=r, minlength=n)
         self._sum_sq += np.bincount(a, weights=r * r, minlength=n)
         self._successes += np.bincount(a[r == 1.0], minlength=n)
+        self._means_stale = True
 
     @property
     def count(self) -> NDArray[np.int64]:
@@ -78,12 +89,15 @@ class ArmStats:
 
     @property
     def n_samples(self) -> int:
-        return int(self._count.sum())
+        return self._answers
 
     def means(self) -> NDArray[np.float64]:
         """Empirical means; NaN for arms without samples."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return self._sum / self._count
+        if self._means_stale:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                self._means = self._sum / self._count
+            self._means_stale = False
+        return self._means.copy()
 
     def variances(self) -> NDArray[np.float64]:
         """Population (divide by m) variances; NaN for arms without samples."""

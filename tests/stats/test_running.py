@@ -182,6 +182,28 @@ def test_variance_is_never_negative_after_cancellation() -> None:
     np.testing.assert_allclose(stats.variances(), [0.0], atol=1e-12)
 
 
+def test_means_kept_between_batches_equal_the_division_bit_for_bit() -> None:
+    """The means kept one answer at a time (and recomputed after a batch or a join) are
+    exactly ``total / count``, and a caller's copy is its own."""
+    rng = np.random.default_rng(7)
+    stats = ArmStats(3)
+    for step in range(300):
+        if step % 50 == 49:
+            stats.grow(1)
+        if rng.random() < 0.7:
+            stats.update(int(rng.integers(stats.n_arms)), float(_graded(rng, 1)[0]))
+        else:
+            size = int(rng.integers(0, 6))
+            stats.update_many(rng.integers(0, stats.n_arms, size), _graded(rng, size))
+        with np.errstate(invalid="ignore"):
+            expected = stats.total / stats.count
+        means = stats.means()
+        np.testing.assert_array_equal(means, expected)  # NaN where no answers, as numpy's
+        means[:] = -1.0
+        assert not (stats.means() == -1.0).any()
+    assert stats.n_samples == int(stats.count.sum())
+
+
 def test_rejects_a_negative_pool() -> None:
     with pytest.raises(ValueError, match="n_arms"):
         ArmStats(-1)

@@ -84,7 +84,8 @@ class ThresholdingAlgorithm(Algorithm):
     # ------------------------------------------------------------------ subclass steps
     @abc.abstractmethod
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
-        """Priority of ``arms`` at effective counts ``effective`` (lowest pulled first)."""
+        """Priority of ``arms`` at effective counts ``effective`` (lowest pulled first), as
+        a new array: ``_priority`` marks the held-back workers in it."""
 
     def _refresh(self) -> None:
         self.means = self.stats.means()
@@ -150,7 +151,7 @@ class ThresholdingAlgorithm(Algorithm):
 
     def _index_schedule(self, limit: int) -> IntArray:
         """The index policy's picks (see the class docstring)."""
-        arms = np.flatnonzero(self.available).astype(np.int64)
+        arms = self.available.nonzero()[0].astype(np.int64, copy=False)
         effective = (self.stats.count + self.pending).astype(np.float64)
         if limit > 1:
             filled = fill_at_once(self._priority, arms, effective[arms], limit)
@@ -166,11 +167,12 @@ class ThresholdingAlgorithm(Algorithm):
     def _priority(self, arms: IntArray, effective: FloatArray) -> FloatArray:
         with np.errstate(divide="ignore", invalid="ignore"):
             keys = np.asarray(self._index(arms, effective), dtype=np.float64)
-        keys = np.where(np.isnan(keys), math.inf, keys)
+        # In place: every ``_index`` returns a fresh array (see its docstring).
+        keys[np.isnan(keys)] = math.inf
         if self.needs_answers:
-            keys = np.where(self.stats.count[arms] == 0, math.inf, keys)
+            keys[self.stats.count[arms] == 0] = math.inf
         if self.pull_each_first:
-            keys = np.where(effective == 0, -math.inf, keys)
+            keys[effective == 0] = -math.inf
         return keys
 
     # ------------------------------------------------------------------------- result
