@@ -198,8 +198,10 @@ class OptKG(ThresholdingAlgorithm):
         arms = np.flatnonzero(self.available)
         keys = self._index(arms, (self.stats.count + self.pending)[arms].astype(np.float64))
 
-        def next_key(arm: int, picked: int) -> float:
-            return self._key(arm, float(self.pending[arm] + picked))
+        in_flight = self.pending.tolist()
+
+        def next_key(arm: int, picked: int) -> float:  # picked >= 1: a pull in flight
+            return -self._lied_log_gain(arm, float(in_flight[arm] + picked))
 
         return heap_picks(arms, keys, limit, next_key)
 
@@ -223,8 +225,9 @@ class OptKG(ThresholdingAlgorithm):
         whole_a, whole_b = math.floor(more_a), math.floor(more_b)
         if whole_a + whole_b + 1 > _MAX_STEPS:
             return None
-        start = (self._a[arm], self._b[arm], self._lean[arm], math.exp(self._log_w[arm]))
-        a, b, lean, w = self._walk(*start, whole_a, whole_b)
+        a, b, lean, w = self._a[arm], self._b[arm], self._lean[arm], math.exp(self._log_w[arm])
+        if whole_a or whole_b:  # else no step: the tracked lean is already in [-1/2, 1/2]
+            a, b, lean, w = self._walk(a, b, lean, w, whole_a, whole_b)
         low = lean - w / a if more_a > whole_a else lean  # one more success
         high = lean + w / b if more_b > whole_b else lean  # one more failure
         return low, high
