@@ -50,23 +50,26 @@ def fit_beta_prior(
     are what a crowd with a few answers per worker identifies; the grid maximum-likelihood
     prior (``fit_grid_prior``) overfits such data. Uniform until ``prior_identified``.
     """
-    uniform = GridPrior.uniform(grid_size)
     s = np.asarray(successes, dtype=np.float64).reshape(-1)
     n = np.asarray(counts, dtype=np.float64).reshape(-1)
     if not prior_identified(n):
-        return uniform
-    grid = uniform.grid
+        return GridPrior.uniform(grid_size)
+    return _fitted_beta(grid_size, s.tobytes(), n.tobytes())
+
+
+@functools.lru_cache(maxsize=256)
+def _fitted_beta(grid_size: int, successes: bytes, counts: bytes) -> GridPrior:
+    """``fit_beta_prior`` on answers given as their float64 bytes: a refit asks for the same
+    fit again (its region, its mixture), and so do runs that differ only in their costs.
+    Kept, read-only."""
+    s, n = np.frombuffer(successes, dtype=np.float64), np.frombuffer(counts, dtype=np.float64)
+    grid = GridPrior.uniform(grid_size).grid
     likelihood, multiplicity = distinct_likelihood(grid, s, n)
-    log_p, log_q = np.log(grid), np.log1p(-grid)
     low = np.array([-6.0, math.log(0.5)])
     high = np.array([6.0, math.log(MAX_CONCENTRATION)])
     best = (low + high) / 2.0
     for _ in range(3):
-        logits, log_c = (np.linspace(lo, hi, 9) for lo, hi in zip(low, high, strict=True))
-        mean = 1.0 / (1.0 + np.exp(-logits))
-        a = (mean[:, None] * np.exp(log_c)[None, :]).reshape(-1)
-        b = ((1.0 - mean)[:, None] * np.exp(log_c)[None, :]).reshape(-1)
-        weights = beta_weights(a, b, log_p, log_q)  # grid x candidates
+        logits, log_c, weights = _zoom_candidates(grid_key(grid), low.tobytes(), high.tobytes())
         fit = multiplicity @ np.log(likelihood @ weights)
         pick = int(np.argmax(fit))
         best = np.array([logits[pick // 9], log_c[pick % 9]])
@@ -76,9 +79,31 @@ def fit_beta_prior(
     concentration = math.exp(best[1])
     weights = beta_weights(
         np.array([mean_best * concentration]), np.array([(1 - mean_best) * concentration]),
-        log_p, log_q,
+        np.log(grid), np.log1p(-grid),
     )  # fmt: skip
+    for array in (grid, weights):
+        array.flags.writeable = False
     return GridPrior(grid, weights[:, 0])
+
+
+@functools.lru_cache(maxsize=512)
+def _zoom_candidates(
+    grid_bytes: bytes, low_bytes: bytes, high_bytes: bytes
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """One round of ``fit_beta_prior``'s search: the 9 mean logits and 9 log concentrations
+    spanning [low, high] (each as float64 bytes), and their 81 Betas on the grid (column =
+    mean index x 9 + concentration index). The rounds zoom in on one of finitely many
+    windows, so the same windows recur from fit to fit. Kept, read-only."""
+    grid = np.frombuffer(grid_bytes, dtype=np.float64)
+    low, high = np.frombuffer(low_bytes, dtype=np.float64), np.frombuffer(high_bytes, np.float64)
+    logits, log_c = (np.linspace(lo, hi, 9) for lo, hi in zip(low, high, strict=True))
+    mean = 1.0 / (1.0 + np.exp(-logits))
+    a = (mean[:, None] * np.exp(log_c)[None, :]).reshape(-1)
+    b = ((1.0 - mean)[:, None] * np.exp(log_c)[None, :]).reshape(-1)
+    weights = beta_weights(a, b, np.log(grid), np.log1p(-grid))  # grid x candidates
+    for array in (logits, log_c, weights):
+        array.flags.writeable = False
+    return logits, log_c, weights
 
 
 @dataclass(frozen=True)
