@@ -68,16 +68,63 @@ def stopping_table(
     ``ban_from``: a ban is open only where ``P(bad | s, f) >= ban_from`` (a posterior-mode
     promise; elsewhere stopping keeps the worker), 0 for no such limit.
     """
-    successes, counts, log_lik = _lattice(grid_key(prior.grid), horizon)
-    posterior = normalise_rows(log_lik, prior.weights)
-    p_bad = posterior[:, prior.grid < bar].sum(axis=1)[:, None]
-    p_correct = (posterior @ prior.grid)[:, None]
+    table = _stopping_table(
+        grid_key(prior.grid), grid_key(prior.weights), _float_key(bar), costs,
+        _float_key(costs.question, costs.false_ban, costs.missed_bad), horizon, min_answers,
+        _float_key(ban_from),
+    )  # fmt: skip
+    return table
+
+
+def _float_key(*values: float) -> bytes:
+    """Floats as their float64 bytes: a cache key that tells 0.0 from -0.0."""
+    return np.array(values, dtype=np.float64).tobytes()
+
+
+@functools.lru_cache(maxsize=256)
+def _stopping_table(
+    grid_bytes: bytes,
+    weights_bytes: bytes,
+    bar_bytes: bytes,
+    costs: StoppingCosts,
+    costs_bytes: bytes,
+    horizon: int,
+    min_answers: int,
+    ban_from_bytes: bytes,
+) -> StoppingTable:
+    """``stopping_table`` on its inputs as float64 bytes (``costs_bytes``: the costs' own,
+    which key the cache exactly): a refit often gives the prior of an earlier one, and runs
+    differing in their costs alone fit the same priors. Kept, read-only."""
+    p_bad, p_correct = _posterior_summary(grid_bytes, weights_bytes, bar_bytes, horizon)
+    ban_from = float(np.frombuffer(ban_from_bytes, dtype=np.float64)[0])
+    successes, counts, _ = _lattice(grid_bytes, horizon)
     action, cost = _backward_induction(p_bad, p_correct, costs, horizon, min_answers, ban_from)
     table_action = np.zeros((horizon + 1, horizon + 1), dtype=np.int8)
     table_cost = np.full((horizon + 1, horizon + 1), np.inf)
     table_action[successes, counts - successes] = action[:, 0]
     table_cost[successes, counts - successes] = cost[:, 0]
+    for array in (table_action, table_cost):
+        array.flags.writeable = False
     return StoppingTable(table_action, table_cost, horizon)
+
+
+@functools.lru_cache(maxsize=256)
+def _posterior_summary(
+    grid_bytes: bytes, weights_bytes: bytes, bar_bytes: bytes, horizon: int
+) -> tuple[FloatArray, FloatArray]:
+    """At every lattice point (``_lattice``'s order), the posterior probability of lying
+    below the bar and of a correct next answer (columns of one prior): what the backward
+    induction needs of the prior, the same whatever the costs. Kept, read-only."""
+    grid = np.frombuffer(grid_bytes, dtype=np.float64)
+    weights = np.frombuffer(weights_bytes, dtype=np.float64)
+    bar = float(np.frombuffer(bar_bytes, dtype=np.float64)[0])
+    _, _, log_lik = _lattice(grid_bytes, horizon)
+    posterior = normalise_rows(log_lik, weights)
+    p_bad = posterior[:, grid < bar].sum(axis=1)[:, None]
+    p_correct = (posterior @ grid)[:, None]
+    for array in (p_bad, p_correct):
+        array.flags.writeable = False
+    return p_bad, p_correct
 
 
 def first_actions(
@@ -85,12 +132,13 @@ def first_actions(
 ) -> NDArray[np.int8]:
     """The Bayes-optimal action before any answer (``stopping_table(...).action[0, 0]`` with
     no minimum) under each prior of ``priors``, in one backward induction for them all."""
-    _, _, log_lik = _lattice(grid_key(priors.grid), horizon)
-    likelihood = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
+    likelihood, likelihood_below, likelihood_correct = _scaled_likelihood(
+        grid_key(priors.grid), horizon, _float_key(bar)
+    )
     total = likelihood @ priors.weights
     below = priors.grid < bar
-    p_bad = (likelihood[:, below] @ priors.weights[below]) / total
-    p_correct = ((likelihood * priors.grid) @ priors.weights) / total
+    p_bad = (likelihood_below @ priors.weights[below]) / total
+    p_correct = (likelihood_correct @ priors.weights) / total
     action, _ = _backward_induction(p_bad, p_correct, costs, horizon, 0)
     return np.asarray(action[0])
 
@@ -109,6 +157,23 @@ def _lattice(grid_bytes: bytes, horizon: int) -> tuple[IntArray, IntArray, Float
     return successes, counts, log_lik
 
 
+@functools.lru_cache(maxsize=8)
+def _scaled_likelihood(
+    grid_bytes: bytes, horizon: int, bar_bytes: bytes
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The lattice's likelihood on the grid, each point's row scaled to a largest value of 1;
+    its columns below the bar; and it times the grid (for the chance of a correct answer).
+    The same at every call of a run, so kept, read-only."""
+    grid = np.frombuffer(grid_bytes, dtype=np.float64)
+    bar = float(np.frombuffer(bar_bytes, dtype=np.float64)[0])
+    _, _, log_lik = _lattice(grid_bytes, horizon)
+    likelihood = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
+    parts = (likelihood, likelihood[:, grid < bar], likelihood * grid)
+    for array in parts:
+        array.flags.writeable = False
+    return parts
+
+
 def _backward_induction(
     p_bad: FloatArray,
     p_correct: FloatArray,
@@ -123,20 +188,25 @@ def _backward_induction(
     point s: slices of the next diagonal."""
     ban = np.where(p_bad >= ban_from, (1.0 - p_bad) * costs.false_ban, np.inf)
     accept = p_bad * costs.missed_bad
-    stop_cost = np.minimum(ban, accept)
-    stop_action = np.where(ban <= accept, StoppingTable.BAN, StoppingTable.ACCEPT).astype(np.int8)
-    cost = stop_cost.copy()  # at the horizon the worker must be decided
-    action = stop_action.copy()
+    cost = np.minimum(ban, accept)  # stopping; at the horizon the worker must be decided
+    action = np.where(ban <= accept, StoppingTable.BAN, StoppingTable.ACCEPT).astype(np.int8)
+    wrong = 1.0 - p_correct
+    go_on = np.empty_like(cost[: horizon + 1])
+    term = np.empty_like(go_on)
     for n in range(horizon - 1, -1, -1):
         here = slice(n * (n + 1) // 2, (n + 1) * (n + 2) // 2)
         after = (n + 1) * (n + 2) // 2  # where diagonal n + 1 starts
-        right = p_correct[here]
-        go_on = (
-            costs.question
-            + right * cost[after + 1 : after + n + 2]
-            + (1.0 - right) * cost[after : after + n + 1]
-        )
-        keep_asking = (n < min_answers) | (go_on < stop_cost[here])
-        cost[here] = np.where(keep_asking, go_on, stop_cost[here])
-        action[here] = np.where(keep_asking, StoppingTable.CONTINUE, stop_action[here])
+        ask, wrong_term = go_on[: n + 1], term[: n + 1]
+        # question + right * cost(s + 1, n + 1) + (1 - right) * cost(s, n + 1), in that order
+        np.multiply(p_correct[here], cost[after + 1 : after + n + 2], out=ask)
+        np.add(ask, costs.question, out=ask)
+        np.multiply(wrong[here], cost[after : after + n + 1], out=wrong_term)
+        np.add(ask, wrong_term, out=ask)
+        if n < min_answers:
+            cost[here] = ask
+            action[here] = StoppingTable.CONTINUE
+        else:  # cost and action still hold stopping's here: replace them where asking is cheaper
+            keep_asking = ask < cost[here]
+            np.copyto(cost[here], ask, where=keep_asking)
+            np.copyto(action[here], StoppingTable.CONTINUE, where=keep_asking)
     return action, cost
