@@ -246,21 +246,28 @@ class PriorJudging(ThresholdingAlgorithm):
             return
         arms, successes, counts = arms[open_], successes[open_], counts[open_]
         accepted = accepted[open_]
-        p_bad = self.prior.prob_below(successes, counts, self.bar)
+        p_bad: FloatArray | None = None  # each answer's P(bad) to record, if known here
         if self.table is None and self.robust:
             lowest, highest = self.region.prob_below_range(successes, counts, self.bar)
             ban, accept = lowest >= 1.0 - self.q, highest <= self.q
-            p_bad = np.where(ban, lowest, np.where(accept, highest, p_bad))  # the worst case
+            p_bad = np.where(ban, lowest, highest)  # the worst case, where the region decides
         elif self.table is None:
+            p_bad = self.prior.prob_below(successes, counts, self.bar)
             ban, accept = p_bad >= 1.0 - self.q, p_bad <= self.q
         else:
             action = self.table.lookup(successes, counts)[0]
             ban, accept = action == StoppingTable.BAN, action == StoppingTable.ACCEPT
         accept &= ~accepted  # an accepted worker reconsidered can only be banned
         decided = np.flatnonzero(ban | accept)
+        if decided.size == 0:
+            return
         _, first = np.unique(arms[decided], return_index=True)
         rows = decided[first]
         self.state[arms[rows]] = np.where(ban[rows], BANNED, ACCEPTED)
+        if p_bad is None:  # the table decided: P(bad) is recorded, so needed only now
+            # Of every answer here, not of the decided ones alone: numpy's exp may round an
+            # element differently when the array around it changes.
+            p_bad = self.prior.prob_below(successes, counts, self.bar)
         self.decided_at[arms[rows]] = p_bad[rows]
 
     def _undecided_under_bound(self) -> NDArray[np.bool_]:
