@@ -1,5 +1,6 @@
-"""The crowd prior's caches change no bit: each cached function against a plain, uncached
-reference written out here, on random inputs, on the first call (a miss) and the next (a hit)."""
+"""The crowd prior's caches and shortcuts change no bit: each cached function against a plain,
+uncached reference written out here, on random inputs, on the first call (a miss) and the next
+(a hit); the distinct answer pairs against ``np.unique``."""
 
 from __future__ import annotations
 
@@ -20,7 +21,12 @@ from screener.stats.prior import (
     stopping_table,
 )
 from screener.stats.prior.beta import MAX_CONCENTRATION, beta_weights
-from screener.stats.prior.grid import distinct_likelihood, grid_log_likelihood, normalise_rows
+from screener.stats.prior.grid import (
+    distinct_likelihood,
+    distinct_pairs,
+    grid_log_likelihood,
+    normalise_rows,
+)
 
 FloatArray = NDArray[np.float64]
 
@@ -190,3 +196,20 @@ def test_first_actions_are_the_uncached_induction_bit_for_bit(seed: int) -> None
     for _ in range(2):
         actions = first_actions(priors, bar, costs, horizon=horizon)
         assert actions.tobytes() == expected[0].tobytes()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_distinct_pairs_are_numpys_unique_rows(seed: int) -> None:
+    successes, counts = _random_crowd(np.random.default_rng(300 + seed))
+    seen = counts > 0
+    table = np.stack([successes[seen], counts[seen]], axis=1)
+    expected, multiplicity = np.unique(table, axis=0, return_counts=True)
+    pairs, found = distinct_pairs(successes, counts)
+    assert pairs.tobytes() == expected.tobytes()
+    assert found.tobytes() == multiplicity.astype(np.float64).tobytes()
+
+
+def test_no_answers_have_no_distinct_pairs() -> None:
+    pairs, multiplicity = distinct_pairs(np.zeros(3), np.zeros(3))
+    assert pairs.shape == (0, 2)
+    assert multiplicity.shape == (0,)

@@ -108,9 +108,15 @@ def distinct_pairs(successes: FloatArray, counts: FloatArray) -> tuple[FloatArra
     share each: workers with the same counts have the same likelihood, and early in a run
     (everyone at 3 answers) there are only a handful of distinct pairs."""
     seen = counts > 0
-    table = np.stack([successes[seen], counts[seen]], axis=1)
-    pairs, multiplicity = np.unique(table, axis=0, return_counts=True)
-    return pairs, multiplicity.astype(np.float64)
+    s, n = successes[seen], counts[seen]
+    if s.size == 0:
+        return np.empty((0, 2)), np.empty(0)
+    # np.unique(axis=0)'s rows (by successes, then count) without its sort of records.
+    order = np.lexsort((n, s))
+    s, n = s[order], n[order]
+    starts = np.flatnonzero(np.r_[True, (s[1:] != s[:-1]) | (n[1:] != n[:-1])])
+    multiplicity = np.diff(np.r_[starts, s.size]).astype(np.float64)
+    return np.stack([s[starts], n[starts]], axis=1), multiplicity
 
 
 def distinct_likelihood(
