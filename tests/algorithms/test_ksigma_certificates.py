@@ -134,3 +134,29 @@ def test_certificates_settle_most_checks_and_a_wrong_margin_shows() -> None:
                 for seed in range(3)
             ]  # fmt: skip
         assert any(differs), name
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_batched_moves_keep_the_sums_of_one_at_a_time(seed: int) -> None:
+    """``move_many`` keeps the sums and the drift ``move`` keeps, one worker after another,
+    up to rounding far below the margin (and so the same sure answers)."""
+    rng = np.random.default_rng(seed)
+    n = 20
+    means = rng.uniform(0.2, 0.9, n)
+    radii = rng.uniform(0.01, 0.3, n)
+    one = Certificates(means, means - radii, means + radii, 1.5, 1.0)
+    many = Certificates(means, means - radii, means + radii, 1.5, 1.0)
+    for _ in range(10):
+        moved = rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False)
+        old = (means[moved], means[moved] - radii[moved], means[moved] + radii[moved])
+        means[moved] = np.clip(means[moved] + rng.normal(0.0, 0.05, moved.size), 0.0, 1.0)
+        radii[moved] *= rng.uniform(0.8, 1.0, moved.size)
+        new = (means[moved], means[moved] - radii[moved], means[moved] + radii[moved])
+        for i, arm in enumerate(moved.tolist()):
+            before = (float(old[0][i]), float(old[1][i]), float(old[2][i]))
+            one.move(arm, before, (float(new[0][i]), float(new[1][i]), float(new[2][i])))
+        many.move_many(moved, old, new)
+        np.testing.assert_allclose(many._sums, one._sums, rtol=1e-12, atol=1e-12)
+        assert many._drift == pytest.approx(one._drift, rel=1e-12, abs=1e-15)
+        assert many._known() == pytest.approx(one._known(), rel=1e-12)
+        assert many.stale == one.stale

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import NDArray
 
 from screener.arrays import FloatArray, IntArray
 from screener.stats.scalar import NEAR
@@ -67,6 +68,7 @@ class Certificates:
         self.margin = 10.0 * NEAR * scale * (1.0 + k)
         self._moves = 0
         self._rising: list[bool] = []
+        self._rising_mask = np.zeros(0, dtype=bool)  # ``_rising`` as an array
         self._sums: list[list[float]] = []  # per kept row: [sum, sum of squares]
         self._cached: tuple[float, float, float, float] | None = None
         #: theta's lower end when last computed exactly, a value it was at most (theta at a
@@ -88,15 +90,9 @@ class Certificates:
     def resum(self, means: FloatArray, lows: FloatArray, highs: FloatArray) -> None:
         centred = means - means.mean()
         rising = self.k * centred >= -math.sqrt(float(np.dot(centred, centred)) / self.n)
-        rows = np.stack(
-            [
-                means,
-                np.where(rising, highs, lows),
-                np.where(rising, lows, highs),
-                np.maximum(means - lows, highs - means),
-            ]
-        )
+        rows = _box_rows(rising, means, lows, highs)
         self._rising = rising.tolist()
+        self._rising_mask = rising
         self._sums = np.stack([rows.sum(axis=1), np.einsum("ij,ij->i", rows, rows)], 1).tolist()
         self._moves = 0
         self._cached = None
@@ -113,6 +109,26 @@ class Certificates:
                 sums[0] += sign * value
                 sums[1] += sign * value * value
         self._moves += 1
+        self._cached = None
+
+    def move_many(
+        self,
+        arms: IntArray,
+        old: tuple[FloatArray, FloatArray, FloatArray],
+        new: tuple[FloatArray, FloatArray, FloatArray],
+    ) -> None:
+        """``move`` of several workers at once (distinct ``arms``; each a (means, lows, highs)
+        triple of arrays): the same sums up to their rounding, which the margin covers."""
+        rising = self._rising_mask[arms]
+        shifts = np.maximum(np.abs(new[1] - old[1]), np.abs(new[2] - old[2]))
+        self._drift += self._lipschitz * float(shifts.sum())
+        before, after = _box_rows(rising, *old), _box_rows(rising, *new)
+        added = (after - before).sum(axis=1).tolist()
+        squared = (after * after - before * before).sum(axis=1).tolist()
+        for sums, value, square in zip(self._sums, added, squared, strict=True):
+            sums[0] += value
+            sums[1] += square
+        self._moves += arms.size
         self._cached = None
 
     @property
@@ -180,3 +196,16 @@ class Certificates:
         sure = np.where(above, lows < top - margin, np.where(below, highs > lifted + margin,
                                                              straddle))  # fmt: skip
         return np.flatnonzero(sure).astype(np.int64)
+
+
+def _box_rows(rising: NDArray[np.bool_], means: FloatArray, lows: FloatArray,
+              highs: FloatArray) -> FloatArray:  # fmt: skip
+    """The four kept rows of these workers: means, the ``up`` and ``down`` vertices, reaches."""
+    return np.stack(
+        [
+            means,
+            np.where(rising, highs, lows),
+            np.where(rising, lows, highs),
+            np.maximum(means - lows, highs - means),
+        ]
+    )

@@ -217,11 +217,8 @@ class KSigmaIntervals(KSigmaRule):
                 low[i], high[i] = near_mixture_interval(float(sums[i]), float(m[i]), level)
                 self._inexact.add(int(moved[i]))
         lows, highs = self.lower + self.width * low, self.lower + self.width * high
-        old = zip(self.means[moved].tolist(), self._lows[moved].tolist(),
-                  self._highs[moved].tolist(), strict=True)  # fmt: skip
-        new = zip(means.tolist(), lows.tolist(), highs.tolist(), strict=True)
-        for arm, before, after in zip(moved.tolist(), old, new, strict=True):
-            certificates.move(arm, before, after)
+        old = (self.means[moved], self._lows[moved], self._highs[moved])
+        certificates.move_many(moved, old, (means, lows, highs))
         self.means[moved], self._lows[moved], self._highs[moved] = means, lows, highs
         self._bounds_count[moved] = counts
 
