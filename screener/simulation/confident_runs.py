@@ -48,7 +48,6 @@ from screener.algorithms.thresholding._clearing import clearing_table
 from screener.algorithms.thresholding._scheduler import surely_needed
 from screener.algorithms.thresholding.confident import settle_in_flight, settle_keys
 from screener.arrays import BoolArray, FloatArray, IntArray
-from screener.simulation.hashing import uniforms_keyed
 from screener.simulation.lockstep import Lockstep, LockstepRuns, in_chunks
 from screener.stats import BettingCS
 
@@ -86,14 +85,10 @@ class _Lockstep(Lockstep):
         seeds: Sequence[int],
         progress: Callable[[int], object] | None,
     ) -> None:
+        super().__init__(means, seeds, progress)
         self.probe = probe
-        self.means_true = np.asarray(means, dtype=np.float64)
-        runs, n = self.means_true.shape
-        super().__init__(np.zeros((runs, n), dtype=np.int64), progress)
-        self.n = n
+        runs, n = self.count.shape
         self.table = clearing_table(probe._clearing)
-        self.seeds = np.asarray(list(seeds), dtype=np.int64)
-        self.total = np.zeros((runs, n))
         sequence = probe._betting_at_bars
         self.capital = None if sequence is None else _BarCapital(sequence, runs, n)
         self.plugin = np.full((runs, n), math.inf)
@@ -175,21 +170,10 @@ class _Lockstep(Lockstep):
         return sizes
 
     # --------------------------------------------------------------------------- answers
-    def answer(self, live: IntArray, sizes: IntArray) -> None:
-        """Draw and tell every scheduled pull: worker i's j-th answer is the same counter-based
-        draw as ``BernoulliRewards``'s."""
-        index, arm = np.nonzero(sizes)
-        run = live[index]
-        times = sizes[index, arm]
-        owner = np.repeat(np.arange(times.size), times)
-        rank = np.arange(owner.size) - np.repeat(np.cumsum(times) - times, times)
-        seq = self.count[run, arm][owner] + rank
-        draws = uniforms_keyed(self.seeds[run[owner]], arm[owner], seq)
-        right = (draws < self.means_true[run[owner], arm[owner]]).astype(np.float64)
+    def rewards(self, runs: IntArray, arms: IntArray, right: FloatArray) -> FloatArray:
         if self.capital is not None:
-            self.capital.update(run[owner], arm[owner], right)
-        self.count[run, arm] += times
-        self.total[run, arm] += np.bincount(owner, weights=right, minlength=times.size)
+            self.capital.update(runs, arms, right)
+        return right
 
 
 # ------------------------------------------------------------------------ the schedule's cut

@@ -30,7 +30,6 @@ import numpy as np
 
 from screener.algorithms import RoundRobin, WeightedRoundRobin, create_algorithm
 from screener.arrays import BoolArray, FloatArray, IntArray
-from screener.simulation.hashing import uniforms_keyed
 from screener.simulation.lockstep import Lockstep, LockstepRuns, in_chunks
 from screener.stats import ksigma_threshold_bounds, ksigma_threshold_enclosure, mixture_bounds
 
@@ -69,18 +68,14 @@ class _Lockstep(Lockstep):
         seeds: Sequence[int],
         progress: Callable[[int], object] | None,
     ) -> None:
+        super().__init__(means, seeds, progress)
         self.probe = probe
-        self.means_true = np.asarray(means, dtype=np.float64)
-        runs, n = self.means_true.shape
-        super().__init__(np.zeros((runs, n), dtype=np.int64), progress)
-        self.n = n
+        runs, n = self.count.shape
         self.k = probe.k
         self.level = probe.delta / n
         self.flip = probe.direction == "low"
         self.weighted = isinstance(probe, WeightedRoundRobin)
         self.rho = probe.rho if isinstance(probe, WeightedRoundRobin) else 0.0
-        self.seeds = np.asarray(list(seeds), dtype=np.int64)
-        self.total = np.zeros((runs, n))
         self.counters = np.zeros((runs, n))
         self.cursor = np.zeros(runs, dtype=np.int64)
         self.current = np.full(runs, -1, dtype=np.int64)
@@ -238,19 +233,5 @@ class _Lockstep(Lockstep):
         return remaining
 
     # --------------------------------------------------------------------------- answers
-    def answer(self, live: IntArray, sizes: IntArray) -> None:
-        """Draw and tell every scheduled pull: worker i's j-th answer is the same counter-based
-        draw as ``BernoulliRewards``'s."""
-        index, arm = np.nonzero(sizes)
-        run = live[index]
-        times = sizes[index, arm]
-        first = self.count[run, arm]
-        owner = np.repeat(np.arange(times.size), times)
-        seq = first[owner] + np.arange(owner.size) - np.repeat(np.cumsum(times) - times, times)
-        draws = uniforms_keyed(self.seeds[run[owner]], arm[owner], seq)
-        right = (draws < self.means_true[run[owner], arm[owner]]).astype(np.float64)
-        if self.flip:
-            right = 1.0 - right
-        got = np.bincount(owner, weights=right, minlength=times.size)
-        self.count[run, arm] += times
-        self.total[run, arm] += got
+    def rewards(self, runs: IntArray, arms: IntArray, right: FloatArray) -> FloatArray:
+        return 1.0 - right if self.flip else right

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from screener.arrays import BoolArray, FloatArray, IntArray
+from screener.simulation.hashing import uniforms_keyed
 
 __all__ = ["MAX_CELLS", "Lockstep", "LockstepRuns", "RunsTogether", "in_chunks"]
 
@@ -46,13 +47,23 @@ class RunsTogether(Protocol):
 
 
 class Lockstep(ABC):
-    """Runs in lockstep: ``step`` moves the live ones (rows of ``count``) one ask on, and
-    ``stop`` retires those whose condition is met or whose budget is spent."""
+    """Runs in lockstep, one per row of ``means`` (the workers' true accuracies) with its
+    seed: ``step`` moves the live ones one ask on, ``answer`` draws and tells what it
+    scheduled (``count`` and ``total``: answers and rewards per run and worker), and ``stop``
+    retires those whose condition is met or whose budget is spent."""
 
-    def __init__(self, count: IntArray, progress: Callable[[int], object] | None) -> None:
-        self.count = count
+    def __init__(
+        self,
+        means: FloatArray,
+        seeds: Sequence[int],
+        progress: Callable[[int], object] | None,
+    ) -> None:
+        self.means_true = np.asarray(means, dtype=np.float64)
+        runs, self.n = self.means_true.shape
+        self.seeds = np.asarray(list(seeds), dtype=np.int64)
+        self.count = np.zeros((runs, self.n), dtype=np.int64)
+        self.total = np.zeros((runs, self.n))
         self.progress = progress
-        runs = count.shape[0]
         self.done = np.zeros(runs, dtype=bool)
         self.reasons = [""] * runs
         self.undecided = np.zeros(runs, dtype=np.int64)
@@ -66,6 +77,26 @@ class Lockstep(ABC):
     def step(self, live: IntArray) -> None:
         """One ask of every run in ``live`` (indices of rows), answered and told; runs
         that stop here go through ``stop``."""
+
+    def answer(self, live: IntArray, sizes: IntArray) -> None:
+        """Draw and tell every pull scheduled (``sizes``: pulls per live run and worker):
+        worker i's j-th answer is the same counter-based draw as ``BernoulliRewards``'s."""
+        index, arm = np.nonzero(sizes)
+        run = live[index]
+        times = sizes[index, arm]
+        owner = np.repeat(np.arange(times.size), times)
+        rank = np.arange(owner.size) - np.repeat(np.cumsum(times) - times, times)
+        seq = self.count[run, arm][owner] + rank
+        draws = uniforms_keyed(self.seeds[run[owner]], arm[owner], seq)
+        right = (draws < self.means_true[run[owner], arm[owner]]).astype(np.float64)
+        rewards = self.rewards(run[owner], arm[owner], right)
+        self.count[run, arm] += times
+        self.total[run, arm] += np.bincount(owner, weights=rewards, minlength=times.size)
+
+    def rewards(self, runs: IntArray, arms: IntArray, right: FloatArray) -> FloatArray:
+        """The rewards of these answers (``right``: 1.0 where the answer is right, in the
+        order drawn); a subclass with statistics of its own also takes them here."""
+        return right
 
     def stop(self, live: IntArray, met: BoolArray, spent: BoolArray, open_: BoolArray) -> None:
         """Retire the runs ``live[i]`` with ``met[i]`` (CONDITION_MET) or ``spent[i]``
