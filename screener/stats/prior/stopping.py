@@ -68,12 +68,11 @@ def stopping_table(
     ``ban_from``: a ban is open only where ``P(bad | s, f) >= ban_from`` (a posterior-mode
     promise; elsewhere stopping keeps the worker), 0 for no such limit.
     """
-    table = _stopping_table(
+    return _stopping_table(
         grid_key(prior.grid), grid_key(prior.weights), _float_key(bar), costs,
         _float_key(costs.question, costs.false_ban, costs.missed_bad), horizon, min_answers,
         _float_key(ban_from),
     )  # fmt: skip
-    return table
 
 
 def _float_key(*values: float) -> bytes:
