@@ -37,13 +37,20 @@ _SCALAR_COST = 15
 
 
 class PairTable:
-    """``function(sums, counts)`` (returning ``width`` arrays) for integer sums, by lookup."""
+    """``function(sums, counts)`` (returning ``width`` arrays) for integer sums, by lookup.
+
+    The pairs sit in one flat array in row order (column ``t (t + 1) / 2 + S``), allocated
+    whole at the first fill: the pages of blocks never filled are never touched, and a
+    lookup is one gather whatever blocks its pairs fall in.
+    """
 
     def __init__(self, function: PairFunction, width: int, limit: int = PAIR_LIMIT) -> None:
         self._function = function
         self._width = width
         self._limit = limit
-        self._blocks: dict[int, FloatArray] = {}  # block -> (width, pairs) values
+        self._values: FloatArray | None = None  # (width, pairs of rows 0..limit)
+        self._filled = np.zeros(limit // BLOCK + 1, dtype=bool)
+        self._filled_blocks: set[int] = set()  # ``_filled`` for the scalar path
         self._demand: dict[int, int] = {}
 
     def known(self, s: float, t: float, cost: int = _SCALAR_COST) -> tuple[float, ...] | None:
@@ -51,13 +58,12 @@ class PairTable:
         add up; a miss here costs the caller ``cost``), else None."""
         if not (s.is_integer() and t.is_integer() and 0.0 <= s <= t <= self._limit):
             return None
-        block = int(t) // BLOCK
-        values = self._blocks.get(block)
-        if values is None:
-            values = self._miss(block, cost)
-            if values is None:
-                return None
-        return tuple(values[:, _offset(int(t), int(s), block)].tolist())
+        row = int(t)
+        block = row // BLOCK
+        if block not in self._filled_blocks and not self._miss(block, cost):
+            return None
+        assert self._values is not None
+        return tuple(self._values[:, _column(row, int(s))].tolist())
 
     def one(self, s: float, t: float) -> tuple[float, ...]:
         """The values at one (sum, count)."""
@@ -79,43 +85,57 @@ class PairTable:
     def lookup(self, sums: FloatArray, counts: FloatArray) -> tuple[FloatArray, BoolArray]:
         """The values found in filled blocks (shape (width, size); others unset) and where
         they were found; blocks asked for often enough are filled first."""
+        whole = (sums >= 0.0) & (sums <= counts) & (sums % 1.0 == 0.0) & (counts % 1.0 == 0.0)
+        whole &= counts <= self._limit
+        if whole.all():  # the common case: every pair in the table's range
+            rows = counts.astype(np.int64)
+            blocks = rows // BLOCK
+            filled = self._filled[blocks]
+            if filled.all():
+                assert self._values is not None
+                columns = _column(rows, sums.astype(np.int64))
+                return self._values[:, columns], filled
+            inside = np.arange(counts.size)
+        else:
+            inside = np.flatnonzero(whole)
+            rows = counts[inside].astype(np.int64)
+            blocks = rows // BLOCK
+            filled = self._filled[blocks]
         out = np.empty((self._width, counts.size))
         found = np.zeros(counts.size, dtype=bool)
-        whole = (sums >= 0.0) & (sums <= counts) & (sums % 1.0 == 0.0) & (counts % 1.0 == 0.0)
-        inside = np.flatnonzero(whole & (counts <= self._limit))
-        if inside.size == 0:
-            return out, found
-        t = counts[inside].astype(np.int64)
-        blocks = t // BLOCK
-        wanted = np.unique(blocks)
-        for block in wanted.tolist():
-            values = self._blocks.get(block)
-            if values is None:
-                values = self._miss(block, _CALL_COST)
-                if values is None:
-                    continue
-            here = inside[blocks == block] if wanted.size > 1 else inside
-            columns = _offset(counts[here].astype(np.int64), sums[here].astype(np.int64), block)
-            out[:, here] = values[:, columns]
+        for block in np.unique(blocks[~filled]).tolist():
+            self._miss(block, _CALL_COST)
+        filled = self._filled[blocks]
+        if filled.any():
+            assert self._values is not None
+            here, rows = inside[filled], rows[filled]
+            columns = _column(rows, sums[here].astype(np.int64))
+            out[:, here] = self._values[:, columns]
             found[here] = True
         return out, found
 
-    def _miss(self, block: int, cost: int) -> FloatArray | None:
-        """Count a miss in ``block``; fill it (and return its values) once misses add up to
-        its pairs."""
+    def _miss(self, block: int, cost: int) -> bool:
+        """Count a miss in ``block``; fill it once misses add up to its pairs (True: filled)."""
         demand = self._demand.get(block, 0) + cost
         self._demand[block] = demand
-        return self._fill(block) if demand >= _pairs(block) else None
+        if demand < _pairs(block):
+            return False
+        self._fill(block)
+        return True
 
-    def _fill(self, block: int) -> FloatArray:
+    def _fill(self, block: int) -> None:
         rows = np.arange(block * BLOCK, min((block + 1) * BLOCK, self._limit + 1))
         lengths = rows + 1
         t = np.repeat(rows, lengths)
         s = np.arange(t.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         values = np.stack(self._function(s.astype(np.float64), t.astype(np.float64)))
-        self._blocks[block] = values
+        if self._values is None:
+            self._values = np.empty((self._width, _column(self._limit + 1, 0)))
+        start = _column(int(rows[0]), 0)
+        self._values[:, start : start + t.size] = values
+        self._filled[block] = True
+        self._filled_blocks.add(block)
         self._demand.pop(block, None)
-        return values
 
 
 def _pairs(block: int) -> int:
@@ -124,10 +144,9 @@ def _pairs(block: int) -> int:
     return BLOCK * first + BLOCK * (BLOCK + 1) // 2
 
 
-def _offset(t: Any, s: Any, block: int) -> Any:
-    """Column of (S, t) in its block (integers, or arrays of them)."""
-    first = block * BLOCK
-    return t * (t + 1) // 2 - first * (first + 1) // 2 + s
+def _column(t: Any, s: Any) -> Any:
+    """Column of (S, t) in the flat table (integers, or arrays of them)."""
+    return t * (t + 1) // 2 + s
 
 
 class CountTable:
