@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms.ksigma._certificates import Certificates
-from screener.algorithms.ksigma.intervals import NEAR_AT_MOST, KSigmaIntervals
+from screener.algorithms.ksigma.intervals import KSigmaIntervals
 from screener.algorithms.result import Decision, WorkerResult
 from screener.arrays import IntArray
 from screener.stats import ksigma_threshold_enclosure, ksigma_threshold_end
@@ -227,13 +227,6 @@ class KSigmaAlgorithm(KSigmaIntervals):
         return self._certificates.activity(
             float(self.means[arm]), float(self._lows[arm]), float(self._highs[arm])
         )
-
-    def _activities_of(self, arms: IntArray) -> NDArray[np.bool_]:
-        """``active[arms]``: one by one (``_activity_of``) for a few workers while the whole
-        activity is not computed, else from it."""
-        if self._active is not None or arms.size > NEAR_AT_MOST:
-            return np.asarray(self.active[arms])
-        return np.array([self._activity_of(arm) for arm in arms.tolist()], dtype=bool)
 
     def _activity_of(self, arm: int) -> bool:
         """Whether ``arm`` is active, exactly: the certificates, then the enclosure (a worker

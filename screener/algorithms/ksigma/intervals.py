@@ -209,7 +209,7 @@ class KSigmaIntervals(KSigmaRule):
         low, high, found = tabulated_mixture_bounds(sums, m, level)
         rest = np.flatnonzero(~found)
         # The scalar values pay when the exact ones may never be read: in small pools, whose
-        # schedules check workers one by one (_activities_of); else for a few workers only.
+        # schedules check workers one by one (WRR's _active_visits); else for a few only.
         if rest.size > (NEAR_AT_MOST if self.n_arms <= NEAR_AT_MOST else 8):
             low[rest], high[rest] = mixture_bounds(sums[rest], m[rest], level)
         else:

@@ -17,7 +17,8 @@ from screener.algorithms._test_setups import (
 )
 from screener.algorithms.ksigma.algorithm import KSigmaAlgorithm
 from screener.algorithms.ksigma.cursor import RoundRobinCursor
-from screener.arrays import IntArray
+from screener.algorithms.ksigma.intervals import NEAR_AT_MOST
+from screener.arrays import BoolArray, FloatArray, IntArray
 from screener.errors import ConfigError
 
 __all__ = ["WeightedRoundRobin", "optimal_rho"]
@@ -128,6 +129,22 @@ class WeightedRoundRobin(KSigmaAlgorithm):
             self._current = arm
         return take
 
+    def _active_visits(self, visits: IntArray, wanted: FloatArray, remaining: int) -> BoolArray:
+        """Which ``visits`` get the extra pulls they want: the active ones. While the whole
+        activity is not computed, a small cycle asks worker by worker (``_activity_of``) in
+        visit order, and stops where the batch of ``remaining`` pulls fills: the visits past
+        it are not made, so their activity is never read."""
+        if self._active is not None or visits.size > NEAR_AT_MOST:
+            return np.asarray(self.active[visits] & (wanted > 0.0))
+        active = np.zeros(visits.size, dtype=bool)
+        scheduled = 0
+        for i, (arm, extra) in enumerate(zip(visits.tolist(), wanted.tolist(), strict=True)):
+            active[i] = extra > 0.0 and self._activity_of(arm)
+            scheduled += 1 + int(extra) if active[i] else 1
+            if scheduled >= remaining:
+                break
+        return active
+
     def _visit_cycle(self, remaining: int, effective: np.ndarray, chunks: list[IntArray]) -> int:
         """Visit up to one full cycle of available workers; returns the pulls scheduled."""
         candidates = self._available_arms()
@@ -136,12 +153,11 @@ class WeightedRoundRobin(KSigmaAlgorithm):
         visits = self._cursor.upcoming(candidates, min(remaining, candidates.size))
         first_pull = effective[visits] == 0
         counters = self.counters[visits] + np.where(first_pull, 0.0, self.rho)
-        extra = np.where(
-            self._activities_of(visits) & ~first_pull,
-            np.maximum(0.0, np.ceil(counters - effective[visits] - 1.0)),
-            0.0,
-        ).astype(np.int64)
-        sizes = 1 + extra
+        wanted = np.where(
+            first_pull, 0.0, np.maximum(0.0, np.ceil(counters - effective[visits] - 1.0))
+        )
+        extra = np.where(self._active_visits(visits, wanted, remaining), wanted, 0.0)
+        sizes = 1 + extra.astype(np.int64)
         ends = np.cumsum(sizes)
         last = int(np.searchsorted(ends, remaining, side="left"))
         if last >= visits.size:
