@@ -87,7 +87,7 @@ class PairTable:
         they were found; blocks asked for often enough are filled first."""
         whole = (sums >= 0.0) & (sums <= counts) & (sums % 1.0 == 0.0) & (counts % 1.0 == 0.0)
         whole &= counts <= self._limit
-        if whole.all():  # the common case: every pair in the table's range
+        if whole.all() and counts.size:  # the common case: every pair in the table's range
             rows = counts.astype(np.int64)
             blocks = rows // BLOCK
             filled = self._filled[blocks]

@@ -62,3 +62,13 @@ def test_a_count_table_grows_and_computes_the_rest_directly() -> None:
     counts = np.array([[3.0, 0.0], [2_000.0, 2.5]])
     np.testing.assert_array_equal(table(counts), counts * counts)
     np.testing.assert_array_equal(table(np.arange(1_001.0)), np.arange(1_001.0) ** 2)
+
+
+def test_an_empty_lookup_finds_nothing_before_any_fill() -> None:
+    # A plan's step whose runs have no sampled worker asks for no pairs at all.
+    table = PairTable(lambda sums, counts: (sums + counts,), 1, limit=100)
+    values, found = table.lookup(np.empty(0), np.empty(0))
+    assert values.shape == (1, 0)
+    assert found.size == 0
+    (direct,) = table(np.empty(0), np.empty(0))
+    assert direct.size == 0
