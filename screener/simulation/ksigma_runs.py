@@ -31,7 +31,13 @@ import numpy as np
 from screener.algorithms import RoundRobin, WeightedRoundRobin, create_algorithm
 from screener.arrays import BoolArray, FloatArray, IntArray
 from screener.simulation.lockstep import Lockstep, LockstepRuns, in_chunks
-from screener.stats import ksigma_threshold_bounds, ksigma_threshold_enclosure, mixture_bounds
+from screener.stats import (
+    ksigma_threshold_bounds,
+    ksigma_threshold_enclosure,
+    ksigma_threshold_end,
+    mixture_bounds,
+    threshold_end_bracket,
+)
 
 __all__ = ["ksigma_runs"]
 
@@ -143,16 +149,53 @@ class _Lockstep(Lockstep):
         reach_low = np.minimum(values[:, 1:].min(axis=1), theta)
         meets = np.where(above, lows < reach_high[:, None], highs > reach_low[:, None])
         clear = np.where(above, lows >= bands[:, 1:2], highs <= bands[:, :1])
-        settled = (meets | clear).all(axis=1)
+        unsettled = ~(meets | clear)
         active = meets
-        boxed = np.flatnonzero(~settled)
+        boxed = np.flatnonzero(unsettled.any(axis=1))
         if boxed.size:
-            box_low, box_high = ksigma_threshold_bounds(lows[boxed], highs[boxed], k)
-            low = np.maximum(box_low, bands[boxed, 0])[:, None]
-            high = np.minimum(box_high, bands[boxed, 1])[:, None]
-            sub = (lows[boxed], highs[boxed])
-            active[boxed] = np.where(above[boxed], sub[0] < high, sub[1] > low)
+            box = (lows[boxed], highs[boxed], above[boxed], bands[boxed])
+            active[boxed] = self._boxed_activity(*box, meets[boxed], unsettled[boxed])
         return np.asarray(active)
+
+    def _boxed_activity(
+        self,
+        lows: FloatArray,
+        highs: FloatArray,
+        above: BoolArray,
+        bands: FloatArray,
+        meets: BoolArray,
+        unsettled: BoolArray,
+    ) -> BoolArray:
+        """The activity of runs whose probes and enclosure left workers unsettled, from
+        theta's interval: where they all lie on one side of theta, from that side's end
+        alone, as ``KSigmaAlgorithm._threshold_end`` decides them (the others: ``meets``);
+        runs it cannot tell, and runs with workers unsettled on both sides, from both ends."""
+        k, active = self.k, meets.copy()
+        whole = np.ones(len(lows), dtype=bool)  # runs left for both ends
+        for upper in (True, False):
+            side = above if upper else ~above
+            rows = np.flatnonzero(~(unsettled & ~side).any(axis=1) & whole)
+            if rows.size == 0:
+                continue
+            raw = ksigma_threshold_end(lows[rows], highs[rows], k, upper=upper)
+            band = bands[rows, 1 if upper else 0]
+            bound = self.probe.threshold_end_bound
+            near, far = threshold_end_bracket(raw, band, upper=upper, other=bound)
+            if upper:
+                inside, outside = lows[rows] < near[:, None], lows[rows] >= far[:, None]
+            else:
+                inside, outside = highs[rows] > near[:, None], highs[rows] <= far[:, None]
+            cells = unsettled[rows]
+            told = (inside | outside | ~cells).all(axis=1)
+            active[rows[told]] = np.where(cells[told], inside[told], meets[rows[told]])
+            whole[rows[told]] = False
+        rest = np.flatnonzero(whole)
+        if rest.size:
+            box_low, box_high = ksigma_threshold_bounds(lows[rest], highs[rest], k)
+            low = np.maximum(box_low, bands[rest, 0])[:, None]
+            high = np.minimum(box_high, bands[rest, 1])[:, None]
+            active[rest] = np.where(above[rest], lows[rest] < high, highs[rest] > low)
+        return active
 
     # ------------------------------------------------------------------------- schedules
     def cycle(self, live: IntArray, limit: IntArray) -> IntArray:

@@ -15,6 +15,7 @@ from screener.stats.bounds import (
     ksigma_threshold_end,
     normal_quantile,
     scaled_agresti_coull_radius,
+    threshold_end_bracket,
 )
 from screener.stats.confseq import (
     JEFFREYS,
@@ -81,4 +82,5 @@ __all__ = [
     "regularized_incomplete_beta",
     "round_level",
     "scaled_agresti_coull_radius",
+    "threshold_end_bracket",
 ]

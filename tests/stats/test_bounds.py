@@ -22,7 +22,9 @@ from screener.stats import (
     ksigma_lk,
     ksigma_threshold_bounds,
     ksigma_threshold_enclosure,
+    ksigma_threshold_end,
     normal_quantile,
+    threshold_end_bracket,
 )
 
 FloatArray = NDArray[np.float64]
@@ -652,6 +654,36 @@ def test_threshold_bounds_batch_equals_one_box_at_a_time(shape: tuple[int, ...])
     for i in np.ndindex(shape[:-1]):
         one = ksigma_threshold_bounds(low[i], high[i], 2.0)
         assert (float(one[0]), float(one[1])) == (float(lower[i]), float(upper[i]))
+
+
+@pytest.mark.parametrize("shape", [(7,), (40, 6), (3, 9, 200)])  # the last one in chunks
+def test_one_threshold_end_brackets_the_rounded_bounds(shape: tuple[int, ...]) -> None:
+    # Each end alone, box by box or many at once, is the bound before its outward rounding:
+    # the bracket from it and a bound on the other end's size holds the rounded end, also
+    # narrowed to an enclosure's end, and shrinks to it when the other end is the smaller.
+    rng = np.random.default_rng(8)
+    low = rng.random(shape) * 2.0 - 1.0
+    high = low + rng.random(shape) * 0.3
+    k = 2.0
+    lower, upper = ksigma_threshold_bounds(low, high, k)
+    bound = 2.3 * (3.0 + 3.0 * k)  # rewards in [-1, 1.3] (KSigmaAlgorithm.threshold_end_bound)
+    covered = np.zeros(shape[:-1], dtype=bool)
+    for end, rounded, upper_end in ((0, lower, False), (1, upper, True)):
+        raw = ksigma_threshold_end(low, high, k, upper=upper_end)
+        assert raw.shape == shape[:-1]
+        for i in np.ndindex(shape[:-1]):
+            assert float(ksigma_threshold_end(low[i], high[i], k, upper=upper_end)) == raw[i]
+        band = rounded + 0.5 * (rng.random(rounded.shape) - 0.5)  # narrows about half
+        narrowed = np.maximum(rounded, band) if end == 0 else np.minimum(rounded, band)
+        near, far = threshold_end_bracket(raw, band, upper=upper_end, other=bound)
+        assert np.all((far <= narrowed) & (narrowed <= near) if end == 0 else
+                      (near <= narrowed) & (narrowed <= far))  # fmt: skip
+        other = np.abs(ksigma_threshold_end(low, high, k, upper=not upper_end))
+        tight = threshold_end_bracket(raw, rounded, upper=upper_end, other=0.0)[0]
+        larger = np.abs(raw) >= other  # the margin is this end's: the least rounding
+        np.testing.assert_array_equal(tight[larger], rounded[larger])
+        covered |= larger
+    assert np.all(covered)  # every box's larger end was checked
 
 
 def test_threshold_bounds_beat_the_lipschitz_bound() -> None:

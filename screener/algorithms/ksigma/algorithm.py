@@ -14,7 +14,11 @@ from screener.algorithms.ksigma._certificates import Certificates
 from screener.algorithms.ksigma.intervals import KSigmaIntervals
 from screener.algorithms.result import Decision, WorkerResult
 from screener.arrays import IntArray
-from screener.stats import ksigma_threshold_enclosure, ksigma_threshold_end
+from screener.stats import (
+    ksigma_threshold_enclosure,
+    ksigma_threshold_end,
+    threshold_end_bracket,
+)
 from screener.stats.scalar import NEAR
 
 __all__ = ["KSigmaAlgorithm"]
@@ -268,25 +272,31 @@ class KSigmaAlgorithm(KSigmaIntervals):
         band_low, band_high = self._near_band
         return bool(self._lows[arm] >= band_high) if above else bool(self._highs[arm] <= band_low)
 
+    @property
+    def threshold_end_bound(self) -> float:
+        """Either end of theta's interval lies within this of zero: ``scale (3 + 3 k)``, the
+        scale the largest of the reward range's width and its ends' sizes."""
+        return max(self.width, abs(self.lower), abs(self.upper)) * (3.0 + 3.0 * self.k)
+
     def _threshold_end(self, *, upper: bool, reach: float) -> bool | None:
         """Whether ``reach`` lies inside theta's interval's upper end (``reach < high``; lower
         end: ``reach > low``), from that end alone: its outward rounding
         ``1e-12 (1 + max(|lower|, |upper|))`` needs the other end, which lies within
-        ``scale (3 + 3 k)`` of zero, so the rounding is bracketed (None: too close to tell)."""
+        ``threshold_end_bound`` of zero, so the rounding is bracketed (None: too close to
+        tell)."""
         sampled = self._sampled
         raw = self._ends.get(upper)
         if raw is None:
-            raw = ksigma_threshold_end(self.lows[sampled], self.highs[sampled], self.k, upper=upper)
-            self._ends[upper] = raw
-        if not upper and self._certificates is not None:
-            self._certificates.anchor(max(raw - 1e-12 * (1.0 + abs(raw)), self._enclosure()[0]))
-        other = max(self.width, abs(self.lower), abs(self.upper)) * (3.0 + 3.0 * self.k)
-        least, most = 1e-12 * (1.0 + abs(raw)), 1e-12 * (1.0 + max(abs(raw), other))
+            end = ksigma_threshold_end(self.lows[sampled], self.highs[sampled], self.k, upper=upper)
+            raw = self._ends[upper] = float(end)
         band_low, band_high = self._enclosure()
+        band = band_high if upper else band_low
+        ends = threshold_end_bracket(raw, band, upper=upper, other=self.threshold_end_bound)
+        near, far = float(ends[0]), float(ends[1])
         if upper:
-            near, far = min(raw + least, band_high), min(raw + most, band_high)
             return True if reach < near else False if reach >= far else None
-        near, far = max(raw - least, band_low), max(raw - most, band_low)
+        if self._certificates is not None:
+            self._certificates.anchor(near)  # at least theta's lower end
         return True if reach > near else False if reach <= far else None
 
     # ------------------------------------------------------------------------- result

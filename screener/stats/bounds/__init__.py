@@ -23,6 +23,7 @@ from screener.stats.bounds.theta_box import (
     ksigma_threshold_bounds,
     ksigma_threshold_enclosure,
     ksigma_threshold_end,
+    threshold_end_bracket,
 )
 
 __all__ = [
@@ -39,4 +40,5 @@ __all__ = [
     "ksigma_threshold_end",
     "normal_quantile",
     "scaled_agresti_coull_radius",
+    "threshold_end_bracket",
 ]

@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from screener.arrays import FloatArray
 
-__all__ = ["ksigma_threshold_bounds", "ksigma_threshold_enclosure", "ksigma_threshold_end"]
+__all__ = [
+    "ksigma_threshold_bounds",
+    "ksigma_threshold_enclosure",
+    "ksigma_threshold_end",
+    "threshold_end_bracket",
+]
 
 #: Many boxes are bounded this many coordinates at a time: the temporaries (8 pinned copies of
 #: each box, its sorted ends) then stay small enough for the allocator to reuse them instead
@@ -45,6 +51,43 @@ def ksigma_threshold_bounds(
     ``ksigma_threshold_enclosure`` is valid too, wider, and far cheaper (the Lipschitz
     bound within it: see ``test_threshold_bounds_beat_the_lipschitz_bound``).
     """
+    low, high = _boxes(lows, highs, k)
+    lower, upper = _in_chunks(lambda lo, hi: (_theta_min_bound(lo, hi, k),
+                                              _theta_max_bound(lo, hi, k)), low, high)  # fmt: skip
+    margin = 1e-12 * (1.0 + np.maximum(np.abs(lower), np.abs(upper)))
+    return lower - margin, upper + margin
+
+
+def ksigma_threshold_end(lows: ArrayLike, highs: ArrayLike, k: float, *, upper: bool) -> FloatArray:
+    """One end of ``ksigma_threshold_bounds`` (boxes along the last axis, as there), before
+    its outward rounding, which needs both ends (``threshold_end_bracket`` brackets it): the
+    box minimum bound, or the maximum bound with ``upper``, at about half the cost of both."""
+    low, high = _boxes(lows, highs, k)
+    bound = _theta_max_bound if upper else _theta_min_bound
+    (end,) = _in_chunks(lambda lo, hi: (bound(lo, hi, k),), low, high)
+    return end
+
+
+def threshold_end_bracket(
+    raw: ArrayLike, band: ArrayLike, *, upper: bool, other: float
+) -> tuple[FloatArray, FloatArray]:
+    """Where theta's interval's end lies (``ksigma_threshold_bounds``'s, rounded outwards by
+    ``1e-12 (1 + max(|lower|, |upper|))``, then narrowed to the enclosure's end ``band``),
+    known from the raw end alone (``ksigma_threshold_end``) and ``other``, a bound on the
+    other end's size: between ``near`` (the least rounding) and ``far`` (the most), returned
+    as (near, far). For the upper end a point below ``near`` lies inside the interval and
+    one at or above ``far`` outside (lower end: above ``near``, at or below ``far``); a
+    point between needs both ends."""
+    end = np.asarray(raw, dtype=np.float64)
+    least = 1e-12 * (1.0 + np.abs(end))
+    most = 1e-12 * (1.0 + np.maximum(np.abs(end), other))
+    if upper:
+        return np.minimum(end + least, band), np.minimum(end + most, band)
+    return np.maximum(end - least, band), np.maximum(end - most, band)
+
+
+def _boxes(lows: ArrayLike, highs: ArrayLike, k: float) -> tuple[FloatArray, FloatArray]:
+    """Checked boxes: lows and highs broadcast together, at least one interval each."""
     low, high = np.broadcast_arrays(
         np.asarray(lows, dtype=np.float64), np.asarray(highs, dtype=np.float64)
     )
@@ -52,34 +95,25 @@ def ksigma_threshold_bounds(
         raise ValueError("need at least one interval, each with lows <= highs")
     if not (math.isfinite(k) and k >= 0):
         raise ValueError(f"k must be a finite number >= 0, got {k}")
+    return low, high
+
+
+def _in_chunks(
+    function: Callable[[FloatArray, FloatArray], tuple[FloatArray, ...]],
+    low: FloatArray,
+    high: FloatArray,
+) -> tuple[FloatArray, ...]:
+    """``function`` of checked boxes, many boxes a chunk of rows at a time (see _CHUNK)."""
     if low.ndim == 1 or low.size <= _CHUNK:
-        return _rounded_bounds(low, high, k)
-    rows = max(1, _CHUNK // low.shape[-1])  # many boxes: in chunks (see _CHUNK)
+        return function(low, high)
+    rows = max(1, _CHUNK // low.shape[-1])
     flat_low, flat_high = low.reshape(-1, low.shape[-1]), high.reshape(-1, high.shape[-1])
     parts = [
-        _rounded_bounds(flat_low[i : i + rows], flat_high[i : i + rows], k)
+        function(flat_low[i : i + rows], flat_high[i : i + rows])
         for i in range(0, flat_low.shape[0], rows)
     ]
     shape = low.shape[:-1]
-    return (np.concatenate([p[0] for p in parts]).reshape(shape),
-            np.concatenate([p[1] for p in parts]).reshape(shape))  # fmt: skip
-
-
-def _rounded_bounds(low: FloatArray, high: FloatArray, k: float) -> tuple[FloatArray, FloatArray]:
-    """Both bounds of checked boxes, rounded outwards by 1e-12 (1 + max(|lower|, |upper|))."""
-    lower, upper = _theta_min_bound(low, high, k), _theta_max_bound(low, high, k)
-    margin = 1e-12 * (1.0 + np.maximum(np.abs(lower), np.abs(upper)))
-    return lower - margin, upper + margin
-
-
-def ksigma_threshold_end(lows: ArrayLike, highs: ArrayLike, k: float, *, upper: bool) -> float:
-    """One end of ``ksigma_threshold_bounds`` for one box, before its outward rounding
-    (``1e-12 (1 + max(|lower|, |upper|))``, which needs both ends): the box minimum bound, or
-    the maximum bound with ``upper``, at about half the cost of both."""
-    low = np.asarray(lows, dtype=np.float64)
-    high = np.asarray(highs, dtype=np.float64)
-    end = _theta_max_bound(low, high, k) if upper else _theta_min_bound(low, high, k)
-    return float(end)
+    return tuple(np.concatenate(values).reshape(shape) for values in zip(*parts, strict=True))
 
 
 def ksigma_threshold_enclosure(
