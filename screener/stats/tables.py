@@ -50,7 +50,6 @@ class PairTable:
         self._limit = limit
         self._values: FloatArray | None = None  # (width, pairs of rows 0..limit)
         self._filled = np.zeros(limit // BLOCK + 1, dtype=bool)
-        self._filled_blocks: set[int] = set()  # ``_filled`` for the scalar path
         self._demand: dict[int, int] = {}
 
     def known(self, s: float, t: float, cost: int = _SCALAR_COST) -> tuple[float, ...] | None:
@@ -60,7 +59,7 @@ class PairTable:
             return None
         row = int(t)
         block = row // BLOCK
-        if block not in self._filled_blocks and not self._miss(block, cost):
+        if not self._filled[block] and not self._miss(block, cost):
             return None
         assert self._values is not None
         return tuple(self._values[:, _column(row, int(s))].tolist())
@@ -134,7 +133,6 @@ class PairTable:
         start = _column(int(rows[0]), 0)
         self._values[:, start : start + t.size] = values
         self._filled[block] = True
-        self._filled_blocks.add(block)
         self._demand.pop(block, None)
 
 
