@@ -14,6 +14,8 @@ _T = TypeVar("_T", bound=np.generic)
 #: this many cells; past it, it goes rank by rank, and finishes the last few runs one by one.
 _PADDING = 1024
 _LAST_RUNS = 4
+#: What ``ArmStats`` keeps beside its sums, derived from them (not pickled).
+_DERIVED = ("_means", "_means_stale", "_answers")
 
 
 class ArmStats:
@@ -36,6 +38,20 @@ class ArmStats:
         self._means = np.full(n_arms, np.nan)
         self._means_stale = False
         self._answers = 0  # count.sum(), kept: budgets read it before every ask
+
+    def __getstate__(self) -> dict[str, object]:
+        """The sums alone: the kept means and answer count are derived from them, so a
+        snapshot neither stores them twice nor depends on how they are kept."""
+        state = dict(self.__dict__)
+        for name in _DERIVED:
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._means = np.full(self.n_arms, np.nan)
+        self._means_stale = True  # recomputed whole when first read: sum / count
+        self._answers = int(self._count.sum())
 
     def grow(self, count: int) -> None:
         """Make room for ``count`` more arms, with no answers yet (workers who joined)."""

@@ -4,6 +4,7 @@ those of the same algorithm refreshed in full after every answer (its exact acti
 from __future__ import annotations
 
 import itertools
+import pickle
 from typing import Any
 
 import numpy as np
@@ -160,3 +161,22 @@ def test_batched_moves_keep_the_sums_of_one_at_a_time(seed: int) -> None:
         assert many._drift == pytest.approx(one._drift, rel=1e-12, abs=1e-15)
         assert many._known() == pytest.approx(one._known(), rel=1e-12)
         assert many.stale == one.stale
+
+
+def test_pickled_certificates_keep_one_copy_of_the_vertices_side() -> None:
+    """A snapshot stores which vertex each worker's ends go to once (``_rising``); the
+    restored certificates move a batch as the original does."""
+    rng = np.random.default_rng(3)
+    n = 12
+    means = rng.uniform(0.2, 0.9, n)
+    radii = rng.uniform(0.01, 0.3, n)
+    original = Certificates(means, means - radii, means + radii, 2.0, 1.0)
+    assert "_rising_mask" not in original.__getstate__()
+    back = pickle.loads(pickle.dumps(original))
+    moved = np.array([1, 4, 7])
+    old = (means[moved], means[moved] - radii[moved], means[moved] + radii[moved])
+    new = (old[0] + 0.01, old[1] + 0.02, old[2])
+    for certificates in (original, back):
+        certificates.move_many(moved, old, new)
+    assert back._sums == original._sums
+    assert back._known() == original._known()

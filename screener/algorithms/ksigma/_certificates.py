@@ -78,6 +78,16 @@ class Certificates:
         self._lipschitz = (1.0 + k * math.sqrt(self.n - 1)) / self.n
         self.resum(means, lows, highs)
 
+    def __getstate__(self) -> dict[str, object]:
+        """Without ``_rising_mask``, which ``_rising`` holds too (rebuilt on loading)."""
+        state = dict(self.__dict__)
+        del state["_rising_mask"]
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._rising_mask = np.array(self._rising, dtype=bool)
+
     def anchor(self, lower_end: float) -> None:
         """theta's lower end as just computed exactly (``KSigmaAlgorithm``)."""
         self._floor, self._floor_at = lower_end, self._drift
