@@ -208,7 +208,8 @@ def test_a_finished_ksigma_run_draws_every_plot_in_a_browser(
     names = WorkerPool.from_dict(dict(record.pool)).workers
     assert {names[w.arm] for w in result.workers} <= page.plot_text["workers"]
     text = " ".join(page.text)
-    for words in ("The promise held", "wrr", result.guarantee or "?", "delta = 0.1",
+    for words in ("The stopping condition was met: the promise below holds", "wrr",
+                  result.guarantee or "?", "delta = 0.1",
                   "1 outlier, 10 normal, 0 undecided", "true accuracy (simulated)",
                   f"page made by screener {__version__}", "UTC", "workers 1-11 of 11"):  # fmt: skip
         assert words in text, words

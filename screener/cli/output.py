@@ -89,11 +89,13 @@ def print_report(
     *,
     prices: Prices | None = None,
     spec: Mapping[str, Any] | None = None,
+    oracle: str | None = None,
 ) -> None:
     """The report in the chosen format on standard output or in -o's file (with the
-    decisions an invalidation changed, when given, the money spent at ``prices``, and in JSON
-    the run's stored ``spec``); with --html, the page too."""
-    text = _report_text(result, pool, run_id, out, changes, prices, spec)
+    decisions an invalidation changed, when given, the money spent at ``prices``, the
+    mistakes by the truth where ``oracle``, the answer source's name, makes the pool's
+    accuracies one, and in JSON the run's stored ``spec``); with --html, the page too."""
+    text = _report_text(result, pool, run_id, out, changes, prices, spec, oracle)
     write_output(out.output, text, what="report")
     if not is_stdio(out.output):
         note(f"report written to {out.output}")
@@ -114,12 +116,15 @@ def _report_text(
     changes: list[DecisionChange] | None,
     prices: Prices | None,
     spec: Mapping[str, Any] | None,
+    oracle: str | None,
 ) -> str:
     from screener.runs.rescoring import changes_as_json, changes_as_text
 
     only, limit = out.only, out.limit
     if out.format == "json":
-        data = render_json(result, pool, run_id, only=only, limit=limit, prices=prices)
+        data = render_json(
+            result, pool, run_id, only=only, limit=limit, prices=prices, oracle=oracle
+        )
         if changes is not None:
             data["invalidation_changes"] = changes_as_json(changes)
         if spec is not None:
@@ -129,6 +134,8 @@ def _report_text(
         return render_csv(result, pool, only=only, limit=limit)
     # A table for a file is not fitted to this terminal.
     width = terminal_width() if is_stdio(out.output) else None
-    text = render_table(result, pool, run_id, width=width, only=only, limit=limit, prices=prices)
+    text = render_table(
+        result, pool, run_id, width=width, only=only, limit=limit, prices=prices, oracle=oracle
+    )
     text += "\n"
     return text if changes is None else text + changes_as_text(changes) + "\n"

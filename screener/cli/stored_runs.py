@@ -19,7 +19,7 @@ from screener.cli.output import Output, print_report
 from screener.files import is_stdio
 from screener.journal import Journal, RunRecord, RunSummary, display_name
 from screener.reports import decision_counts
-from screener.runs import run_prices, worker_pool
+from screener.runs import oracle_name, run_prices, worker_pool
 from screener.runs.decisions import block_list, run_decisions, write_block_list
 from screener.runs.logged import (
     export_answers,
@@ -47,11 +47,14 @@ def report(run_id: str | None, db: str, out: Output) -> None:
     """
     record, original, rescored = load_results(db, run_id)
     pool, prices, spec = worker_pool(record), run_prices(record), stored_spec(record)
+    oracle = oracle_name(record)
     if rescored is None:
-        print_report(original, pool, record.id, out, db, prices=prices, spec=spec)
+        print_report(original, pool, record.id, out, db, prices=prices, spec=spec, oracle=oracle)
         return
     changes = decision_changes(original, rescored, pool)
-    print_report(rescored, pool, record.id, out, db, changes, prices=prices, spec=spec)
+    print_report(
+        rescored, pool, record.id, out, db, changes, prices=prices, spec=spec, oracle=oracle
+    )
 
 
 def stored_spec(record: RunRecord) -> dict[str, Any]:

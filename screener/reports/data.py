@@ -12,6 +12,7 @@ from screener.algorithms import Result
 from screener.algorithms.result import WORKER_FIELDS
 from screener.crowd import WorkerPool
 from screener.gate import Prices
+from screener.reports.mistakes import mistakes_json
 from screener.reports.summary import (
     Only,
     banned_workers,
@@ -38,12 +39,16 @@ def render_json(
     limit: int | None = None,
     state: str | None = None,
     prices: Prices | None = None,
+    oracle: str | None = None,
 ) -> dict[str, Any]:
     """The result as plain data, workers named, ranked (``only`` and ``limit`` as in
     ``shown_workers``), with the status line the table shows (``state`` as in
-    ``describe_status``) and, with ``prices``, the money spent (``money_spent``)."""
+    ``describe_status``), what it may have got wrong (``mistakes_json``; ``oracle``, the
+    answer source's name, says whether the pool's accuracies are a truth) and, with
+    ``prices``, the money spent (``money_spent``)."""
     data = result.to_dict()
     data["status"] = describe_status(result, state)
+    data["mistakes"] = mistakes_json(result, pool, oracle)
     data["money"] = None if prices is None else money_spent(result, prices)
     banned = banned_workers(result)
     data["banned"] = None if banned is None else [pool.workers[arm] for arm in banned]

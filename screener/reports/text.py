@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from screener.algorithms import Decision, Result, WorkerResult
 from screener.crowd import WorkerPool
 from screener.gate import Prices
+from screener.reports.mistakes import mistake_lines
 from screener.reports.summary import (
     AWAY,
     Only,
@@ -49,9 +50,12 @@ def render_table(
     limit: int | None = None,
     state: str | None = None,
     prices: Prices | None = None,
+    oracle: str | None = None,
 ) -> str:
     """A ranked report: headline, stopping status (``state`` as in ``describe_status``),
-    workers per decision, threshold, questions (and with ``prices`` their cost), then one
+    what it may have got wrong (``mistake_lines``: expected, and by the truth where
+    ``oracle``, the answer source's name, makes the pool's accuracies one), workers per
+    decision, threshold, questions (and with ``prices`` their cost), then one
     row per worker (``only`` and ``limit`` as in ``shown_workers``).
 
     A reason that several listed workers share is printed once, as a numbered note under the
@@ -63,6 +67,7 @@ def render_table(
         _headline(result, pool, run_id),
         f"status: {describe_status(result, state)}",
         *(f"warning: {warning}" for warning in result.extra.get("warnings", ())),
+        *mistake_lines(result, pool, oracle),
         _counts_line(result),
         *_threshold_lines(result),
         _pulls_line(result),

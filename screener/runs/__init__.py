@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the public names, each imported when first read (screener._
     from screener.runs.state import replay as replay
     from screener.runs.stored import build_algorithm as build_algorithm
     from screener.runs.stored import observed_accuracies as observed_accuracies
+    from screener.runs.stored import oracle_name as oracle_name
     from screener.runs.stored import read_run as read_run
     from screener.runs.stored import restored as restored
     from screener.runs.stored import run_prices as run_prices
@@ -41,6 +42,7 @@ __all__ = [
     "load_results",
     "logged_answers",
     "observed_accuracies",
+    "oracle_name",
     "pending_pulls",
     "read_run",
     "replay",

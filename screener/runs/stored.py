@@ -23,6 +23,7 @@ __all__ = [
     "GATE_ORACLE",
     "build_algorithm",
     "observed_accuracies",
+    "oracle_name",
     "read_run",
     "restored",
     "run_config",
@@ -193,6 +194,21 @@ def run_options(record: RunRecord) -> RunOptions:
     (4, Prices(gold=0.05, task=0.05))
     """
     return RunOptions(**{k: v for k, v in record.config.items() if k != PRICE_KEY})
+
+
+def oracle_name(record: RunRecord) -> str | None:
+    """The name of the answer source run ``record`` was given (which says whether its
+    pool's accuracies are a truth to judge the decisions by).
+
+    Examples
+    --------
+    >>> record = RunRecord("wrr", {}, 0, {"name": "simulated"}, {"workers": ["a", "b"]},
+    ...                    {}, id="r1", created_at=0.0, screener_version="0.1.0")
+    >>> oracle_name(record)
+    'simulated'
+    """
+    name = dict(record.oracle).get("name")
+    return None if name is None else str(name)
 
 
 def run_prices(record: RunRecord) -> Prices | None:

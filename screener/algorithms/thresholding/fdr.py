@@ -294,6 +294,9 @@ class FDRThresholding(RosterThresholding):
             "eps": self.eps,
             "ban_cut": _finite(self._cut(self.banned)),
             "accept_cut": _finite(self._cut(self.accepted)),
+            # What the lists' promise allows, in workers (the report's "mistakes").
+            "wrong_bans_at_most": self.q * int(self.banned.sum()),
+            "bad_accepted_at_most": self.q * int(self.accepted.sum()),
             "log_e_below": self.log_e_below.tolist(),
             "log_e_above": self.log_e_above.tolist(),
         }

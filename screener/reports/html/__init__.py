@@ -48,11 +48,11 @@ from screener.reports.html._workers import (
     truth_label,
     workers_section,
 )
+from screener.reports.mistakes import Tally, expected_mistakes, truth_tally
 from screener.reports.summary import (
     banned_workers,
     cost_line,
     decision_counts,
-    describe_status,
 )
 from screener.runs import read_run, run_prices, run_state, worker_pool
 
@@ -123,11 +123,12 @@ def _header(
         f"{k} = {_file_name(v)}" for k, v in dict(oracle.get("options", {})).items()
     )
     started = datetime.fromtimestamp(record.created_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    style, verdict = _verdict(result, state)
+    tally = truth_tally(result, pool, oracle.get("name"))
+    style, verdict = _verdict(result, state, tally)
     rows = [
         ("Algorithm", f"{result.algorithm} ({params})"),
         ("Promise", result.guarantee or "none: a heuristic or platform rule"),
-        ("Outcome", describe_status(result, state)),
+        ("Mistakes expected", expected_mistakes(result)),
         ("Workers", f"{len(pool):,} from {_file_name(pool.source)}: {counts}"),
         ("Answers", f"{result.total_pulls:,} answered, {result.pending_pulls:,} pending, "
                     f"{result.released_pulls:,} released"),
@@ -141,6 +142,8 @@ def _header(
         given = t.lower == t.upper
         rows.insert(3, ("Threshold", f"{t.estimate:.3f} (given)" if given else
                         f"{t.estimate:.3f}, interval [{t.lower:.3f}, {t.upper:.3f}]"))  # fmt: skip
+    if tally is not None:
+        rows.insert(3, ("Mistakes made", tally.sentence()))
     prices = run_prices(record)
     if prices is not None:
         rows.insert(5, ("Cost", cost_line(result, prices).removeprefix("cost: ")))
@@ -168,16 +171,24 @@ def _file_name(value: object) -> object:
     return value
 
 
-def _verdict(result: Result, state: str | None) -> tuple[str, str]:
-    """(the verdict's style: "held", "not-held" or "neutral"; a sentence saying it)."""
+def _verdict(result: Result, state: str | None, tally: Tally | None) -> tuple[str, str]:
+    """(the verdict's style: "held", "not-held" or "neutral"; a sentence saying it). The
+    promise itself is stated once, in the header's Promise row; no verdict says it held
+    where the truth shown beside it (``tally``) counts mistakes."""
     if result.guarantee is None:
         return "neutral", "No statistical promise: this method is a heuristic or a platform rule."
     if result.stop_reason is None:
         return "neutral", f"The run has {_stopped(state)}: every decision is provisional."
     if result.extra.get("fixed_budget"):
-        return "neutral", f"Fixed budget spent; the method's promise: {result.guarantee}."
+        return "neutral", "Fixed budget spent: the decisions carry the promise below."
+    if result.condition_met and tally is not None and tally.wrong:
+        return "neutral", (
+            f"The stopping condition was met, but by {tally.source} this run banned "
+            f"{tally.good_banned:,} good worker(s) and accepted {tally.bad_accepted:,} bad "
+            "one(s): the promise below bounds such mistakes in expectation, not in every run."
+        )
     if result.condition_met:
-        return "held", f"The promise held: the stopping condition was met, so {result.guarantee}."
+        return "held", "The stopping condition was met: the promise below holds for every decision."
     return "not-held", (
         "The promise does NOT hold: the run ended before its stopping condition "
         f"({result.ending}); undecided workers carry no guarantee."

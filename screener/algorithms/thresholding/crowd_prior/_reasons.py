@@ -32,8 +32,10 @@ _MIXTURE_GUARANTEE = (
 )
 _COST_GUARANTEE = (
     "Bayes-optimal stopping: minimises the expected cost per worker (questions, false "
-    "bans, missed bad workers) when worker accuracies follow the fitted crowd prior; no "
-    "frequentist guarantee"
+    "bans, missed bad workers) when worker accuracies follow the fitted crowd prior; it "
+    "trades mistakes for questions at the costs given, so it bans a worker when a ban is "
+    "cheaper than asking again, however likely it is above the bar, and bounds no share of "
+    "wrong bans; no frequentist guarantee"
 )
 _FAMILY_NAMES = {"beta": "Beta prior", "two-beta": "two-Beta prior", "npmle": "grid prior"}
 
@@ -60,12 +62,23 @@ def decided_evidence(
     below: str, p_bad: float, *, banned: bool, q: float, cost_mode: bool, robust: bool
 ) -> str:
     """The condition that decided: the probability it held at (the worst case over the
-    region when robust) against the level it had to clear."""
+    region when robust) against the level it had to clear; in cost mode a ban of a worker
+    more likely above the bar than below says that it was bought, not found.
+
+    Examples
+    --------
+    >>> decided_evidence("P(below 0.6)", 0.3, banned=True, q=0.1, cost_mode=True, robust=False)
+    'cheaper than asking again, though more likely above the bar (P(below 0.6) = 0.300 under \
+the fitted crowd prior); the Bayes-optimal stopping rule under the costs decided'
+    """
     if cost_mode:
-        return (
-            f"the Bayes-optimal stopping rule under the costs decided "
-            f"({below} = {p_bad:.3f} under the fitted crowd prior)"
-        )
+        evidence = f"{below} = {p_bad:.3f} under the fitted crowd prior"
+        if banned and p_bad < 0.5:  # the ban is a price, not a finding: say so
+            return (
+                f"cheaper than asking again, though more likely above the bar ({evidence}); "
+                "the Bayes-optimal stopping rule under the costs decided"
+            )
+        return f"the Bayes-optimal stopping rule under the costs decided ({evidence})"
     need = f">= {1.0 - q:g}" if banned else f"<= {q:g}"
     if robust:
         bound = "at least" if banned else "at most"
