@@ -116,12 +116,17 @@ def test_plan_from_the_command_line(tmp_path: Path) -> None:
 @pytest.mark.subprocess
 def test_plan_prices_the_default_job_without_a_budget(tmp_path: Path) -> None:
     """`screener plan` with nothing given plans what `screener run` does: the default job on
-    the demo pool, bounded by its own per-worker cap."""
+    the demo pool. fdr-thresholding bounds no worker's questions, so the plan caps it as every
+    such method (and says so); on the demo no run comes near the cap."""
     shown = _screener("plan", "--runs", "5", "--json", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     planned = json.loads(shown.stdout)
-    assert planned["algorithm"] == DEFAULT_ALGORITHM and planned["params"] == DEFAULT_JOB
-    assert planned["workers"] == len(demo_pool()) and not planned["capped"]
+    cap = DEFAULT_CAP_PER_WORKER * len(demo_pool())
+    assert planned["algorithm"] == DEFAULT_ALGORITHM
+    assert planned["params"] == {**DEFAULT_JOB, "budget": cap} and planned["capped"]
+    assert planned["workers"] == len(demo_pool())
+    assert planned["questions_in_total"]["max"] < cap
+    assert planned["stop_reasons"] == {"condition met": 5}
 
 
 @pytest.mark.subprocess

@@ -103,7 +103,8 @@ def test_every_repeated_reason_is_a_note_and_unique_ones_stay_in_their_row() -> 
 
 def test_counts_per_class_come_first_with_the_exhausted_and_unavailable() -> None:
     text = render_table(MIXED, _pool([f"w{i}" for i in range(8)])).splitlines()
-    assert text[2] == "workers: 2 outlier, 2 normal, 4 undecided (1 exhausted, 1 unavailable)"
+    assert text[2].startswith("mistakes: ")  # what it may have got wrong, beside the status
+    assert text[3] == "workers: 2 outlier, 2 normal, 4 undecided (1 exhausted, 1 unavailable)"
     assert decision_counts(MIXED) == {
         "outlier": 2, "normal": 2, "undecided": 4, "exhausted": 1, "unavailable": 1,
     }  # fmt: skip
@@ -120,7 +121,7 @@ def test_workers_that_ran_out_of_recorded_answers_are_counted_as_exhausted() -> 
     out_of_answers = [w for w in result.workers if w.reason.startswith("unavailable: exhausted")]
     assert len(out_of_answers) == 2  # the case under test is present
     assert decision_counts(result).get("exhausted") == 2
-    assert "(2 exhausted)" in render_table(result, POOL).splitlines()[2]
+    assert "(2 exhausted)" in render_table(result, POOL).splitlines()[3]
 
 
 def test_a_narrow_terminal_gets_short_names_notes_and_no_interval_column() -> None:

@@ -39,7 +39,7 @@ from screener.files import is_stdio
 from screener.journal import display_name
 from screener.orchestrator import Progress
 from screener.reports import render_comparison, render_json
-from screener.runs import run_prices, worker_pool
+from screener.runs import oracle_name, run_prices, worker_pool
 from screener.runs.decisions import run_decisions
 from screener.runs.logged import replay_logged_run
 from screener.runs.session import RunPlan, load_result, resume_run, start_run
@@ -110,8 +110,9 @@ def run(
     embedded demo pool.
 
     The demo pool has 30 simulated workers, two of whom answer at chance. Without --algorithm
-    each worker is banned or accepted against a bar of 60% correct at the least expected cost
-    (crowd-prior with costs and a pilot); `--algorithm wrr` finds the k-sigma outliers instead.
+    each worker is banned or accepted against a bar of 60% correct, each list with at most a
+    tenth of its workers wrong in expectation (fdr-thresholding, q 0.1, eps 0.05); `--algorithm
+    wrr` finds the k-sigma outliers instead.
     """
     quiet = verbosity() < 0
     # On stderr whenever it is a terminal, whatever stdout gets (--json included).
@@ -131,7 +132,7 @@ def run(
     if out.format == "table" and is_stdio(out.output):
         shown = display_name(db)
         note(f"run {run_id} saved in {shown} (report again: screener report {run_id} --db {shown})")
-    print_report(result, plan.pool, run_id, out, db, prices=plan.prices)
+    print_report(result, plan.pool, run_id, out, db, prices=plan.prices, oracle=plan.oracle)
     _exit_unless_completed(result)
 
 
@@ -164,7 +165,8 @@ def _resume(
     with _resume_hint_on_interrupt([run_id], db), decision_lines(decisions_file, journaled) as sink:
         result = run_until_terminated(resume_run(run_id, db, progress=progress, on_decided=sink))
     record, _ = load_result(db, run_id)
-    print_report(result, worker_pool(record), run_id, out, db, prices=run_prices(record))
+    pool, oracle = worker_pool(record), oracle_name(record)
+    print_report(result, pool, run_id, out, db, prices=run_prices(record), oracle=oracle)
     _exit_unless_completed(result)
 
 

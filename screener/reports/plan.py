@@ -26,7 +26,12 @@ def render_plan(summary: Mapping[str, Any]) -> str:
     questions per worker       20        20       20  20.0
     questions in total         60        60       60  60.0
     runs ending with undecided workers: 100% (stopped: budget spent 5)
-    """
+    mistakes: not simulated (a question against no bar)
+    >>> cost = plan_cost("toloka-rule", {"threshold": 0.6}, [0.9, 0.85, 0.5], runs=5)
+    >>> print(render_plan({"algorithm": "toloka-rule", "params": {}, "workers": 3,
+    ...                    **cost.summary()}).splitlines()[-1])
+    mistakes per run, by the simulated truth: 0.20 good workers banned, 0.20 of 1.00 bad workers kept (80% of them banned)
+    """  # noqa: E501
     params = ", ".join(f"{k}={v}" for k, v in summary["params"].items())
     lines = [
         f"plan: {summary['algorithm']}{f' ({params})' if params else ''} on "
@@ -52,6 +57,7 @@ def render_plan(summary: Mapping[str, Any]) -> str:
         f"runs ending with undecided workers: {summary['runs_with_undecided']:.0%} "
         f"(stopped: {stops})"
     )
+    lines.append(_mistakes_line(summary.get("mistakes")))
     if summary.get("capped"):
         budget = summary["params"]["budget"]
         lines.append(
@@ -59,3 +65,16 @@ def render_plan(summary: Mapping[str, Any]) -> str:
             f"total, {budget / summary['workers']:,.0f} per worker (--budget N to choose)"
         )
     return "\n".join(lines)
+
+
+def _mistakes_line(mistakes: Mapping[str, float] | None) -> str:
+    """The plan's mistakes per run by the simulated truth: what the questions buy."""
+    if mistakes is None:
+        return "mistakes: not simulated (a question against no bar)"
+    share = mistakes["bad_banned_share"]
+    banned = "no bad worker in the crowd" if share != share else f"{share:.0%} of them banned"
+    return (
+        f"mistakes per run, by the simulated truth: {mistakes['false_bans_per_run']:.2f} good "
+        f"workers banned, {mistakes['missed_bad_per_run']:.2f} of "
+        f"{mistakes['bad_per_run']:.2f} bad workers kept ({banned})"
+    )

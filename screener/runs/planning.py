@@ -59,7 +59,9 @@ class CostPlan:
     >>> cost.questions.shape, int(cost.questions.max()) <= 20  # accept_after is 20
     ((20, 3), True)
     >>> sorted(cost.summary())
-    ['capped', 'questions_in_total', 'questions_per_worker', 'runs', 'runs_with_undecided', 'stop_reasons']
+    ['capped', 'mistakes', 'questions_in_total', 'questions_per_worker', 'runs', 'runs_with_undecided', 'stop_reasons']
+    >>> cost.summary()["mistakes"]["bad_per_run"]
+    1.0
     """  # noqa: E501
 
     algorithm: str
@@ -68,6 +70,9 @@ class CostPlan:
     undecided: NDArray[np.int64]
     stop_reasons: tuple[str, ...]
     capped: bool = False
+    #: Per run, by the simulated truth (a bar question's runs one by one; None otherwise):
+    #: bad workers (under the bar), good workers banned, bad workers not banned.
+    mistakes: _Mistakes | None = None
 
     def summary(self, prices: Prices | None = None) -> dict[str, Any]:
         """Median, 90th percentile and largest number of questions per worker and per run;
@@ -82,6 +87,7 @@ class CostPlan:
             "runs_with_undecided": float(np.mean(self.undecided > 0)),
             "stop_reasons": dict(sorted(reasons.items())),
             "capped": self.capped,
+            "mistakes": None if self.mistakes is None else self.mistakes.summary(),
         }
         if prices is not None:
             summary["money"] = {
@@ -141,7 +147,7 @@ def plan_cost(
         return CostPlan(algorithm, dict(params), together.questions, together.undecided,
                         together.stop_reasons, capped)  # fmt: skip
     ended = _run_all(_Ended(build), seeds, processes, progress)
-    return _plan_of(algorithm, dict(params), ended, size, capped)
+    return _plan_of(algorithm, dict(params), ended, size, capped, crowds)
 
 
 def _runs_together(
@@ -161,13 +167,48 @@ def _runs_together(
 
 
 def _plan_of(
-    algorithm: str, params: Mapping[str, Any], ended: Sequence[_EndedRun], size: int, capped: bool
+    algorithm: str,
+    params: Mapping[str, Any],
+    ended: Sequence[_EndedRun],
+    size: int,
+    capped: bool,
+    crowds: NDArray[np.float64],
 ) -> CostPlan:
-    """The plan of runs that ``ended``, each on ``size`` workers."""
+    """The plan of runs that ``ended``, each on ``size`` workers whose true accuracies are
+    the rows of ``crowds``."""
     questions = np.array([run.questions for run in ended], dtype=np.int64).reshape(-1, size)
     undecided = np.array([run.undecided for run in ended], dtype=np.int64)
     reasons = tuple(run.stop_reason for run in ended)
-    return CostPlan(algorithm, params, questions, undecided, reasons, capped)
+    mistakes = None
+    threshold = params.get("threshold")
+    if threshold is not None and all(run.banned is not None for run in ended):
+        banned = np.array([run.banned for run in ended], dtype=bool).reshape(-1, size)
+        mistakes = _Mistakes.of(crowds < float(threshold), banned)
+    return CostPlan(algorithm, params, questions, undecided, reasons, capped, mistakes)
+
+
+@dataclass(frozen=True)
+class _Mistakes:
+    """Per run: bad workers, good workers banned, bad workers not banned (accepted or left
+    undecided: either way kept)."""
+
+    bad: NDArray[np.int64]
+    false_bans: NDArray[np.int64]
+    missed_bad: NDArray[np.int64]
+
+    @classmethod
+    def of(cls, bad: NDArray[np.bool_], banned: NDArray[np.bool_]) -> _Mistakes:
+        return cls(bad.sum(axis=1), (banned & ~bad).sum(axis=1), (bad & ~banned).sum(axis=1))
+
+    def summary(self) -> dict[str, float]:
+        """Means per run, and the share of all bad workers banned over the runs."""
+        bad = int(self.bad.sum())
+        return {
+            "bad_per_run": float(self.bad.mean()),
+            "false_bans_per_run": float(self.false_bans.mean()),
+            "missed_bad_per_run": float(self.missed_bad.mean()),
+            "bad_banned_share": float("nan") if bad == 0 else 1.0 - self.missed_bad.sum() / bad,
+        }
 
 
 def _check_runs(runs: int, seed: int) -> None:
@@ -231,6 +272,7 @@ class _EndedRun:
     questions: tuple[int, ...]
     undecided: int
     stop_reason: str
+    banned: tuple[bool, ...] | None  # a bar question's bans; None for other questions
 
 
 @dataclass(frozen=True)
@@ -244,8 +286,10 @@ class _Ended:
         algorithm, rewards = self.build(seed)
         drive(algorithm, rewards)
         reason = algorithm.stop_reason
+        verdicts = getattr(algorithm, "verdicts", None)  # thresholding's: -1 banned
+        banned = None if verdicts is None else tuple((verdicts() < 0).tolist())
         return _EndedRun(tuple(algorithm.stats.count.tolist()), algorithm.n_undecided(),
-                         reason.value if reason else "none")  # fmt: skip
+                         reason.value if reason else "none", banned)  # fmt: skip
 
 
 def _run_all(

@@ -28,6 +28,7 @@ from screener.runs.run_plan import RunPlan, default_pool
 from screener.runs.settings import (
     BAR_ALGORITHMS,
     DEFAULT_ALGORITHM,
+    DEFAULT_BAR,
     DEFAULT_JOB,
     DEFAULT_ORACLE,
     DEFAULT_OUTLIERS,
@@ -87,9 +88,9 @@ def set_up_run(settings: RunSettings) -> RunSetup:
     >>> pool = synthetic_pool(12, 2, seed=1)
     >>> setup = set_up_run(RunSettings(pool=pool))
     >>> setup.plan.algorithm, setup.plan.oracle, setup.db
-    ('crowd-prior', 'simulated', None)
+    ('fdr-thresholding', 'simulated', None)
     >>> setup.plan.params  # DEFAULT_JOB
-    {'threshold': 0.6, 'false_ban': 30, 'missed_bad': 100, 'contamination': 0.2, 'pilot': 20}
+    {'threshold': 0.6, 'q': 0.1, 'eps': 0.05, 'min_answers': 3}
     >>> named = AlgorithmSettings(name="wrr", budget=500)
     >>> set_up_run(RunSettings(pool=pool, algorithm=named)).plan.params
     {'budget': 500, 'direction': 'low'}
@@ -158,8 +159,8 @@ def default_job(given: AlgorithmSettings, configured: str | None = None) -> dict
 
     Examples
     --------
-    >>> default_job(AlgorithmSettings())["pilot"]
-    20
+    >>> default_job(AlgorithmSettings())["eps"]
+    0.05
     >>> default_job(AlgorithmSettings(name="crowd-prior")), default_job(AlgorithmSettings(), "rr")
     ({}, {})
     """
@@ -175,7 +176,8 @@ def algorithm_params(
 ) -> dict[str, Any]:
     """The parameters ``algorithm`` runs with: ``base`` (a run file's [params], or the
     parameters a replayed run was logged with), the budget, the parameters given, then
-    PARAMETER_DEFAULTS where the algorithm takes them and nothing set them; ``top`` is its k.
+    PARAMETER_DEFAULTS where the algorithm takes them and nothing set them (and with
+    ``--error``, the bar ``DEFAULT_BAR`` when none is given); ``top`` is its k.
 
     Examples
     --------
@@ -183,6 +185,8 @@ def algorithm_params(
     {'delta': 0.05, 'k': 1.5, 'direction': 'low'}
     >>> algorithm_params("adaptive-topk", AlgorithmSettings(top=3), budget=900)
     {'budget': 900, 'k': 3}
+    >>> algorithm_params("crowd-prior", AlgorithmSettings(error="bayes"))
+    {'threshold': 0.6}
     """
     params = dict(base or {})
     if budget is not None:
@@ -192,6 +196,8 @@ def algorithm_params(
     for name, value in PARAMETER_DEFAULTS.items():
         if name in accepted:
             params.setdefault(name, value)
+    if given.error is not None:  # a promise against a bar: the usual one unless given
+        params.setdefault("threshold", DEFAULT_BAR)
     return params
 
 

@@ -42,18 +42,18 @@ def screener(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
     )
 
 
-def test_the_default_run_decides_every_demo_worker_in_a_few_questions(tmp_path: Path) -> None:
+def test_the_default_run_decides_every_demo_worker_and_bans_the_spammers(tmp_path: Path) -> None:
     """`screener run` with nothing given: the default job on the demo pool decides every
-    worker in under 10 gold questions each on average, and says what it promised and what it
-    cost."""
+    worker, bans the two spammers and no one else (seed 0, the first screen a new user sees),
+    and says what it promised, what it cost and what it may have got wrong."""
     done = screener("run", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert (report["algorithm"], report["condition_met"]) == (DEFAULT_ALGORITHM, True)
     assert all(w["decision"] in ("above", "below") for w in report["workers"])
     assert len(report["workers"]) == len(demo_pool())
-    assert report["total_pulls"] < 10 * len(report["workers"])
-    assert "at most 40 gold questions per worker" in done.stderr
+    assert report["banned"] == ["w09", "w20"]
+    assert report["mistakes"]["by_truth"]["wrong"] == 0
     table = screener("report", cwd=tmp_path).stdout
     assert f"status: stopping condition met: {report['guarantee']}" in table
     per_worker = report["total_pulls"] / len(report["workers"])
@@ -133,7 +133,7 @@ def test_oracles_lists_the_builtin_ones() -> None:
     [
         (["run", "-a", "wrr", "--delta", "2"], "delta must lie in (0, 1)"),
         (["run", "-a", "wrr", "--k", "-1"], "k must be"),
-        (["run", "--k", "2"], "crowd-prior has no parameter 'k'"),  # the default job
+        (["run", "--k", "2"], "fdr-thresholding has no parameter 'k'"),  # the default job
         (["run", "--budget", "0"], "budget must be"),
         (["run", "--concurrency", "0"], "concurrency must be"),
         (["run", "--latency", "soon"], "cannot read latency"),
