@@ -54,7 +54,7 @@ from screener.reports.summary import (
     cost_line,
     decision_counts,
 )
-from screener.runs import read_run, run_prices, run_state, worker_pool
+from screener.runs import oracle_name, read_run, run_prices, run_state, worker_pool
 
 __all__ = [
     "ANSWER_POINTS",
@@ -88,7 +88,7 @@ def render_html(
     """The whole page as one string (plotly.js included); ``state``: the run's lifecycle, as
     ``screener.reports.describe_status`` takes it."""
     pool = worker_pool(record)
-    truth = truth_label(str(dict(record.oracle).get("name")), pool)
+    truth = truth_label(str(oracle_name(record)), pool)
     sections = [summary_section(result, pool)] if len(pool) > PAGE_SIZE else []
     sections.append(workers_section(result, pool, truth))
     sections.append(_section("answers-over-time", "Answers over time", answers_figure(history),
@@ -123,7 +123,7 @@ def _header(
         f"{k} = {_file_name(v)}" for k, v in dict(oracle.get("options", {})).items()
     )
     started = datetime.fromtimestamp(record.created_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    tally = truth_tally(result, pool, oracle.get("name"))
+    tally = truth_tally(result, pool, oracle_name(record))
     style, verdict = _verdict(result, state, tally)
     rows = [
         ("Algorithm", f"{result.algorithm} ({params})"),
