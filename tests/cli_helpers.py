@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-#: `run`'s exit code for a run that ended without its stopping condition (README).
+#: `run`'s exit code for a run that ended without its stopping condition (docs/reliability.md).
 NOT_COMPLETED = 3
 
 

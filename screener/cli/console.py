@@ -1,5 +1,5 @@
 """What the commands say besides their data: notes on stderr, as loud as -q / -v ask, and
-the exit codes (README: exit codes)."""
+the exit codes (docs/reliability.md, "Exit codes")."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ __all__ = ["ExitCode", "note", "verbosity"]
 
 
 class ExitCode(enum.IntEnum):
-    """`screener`'s exit codes, as the README's table lists them."""
+    """`screener`'s exit codes, as docs/reliability.md lists them."""
 
     DONE = 0
     #: A bug, told in one line; also when the reader of the output goes away.

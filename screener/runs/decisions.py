@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 #: The block list's columns: one row per worker, the shape of a platform's block or qualify
-#: upload (README: "The block list").
+#: upload (docs/running.md: "The block list").
 BLOCK_LIST_COLUMNS = ("worker", "decision", "reason", "when")
 #: How long a follower waits between two looks at the journal, and between two checks, when
 #: nothing new came, that the run has not crashed (its process gone without a word).

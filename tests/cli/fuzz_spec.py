@@ -1,8 +1,8 @@
 """What an accepted command line must have stored: every value given, exactly (read back
 from ``screener report --json``'s run_spec, or ``plan --json``'s summary), and no option the
 algorithm or the answer source does not use. Derived from the arguments alone, with the rules
-the README states; a value that one of two settings overrode, or that was dropped, shows up
-as a mismatch."""
+the docs state (docs/running.md, docs/reliability.md); a value that one of two settings
+overrode, or that was dropped, shows up as a mismatch."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ FLOAT_PARAMS = ("--k", "--delta", "--q", "--rho", "--threshold")
 TEXT_PARAMS = ("--direction", "--interval", "--quantile")
 #: The algorithms with the k-sigma base's interval options.
 KSIGMA = ("rr", "wrr", "nrr", "ib")
-#: The README's best-K algorithms, the only ones --top applies to.
+#: The best-K algorithms (docs/algorithms.md), the only ones --top applies to.
 TOP_K = ("adaptive-topk", "optmai", "clucb-pac")
 
 
@@ -102,7 +102,7 @@ def _same(stored: Any, value: Any) -> bool:
 
 
 def unused_option(args: Sequence[str], algorithm: str, spec: Mapping[str, Any]) -> str | None:
-    """An option the README says this algorithm or answer source does not use, if given."""
+    """An option the docs say this algorithm or answer source does not use, if given."""
     given = expected(args)
     params = spec.get("params", {})
     paper = ("params", "quantile") in given and params.get("quantile") == "paper"

@@ -172,10 +172,10 @@ def test_a_subset_as_real_subprocesses(template: tuple[Path, str], data: st.Data
     fuzz_once(folder, data.draw(other_args(run_id), label="args"), run=as_subprocess)
 
 
-def test_the_readme_states_this_corpus() -> None:
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    readme = " ".join(text.split())
+def test_the_docs_state_this_corpus() -> None:
+    path = Path(__file__).resolve().parents[2] / "docs" / "reliability.md"
+    page = " ".join(path.read_text(encoding="utf-8").split())
     in_process = sum(EXAMPLES.values())
-    assert f"checks this on {CORPUS:,} cases" in readme
-    assert f"{in_process:,} cases run in-process" in readme
-    assert f"{2 * SUBPROCESS_EXAMPLES} as real subprocesses" in readme
+    assert f"checks this on {CORPUS:,} cases" in page
+    assert f"{in_process:,} cases run in-process" in page
+    assert f"{2 * SUBPROCESS_EXAMPLES} as real subprocesses" in page

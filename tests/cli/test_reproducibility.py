@@ -1,4 +1,4 @@
-"""Issue 36, determinism: what a seed reproduces, as the README states it. Without latency a
+"""Issue 36, determinism: what a seed reproduces, as docs/running.md states it. Without latency a
 run is a function of its inputs and its seed; with latency each worker's answer to its j-th
 question still is, but which answers come back first is the clock's."""
 
@@ -25,10 +25,10 @@ def journal(db: Path) -> list[tuple[object, ...]]:
 
 
 @pytest.mark.slow
-def test_readme_states_what_a_seed_reproduces(tmp_path: Path) -> None:
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert "What a seed reproduces: without latency (`--latency none`, the default)" in readme
-    assert "two runs of one seed can differ" in readme
+def test_the_docs_state_what_a_seed_reproduces(tmp_path: Path) -> None:
+    page = " ".join((ROOT / "docs" / "running.md").read_text(encoding="utf-8").split())
+    assert "What a seed reproduces: without latency (`--latency none`, the default)" in page
+    assert "two runs of one seed can differ" in page
     for name in ("a.db", "b.db"):
         assert screener(*RUN, "--db", name, cwd=tmp_path).returncode in (0, 3)
     assert journal(tmp_path / "a.db") == journal(tmp_path / "b.db")

@@ -1,5 +1,5 @@
-"""Issue 36, secrets: no command echoes a database password, and the README shows how to keep
-it out of `ps` too (PGPASSWORD, or a libpq service file). A SQLite URL may carry a password
+"""Issue 36, secrets: no command echoes a database password, and the docs show how to keep it
+out of `ps` too (PGPASSWORD, or a libpq service file). A SQLite URL may carry a password
 as well (SQLAlchemy parses it and SQLite ignores it), so every command is checked without a
 PostgreSQL server; with one (SCREENER_TEST_POSTGRES), against it as well."""
 
@@ -69,18 +69,18 @@ def test_no_command_echoes_a_password(tmp_path: Path, database_url: str) -> None
         assert refused.returncode == 2 and PASSWORD not in refused.stderr, refused.stderr
 
 
-def test_readme_shows_how_to_keep_passwords_out_of_ps() -> None:
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert "PGPASSWORD" in readme
-    assert "postgresql+psycopg://?service=" in readme
-    assert "~/.pgpass" in readme
+def test_the_docs_show_how_to_keep_passwords_out_of_ps() -> None:
+    page = " ".join((ROOT / "docs" / "running.md").read_text(encoding="utf-8").split())
+    assert "PGPASSWORD" in page
+    assert "postgresql+psycopg://?service=" in page
+    assert "~/.pgpass" in page
 
 
 def test_postgresql_passwords_stay_out_of_output_and_command_lines(
     tmp_path: Path, database_url: str
 ) -> None:
     """With a service file and PGPASSWORD the command line holds no password (the test
-    server trusts every local login, so this shows that the route the README gives reaches
+    server trusts every local login, so this shows that the route the docs give reaches
     the server, not that it checks the password)."""
     postgresql_only(database_url)
     parts = make_url(database_url)

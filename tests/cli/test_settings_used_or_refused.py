@@ -182,7 +182,7 @@ def test_plan_seeds_past_the_maximum(folder: Path) -> None:
 
 def test_rr_hoeffding_with_quantile_paper_is_refused(folder: Path) -> None:
     """The paper's quantile changes the Agresti-Coull intervals only: with Hoeffding's it
-    was ignored, and the result showed the full guarantee under a setting the README calls
+    was ignored, and the result showed the full guarantee under a setting the docs call
     a heuristic."""
     line = run_refused(folder, "-a", "rr", "--interval", "hoeffding", "--quantile", "paper")
     assert line == (
