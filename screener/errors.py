@@ -14,6 +14,7 @@ __all__ = [
     "ScreenerError",
     "SnapshotError",
     "UnknownPullError",
+    "UnknownWorkerError",
 ]
 
 
@@ -57,6 +58,10 @@ class PoolError(ScreenerError, ValueError):
 
 class UnknownPullError(ScreenerError, KeyError):
     """An answer names a pull id that the algorithm never handed out."""
+
+
+class UnknownWorkerError(ScreenerError, KeyError):
+    """A call names a worker the gate has never seen."""
 
 
 class OracleError(ScreenerError, RuntimeError):

@@ -6,6 +6,7 @@ worker, whether to give a gold question or a real task, and hands back the gold 
 """
 
 from screener.gate.core import Gate
+from screener.gate.labels import LabelOutcome
 from screener.gate.replies import AnswerOutcome, Decided, Reply, ReplyKind
 from screener.gate.roster import Status
 from screener.gate.settings import (
@@ -26,6 +27,7 @@ __all__ = [
     "Gate",
     "GateSettings",
     "GoldPolicy",
+    "LabelOutcome",
     "OnChange",
     "Prices",
     "Reply",

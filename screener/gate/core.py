@@ -41,8 +41,9 @@ import numpy as np
 
 from screener.algorithms import CrowdPrior, Result, ThresholdingAlgorithm, create_algorithm
 from screener.bank import GoldBank
-from screener.errors import UnknownPullError
+from screener.errors import ConfigError, UnknownPullError, UnknownWorkerError
 from screener.gate.judge import ValueJudge
+from screener.gate.labels import LabelOutcome, TaskLabels, label_text
 from screener.gate.replies import (
     AnswerOutcome,
     Decided,
@@ -55,7 +56,7 @@ from screener.gate.roster import Gold, Status, WorkerState, reward_of
 from screener.gate.settings import GateSettings
 from screener.stats.change import ChangeDetector
 
-__all__ = ["AnswerOutcome", "Decided", "Gate", "Reply", "ReplyKind"]
+__all__ = ["AnswerOutcome", "Decided", "Gate", "LabelOutcome", "Reply", "ReplyKind"]
 
 
 class Gate:
@@ -90,6 +91,7 @@ class Gate:
         self.workers: dict[str, WorkerState] = {}
         self.golds: dict[str, Gold] = {}
         self.decisions: list[Decided] = []
+        self.labels = TaskLabels()
         self.requests = 0
         self.tasks = 0
         self.gold_asked = 0
@@ -156,6 +158,33 @@ class Gate:
             )
         return reward_of(record, reward, answer, self.bank, self.method)
 
+    def tell_label(
+        self, worker: str, item: str, label: object, request_id: str | None = None
+    ) -> LabelOutcome:
+        """``worker``'s label of real task ``item`` (``screener.gate.labels``): kept as
+        evidence, or a ``duplicate`` (a second label of the item, a repeated request)."""
+        text = self.check_label(worker, item, label)
+        outcome = self.labels.add(worker, item, text, request_id)
+        if outcome is LabelOutcome.ACCEPTED:
+            self.workers[worker].labels += 1
+        return outcome
+
+    def check_label(self, worker: str, item: str, label: object) -> str:
+        """The label as the gate keeps it, or the error ``tell_label`` would raise; changes
+        nothing (a batch is checked whole before any label is used)."""
+        check_worker(worker)
+        if worker not in self.workers:
+            raise UnknownWorkerError(
+                f"worker {worker!r} never asked this gate for work",
+                "report a worker's labels after the requests that gave it the tasks",
+            )
+        if not isinstance(item, str) or not item or not item.isprintable():
+            raise ConfigError(
+                f"an item id must be a non-empty printable string, got {item!r}",
+                "send the platform's id of the task item",
+            )
+        return label_text(label)
+
     def leave(self, worker: str, reason: str = "left") -> None:
         """``worker`` left: the gold question it owes is released, and it is asked nothing
         more until it comes back (its next request)."""
@@ -196,6 +225,7 @@ class Gate:
             "requests": self.requests,
             "gold": self.gold_asked,
             "tasks": self.tasks,
+            "labels": self.labels.count,
             "money": {"gold": gold_money, "tasks": task_money, "total": gold_money + task_money},
             "workers": statuses,
             "decisions": len(self.decisions),

@@ -8,8 +8,15 @@ client of that API (the platform stand-in's), ``protocol``: what both sides read
 """
 
 from screener.gate_service.app import gate_app, listen, serve_gate
+from screener.gate_service.client import GateClient
 from screener.gate_service.journaled import GATE_ORACLE, gate_spec, replay_gate, run_gate
-from screener.gate_service.protocol import TOKEN_ENV, AnswerItem, DecisionsQuery, GateApiError
+from screener.gate_service.protocol import (
+    TOKEN_ENV,
+    AnswerItem,
+    DecisionsQuery,
+    GateApiError,
+    LabelItem,
+)
 from screener.gate_service.session import GateSession, GateStoppedError
 
 __all__ = [
@@ -18,8 +25,10 @@ __all__ = [
     "AnswerItem",
     "DecisionsQuery",
     "GateApiError",
+    "GateClient",
     "GateSession",
     "GateStoppedError",
+    "LabelItem",
     "gate_app",
     "gate_spec",
     "listen",

@@ -3,8 +3,8 @@
 Every request but the reads (decisions, status) is a call of the gate, journaled before its
 reply (``GateSession``). Errors are JSON ``{"error": "..."}``, one line each: 400 for a
 request the API or the gate refuses (nothing of it is used), 401 for a missing or wrong
-bearer token, 404 for an unknown gold id or path, 405, 413 for a body over 1 MiB, 503 when the
-gate has stopped serving.
+bearer token, 404 for an unknown gold id, worker or path, 405, 413 for a body over 1 MiB,
+503 when the gate has stopped serving.
 """
 
 from __future__ import annotations
@@ -17,16 +17,18 @@ import socket
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from screener.errors import ScreenerError, UnknownPullError
+from screener.errors import ScreenerError, UnknownPullError, UnknownWorkerError
 from screener.gate_service.protocol import (
     ANSWERS_PATH,
     DECISIONS_PATH,
+    LABELS_PATH,
     LEAVE_PATH,
     NEXT_PATH,
     STATUS_PATH,
     GateApiError,
     parse_answers,
     parse_decisions_query,
+    parse_labels,
     parse_leave,
     parse_next,
 )
@@ -48,6 +50,10 @@ def gate_app(session: GateSession, token: str | None) -> web.Application:
         results = await session.answers(parse_answers(await _body(request)))
         return web.json_response({"results": results})
 
+    async def labels(request: web.Request) -> web.Response:
+        results = await session.labels(parse_labels(await _body(request)))
+        return web.json_response({"results": results})
+
     async def leave(request: web.Request) -> web.Response:
         return web.json_response(await session.leave(parse_leave(await _body(request))))
 
@@ -63,6 +69,7 @@ def gate_app(session: GateSession, token: str | None) -> web.Application:
     app = web.Application(middlewares=[_guard(session, token)])
     app.router.add_post(NEXT_PATH, next_)
     app.router.add_post(ANSWERS_PATH, answers)
+    app.router.add_post(LABELS_PATH, labels)
     app.router.add_post(LEAVE_PATH, leave)
     app.router.add_get(DECISIONS_PATH, decisions)
     app.router.add_get(STATUS_PATH, status)
@@ -117,7 +124,7 @@ async def serve_gate(
 def _status_of(error: ScreenerError) -> int:
     if isinstance(error, GateApiError):
         return error.status
-    if isinstance(error, UnknownPullError):
+    if isinstance(error, UnknownPullError | UnknownWorkerError):
         return 404
     if isinstance(error, GateStoppedError):
         return 503

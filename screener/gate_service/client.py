@@ -3,8 +3,9 @@
 Every call is safe to repeat, so a call that fails on the way (a lost connection, a 503 while
 the gate restarts, a timeout) is sent again, with backoff, until ``retry_for`` seconds have
 passed: ``next`` always carries a request id (one is made when none is given), so a retry
-gets the reply of the first request; a repeated answer is reported ``duplicate``; reads are
-idempotent. A refusal (4xx) is raised at once as ``GateApiError`` with the gate's reason.
+gets the reply of the first request; a repeated answer is reported ``duplicate``, as is a
+second label of one item by one worker (the first counts); reads are idempotent. A refusal
+(4xx) is raised at once as ``GateApiError`` with the gate's reason.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ import aiohttp
 from screener.gate_service.protocol import (
     ANSWERS_PATH,
     DECISIONS_PATH,
+    LABELS_PATH,
     LEAVE_PATH,
     NEXT_PATH,
     STATUS_PATH,
     AnswerItem,
     GateApiError,
+    LabelItem,
 )
 
 __all__ = ["GateClient"]
@@ -78,6 +81,12 @@ class GateClient:
     ) -> str:
         """One gold answer: its ``reward``, or the raw ``answer`` scored by the gate."""
         return (await self.answers([AnswerItem(gold, reward, answer)]))[0]
+
+    async def labels(self, items: Sequence[LabelItem]) -> list[str]:
+        """Report task labels; each one's outcome: accepted, or duplicate (the worker's first
+        label of the item counts, so a retry after a lost reply changes nothing)."""
+        reply = await self._call("POST", LABELS_PATH, {"labels": [i.to_json() for i in items]})
+        return [str(result["outcome"]) for result in reply["results"]]
 
     async def leave(self, worker: str) -> bool:
         """``worker`` left; False when the gate did not know it or it had left already."""

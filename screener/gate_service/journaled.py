@@ -11,6 +11,8 @@ what it returned, in the order the gate served them:
 * ``answered``, ``duplicate`` or ``late`` (what the gate did with it): ``Gate.answer``:
   ``worker``, ``detail`` the gold id, ``question``, and ``reward`` as given, or ``response``
   the raw answer as JSON (then ``reward`` is None);
+* ``labelled``: ``Gate.tell_label``: ``worker``, ``detail`` the item, ``response`` JSON
+  ``{"label", "request_id", "outcome"}``;
 * ``unavailable``: ``Gate.leave``: ``worker``, ``detail`` the reason;
 * ``decided``, after the call that made the decision, in the same transaction: the one
   decided event of every run (``screener.orchestrator.decided_event``), ``arm`` the worker's
@@ -30,7 +32,7 @@ from typing import Any
 from screener.algorithms import Verdict
 from screener.bank import GoldBank
 from screener.errors import JournalError, JournalMismatchError, ScreenerError
-from screener.gate import AnswerOutcome, Decided, Gate, GateSettings, Reply
+from screener.gate import AnswerOutcome, Decided, Gate, GateSettings, LabelOutcome, Reply
 from screener.journal import Event, EventKind, RunRecord, RunSpec
 from screener.orchestrator import decided_event
 from screener.runs.stored import GATE_ORACLE
@@ -40,6 +42,7 @@ __all__ = [
     "answer_event",
     "decision_events",
     "gate_spec",
+    "label_event",
     "leave_event",
     "replay_gate",
     "request_event",
@@ -99,6 +102,15 @@ def answer_event(
     )  # fmt: skip
 
 
+def label_event(
+    worker: str, item: str, label: object, request_id: str | None, outcome: LabelOutcome, at: float
+) -> Event:
+    body = {"label": label, "request_id": request_id, "outcome": outcome.value}
+    return Event(
+        kind=EventKind.LABELLED, at=at, worker=worker, detail=item, response=json.dumps(body)
+    )
+
+
 def leave_event(worker: str, reason: str, at: float) -> Event:
     return Event(kind=EventKind.UNAVAILABLE, at=at, worker=worker, detail=reason)
 
@@ -146,6 +158,14 @@ def _replay_one(gate: Gate, event: Event, made: list[float]) -> None:
         outcome = gate.answer(gold, reward=event.reward, answer=raw)
         if _OUTCOME_KINDS[outcome] is not kind:
             raise _mismatch(event, f"the gate now calls the answer {outcome.value}")
+    elif kind is EventKind.LABELLED:
+        body = json.loads(event.response or "{}")
+        told = gate.tell_label(
+            _text(event.worker, event), _text(event.detail, event), body.get("label"),
+            body.get("request_id"),
+        )  # fmt: skip
+        if told.value != body.get("outcome"):
+            raise _mismatch(event, f"the gate now calls the label {told.value}")
     elif kind is EventKind.UNAVAILABLE:
         gate.leave(_text(event.worker, event), event.detail or "left")
     elif kind is EventKind.DECIDED:

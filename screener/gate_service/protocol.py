@@ -19,6 +19,7 @@ __all__ = [
     "ANSWERS_PATH",
     "DECISIONS_PATH",
     "DEFAULT_LIMIT",
+    "LABELS_PATH",
     "LEAVE_PATH",
     "MAX_BATCH",
     "MAX_LIMIT",
@@ -29,9 +30,11 @@ __all__ = [
     "AnswerItem",
     "DecisionsQuery",
     "GateApiError",
+    "LabelItem",
     "NextRequest",
     "parse_answers",
     "parse_decisions_query",
+    "parse_labels",
     "parse_leave",
     "parse_next",
 ]
@@ -39,6 +42,7 @@ __all__ = [
 NEXT_PATH = "/v1/next"
 ANSWERS_PATH = "/v1/answers"
 LEAVE_PATH = "/v1/leave"
+LABELS_PATH = "/v1/labels"
 DECISIONS_PATH = "/v1/decisions"
 STATUS_PATH = "/v1/status"
 #: The environment variable holding the bearer token (server and clients).
@@ -48,7 +52,7 @@ MAX_WAIT = 60.0
 #: Decisions one GET /v1/decisions returns by default, and at most.
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
-#: Answers one POST /v1/answers may carry.
+#: Answers one POST /v1/answers, or labels one POST /v1/labels, may carry.
 MAX_BATCH = 1000
 _MAX_ID = 256
 
@@ -81,6 +85,21 @@ class AnswerItem:
     def to_json(self) -> dict[str, Any]:
         value = {"reward": self.reward} if self.answer is None else {"answer": self.answer}
         return {"gold": self.gold, **value}
+
+
+@dataclass(frozen=True, slots=True)
+class LabelItem:
+    """One task label: ``worker``'s ``label`` of real task ``item``; ``request_id``, when
+    given, makes a retry return the first outcome."""
+
+    worker: str
+    item: str
+    label: str | float
+    request_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        found = {"worker": self.worker, "item": self.item, "label": self.label}
+        return found if self.request_id is None else {**found, "request_id": self.request_id}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +137,19 @@ def parse_answers(body: object) -> list[AnswerItem]:
             raise GateApiError(f"too many answers in one request: {len(items)} > {MAX_BATCH}")
         return [_answer(item, f"answers[{index}]") for index, item in enumerate(items)]
     return [_answer(body, "the answer")]
+
+
+def parse_labels(body: object) -> list[LabelItem]:
+    """POST /v1/labels: one label (``{"worker", "item", "label", "request_id"?}``) or a batch
+    (``{"labels": [...]}``), as a list."""
+    if isinstance(body, dict) and "labels" in body:
+        items = _object(body, "POST /v1/labels", {"labels"})["labels"]
+        if not isinstance(items, list) or not items:
+            raise GateApiError("malformed request: labels must be a non-empty list")
+        if len(items) > MAX_BATCH:
+            raise GateApiError(f"too many labels in one request: {len(items)} > {MAX_BATCH}")
+        return [_label(item, f"labels[{index}]") for index, item in enumerate(items)]
+    return [_label(body, "the label")]
 
 
 def parse_decisions_query(query: Mapping[str, str]) -> DecisionsQuery:
@@ -168,6 +200,18 @@ def _answer(body: object, where: str) -> AnswerItem:
     if isinstance(answer, str) or (isinstance(answer, int | float) and _finite(answer)):
         return AnswerItem(gold, answer=answer)
     raise GateApiError(f"malformed request: {where}: answer must be a string or a number")
+
+
+def _label(body: object, where: str) -> LabelItem:
+    fields = _object(body, where, {"worker", "item", "label", "request_id"})
+    worker = _identifier(fields.get("worker"), f"{where}: worker")
+    item = _identifier(fields.get("item"), f"{where}: item")
+    label, request_id = fields.get("label"), fields.get("request_id")
+    if not (isinstance(label, str) or _finite(label)):
+        raise GateApiError(f"malformed request: {where}: label must be a string or a number")
+    assert isinstance(label, str | int | float)
+    rid = None if request_id is None else _identifier(request_id, f"{where}: request_id")
+    return LabelItem(worker, item, label, rid)
 
 
 def _finite(value: object) -> bool:

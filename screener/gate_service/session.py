@@ -27,12 +27,19 @@ from screener.gate_service.journaled import (
     answer_event,
     decision_events,
     gate_spec,
+    label_event,
     leave_event,
     replay_gate,
     request_event,
     run_gate,
 )
-from screener.gate_service.protocol import AnswerItem, DecisionsQuery, GateApiError, NextRequest
+from screener.gate_service.protocol import (
+    AnswerItem,
+    DecisionsQuery,
+    GateApiError,
+    LabelItem,
+    NextRequest,
+)
 from screener.journal import (
     HEARTBEAT_SECONDS,
     AsyncJournal,
@@ -123,6 +130,26 @@ class GateSession:
             events.append(answer_event(self.gate, item.gold, item.reward, item.answer, outcome, at))
             events += self._decided(known, at)
             results.append({"gold": item.gold, "outcome": outcome.value})
+        await self._commit(events)
+        return results
+
+    async def labels(self, items: list[LabelItem]) -> list[dict[str, Any]]:
+        """POST /v1/labels: every label is checked before any is used (a bad one refuses the
+        whole request); the outcome of each, in order."""
+        self._check_serving()
+        for item in items:
+            self.gate.check_label(item.worker, item.item, item.label)
+        at = time.time()
+        events: list[Event] = []
+        results = []
+        for item in items:
+            known = len(self.gate.decisions)
+            outcome = self.gate.tell_label(item.worker, item.item, item.label, item.request_id)
+            events.append(
+                label_event(item.worker, item.item, item.label, item.request_id, outcome, at)
+            )
+            events += self._decided(known, at)
+            results.append({"worker": item.worker, "item": item.item, "outcome": outcome.value})
         await self._commit(events)
         return results
 

@@ -58,6 +58,10 @@ class EventKind(enum.StrEnum):
     #: ``response`` JSON ``{"kind", "gold", "reason"}``. A replay makes the same call and
     #: must get the same reply.
     REQUESTED = "requested"
+    #: A gate run: a worker's task label (``Gate.tell_label``): ``worker``, ``detail`` the
+    #: item, ``response`` JSON ``{"label", "request_id", "outcome"}``. A replay makes the same
+    #: call and must get the same outcome.
+    LABELLED = "labelled"
     #: A process stopped driving the run before its end; detail "interrupted" (Ctrl-C, a
     #: cancelled task) or "failed: <why>". A resume continues it.
     STOPPED = "stopped"

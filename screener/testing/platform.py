@@ -289,16 +289,20 @@ def _is_graded(answers: RecordedAnswers) -> bool:
 
 
 def run_stream(stream: TaskStream, gate: Gate | None) -> tuple[StreamOutcome, int]:
-    """Drive ``stream`` through ``gate`` (None: no screening, every request a task), acting
-    on each ban at once. Returns what was bought and the most real tasks a worker did before
-    its first gold question (the gate's limit, as the platform saw it)."""
+    """Drive ``stream`` through ``gate`` (None: no screening, every request a task), telling
+    it every task label as it is given and acting on each ban at once. Returns what was
+    bought and the most real tasks a worker did before its first gold question (the gate's
+    limit, as the platform saw it)."""
     acted = 0
     before_gold: Counter[str] = Counter()
     screened: set[str] = set()
     for worker in stream.requests():
         reply = None if gate is None else gate.next(worker)
         if reply is None or reply.kind in (ReplyKind.TASK, ReplyKind.QUALIFIED):
-            if stream.task(worker) is not None and worker not in screened:
+            item = stream.task(worker)
+            if item is not None and gate is not None:
+                gate.tell_label(worker, item, stream.kept[item][-1][1])
+            if item is not None and worker not in screened:
                 before_gold[worker] += 1
         elif reply.kind is ReplyKind.BLOCKED:
             stream.block(worker)

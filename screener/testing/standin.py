@@ -6,7 +6,8 @@ work as many times as it answered in the data, at seeded times, so workers join 
 overlap and leave; ``StandInSettings`` adds late joiners, leavers and workers who turn to
 spam part way (``screener.testing._arrivals``). For each request the stand-in asks the gate
 (``POST /v1/next``) and does what it says: a gold question is answered from the worker's
-recorded answers (``POST /v1/answers``), a real task is labelled with its recorded answer,
+recorded answers (``POST /v1/answers``), a real task is labelled with its recorded answer
+(reported to the gate, ``POST /v1/labels``, in batches of ``LABEL_BATCH`` and at the end),
 ``blocked`` sends the worker away. A worker out of work leaves, and the gate is told, before
 it is asked anything (a platform serves no gold question to a worker it has no task for).
 Meanwhile it follows the decisions stream (``GET /v1/decisions``) and acts on each ban as it
@@ -34,6 +35,7 @@ from typing import Any
 from aiohttp import web
 
 from screener.gate_service.client import GateClient
+from screener.gate_service.protocol import LabelItem
 from screener.oracles.dataset import RecordedAnswers
 from screener.testing._arrivals import Arrivals, StandInSettings, plan_arrivals
 from screener.testing.platform import StreamOutcome, TaskStream
@@ -41,6 +43,8 @@ from screener.testing.platform import StreamOutcome, TaskStream
 __all__ = ["StandIn", "StandInReport", "StandInSettings", "run_standin"]
 
 REPORT_PATH = "/v1/report"
+#: Task labels the stand-in reports to the gate in one request.
+LABEL_BATCH = 20
 _FOLLOW_WAIT = 1.0
 
 
@@ -93,6 +97,7 @@ class StandIn:
         self._tasks_done: Counter[str] = Counter()  # real tasks before the first gold question
         self._screened: set[str] = set()
         self._seen: set[int] = set()  # decisions read (by seq)
+        self._labels: list[LabelItem] = []  # task labels not yet reported
         self._serving = True
         self._decisions_made: int | None = None  # known once the requests are done
 
@@ -101,6 +106,7 @@ class StandIn:
         follower = asyncio.create_task(self._follow())
         try:
             await self._serve_requests()
+            await self._report_labels()
             self._serving = False
             self._decisions_made = int((await self.client.status())["decisions"])
             await follower
@@ -161,6 +167,16 @@ class StandIn:
                 self._spoil(worker, item)
             if worker not in self._screened:
                 self._tasks_done[worker] += 1
+            label = self.stream.kept[item][-1][1]
+            self._labels.append(LabelItem(worker, item, label, f"{worker}:{index}:label"))
+            if len(self._labels) >= LABEL_BATCH:
+                await self._report_labels()
+
+    async def _report_labels(self) -> None:
+        """Send the task labels given so far (each with its request id: a retry counts once)."""
+        batch, self._labels = self._labels, []
+        if batch:
+            await self.client.labels(batch)
 
     async def _send_away(self, worker: str) -> None:
         self._gone.add(worker)

@@ -78,6 +78,9 @@ async def test_the_standin_buys_labels_through_a_gate(tmp_path: Path) -> None:
         status = session.status()
     assert report.finished and report.requests == status["requests"]
     assert report.gold_answers == status["gold"] and report.task_labels >= status["tasks"] / 2
+    # Every label a worker gave reached the gate (replacements are the platform's own).
+    assert status["labels"] == report.task_labels - report.replacements
+    assert session.gate.labels.count == status["labels"]
     money = report.money
     assert money["total"] == pytest.approx(report.gold_answers * 0.05 + report.task_labels * 0.05)
     assert report.accuracy is not None and report.accuracy > 0.8

@@ -1,0 +1,105 @@
+"""The task labels a platform reports to the gate: evidence it has already paid for.
+
+A worker's label of a real task item reaches the gate with ``Gate.tell_label``
+(``POST /v1/labels``). Rules:
+
+* one label per worker and item: the first counts; a second (a platform that shows an item
+  twice) is a ``duplicate`` and changes nothing; a repeated request id (a retry) gets the
+  first request's outcome and changes nothing;
+* a label is text: a number is kept as its shortest float text (``1``, ``1.0`` and ``"1"``
+  are one label), so a platform may send its answer codes as numbers or strings;
+* the labels of a worker the gate banned are kept (a reopened worker's are judged again) but
+  never serve as evidence about anyone else.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from screener.errors import ConfigError
+
+__all__ = ["LabelOutcome", "TaskLabels", "label_text"]
+
+#: Label request ids remembered for repeated requests (the oldest are forgotten first).
+REMEMBERED_LABEL_REQUESTS = 100_000
+_MAX_LABEL = 256
+
+
+class LabelOutcome(enum.StrEnum):
+    """What the gate did with a task label: kept it, or ignored a second copy."""
+
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"
+
+
+def label_text(label: object) -> str:
+    """The label as the gate keeps it; ConfigError for anything but a short printable string
+    or a finite number.
+
+    >>> label_text("cat"), label_text(1), label_text(1.0), label_text(0.25)
+    ('cat', '1', '1', '0.25')
+    """
+    if isinstance(label, bool) or not isinstance(label, str | int | float):
+        raise ConfigError(
+            f"a task label must be a string or a number, got {label!r}",
+            "send the worker's answer as it was given",
+        )
+    if isinstance(label, str):
+        text = label
+    elif math.isfinite(label):
+        text = repr(float(label)).removesuffix(".0")
+    else:
+        raise ConfigError(f"a task label must be finite, got {label!r}", "send a number")
+    if not text or len(text) > _MAX_LABEL or not text.isprintable():
+        raise ConfigError(
+            f"a task label must be printable text of 1 to {_MAX_LABEL} characters",
+            "send the worker's answer as it was given",
+        )
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    worker: str
+    outcome: LabelOutcome
+
+
+class TaskLabels:
+    """Every task label kept: per item, each worker's label, in the order they arrived."""
+
+    def __init__(self) -> None:
+        self.by_item: dict[str, dict[str, str]] = {}
+        self.count = 0
+        self._requests: OrderedDict[str, _Seen] = OrderedDict()
+
+    def add(
+        self, worker: str, item: str, label: str, request_id: str | None = None
+    ) -> LabelOutcome:
+        """Keep ``worker``'s ``label`` of ``item`` (text from ``label_text``), unless it is a
+        second one or its request was seen; the outcome."""
+        if request_id is not None and request_id in self._requests:
+            seen = self._requests[request_id]
+            if seen.worker != worker:
+                raise ConfigError(
+                    f"label request {request_id!r} was made for worker {seen.worker!r}, "
+                    f"not {worker!r}",
+                    "give each request its own id",
+                )
+            return seen.outcome  # a retry gets the first reply
+        labels = self.by_item.setdefault(item, {})
+        outcome = LabelOutcome.DUPLICATE if worker in labels else LabelOutcome.ACCEPTED
+        if outcome is LabelOutcome.ACCEPTED:
+            labels[worker] = label
+            self.count += 1
+        if request_id is not None:
+            self._requests[request_id] = _Seen(worker, outcome)
+            if len(self._requests) > REMEMBERED_LABEL_REQUESTS:
+                self._requests.popitem(last=False)
+        return outcome
+
+    def of_item(self, item: str) -> dict[str, str]:
+        """The labels of ``item`` by worker (empty if none)."""
+        return self.by_item.get(item, {})
