@@ -89,7 +89,8 @@ def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], 
              type=float),
     _setting("--on-change", "What the change detector's alarm does to a qualified worker.",
              type=click.Choice(get_args(OnChange))),
-    price_spec(_PRICES, "What a gold question and a real task cost."),
+    price_spec(_PRICES, "What a gold question and a real task cost; a price left out of the "
+               "list costs its default."),
     _setting("--expected-tasks", "Real tasks a worker does, before the stream says (value "
              "policy).", type=float),
     _setting("--bad-label", "What a label from a worker under the bar costs (default: twice "
@@ -99,6 +100,12 @@ def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], 
     _setting("--bans", "value policy, a heuristic: the gate bans on its own at P(below) >= "
              "1 - q (promise; the default with --tenure) or where keeping costs more (cost).",
              type=click.Choice(get_args(BanRule))),
+    _setting("--agreement", "Ban on task labels (POST /v1/labels) at this error level, when "
+             "a worker's labels agree with those of workers whose gold puts them above the bar "
+             "less than a worker at the bar would (default: labels decide nothing).",
+             type=float),
+    _setting("--binary-labels/--any-labels", "The task labels have two classes: agreement "
+             "counts two wrong labels as one (a sharper test)."),
     _setting("--seed", "Seed of the audits' draws and the bank's question orders.", type=int),
     (("--questions",), dict(type=FILE, default=None,
                             help="Gold question bank (CSV or JSON): replies name the question "

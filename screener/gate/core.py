@@ -41,9 +41,10 @@ import numpy as np
 
 from screener.algorithms import CrowdPrior, Result, ThresholdingAlgorithm, create_algorithm
 from screener.bank import GoldBank
-from screener.errors import ConfigError, UnknownPullError, UnknownWorkerError
+from screener.errors import UnknownPullError, UnknownWorkerError
+from screener.gate.agreement import AgreementJudge, reference_floor
 from screener.gate.judge import ValueJudge
-from screener.gate.labels import LabelOutcome, TaskLabels, label_text
+from screener.gate.labels import LabelOutcome, TaskLabels, check_item, label_text
 from screener.gate.replies import (
     AnswerOutcome,
     Decided,
@@ -92,6 +93,14 @@ class Gate:
         self.golds: dict[str, Gold] = {}
         self.decisions: list[Decided] = []
         self.labels = TaskLabels()
+        agreement = self.settings.agreement
+        self.agreement = (
+            None
+            if agreement is None
+            else AgreementJudge(
+                self.labels, self._bar(), agreement, binary=self.settings.binary_labels
+            )
+        )
         self.requests = 0
         self.tasks = 0
         self.gold_asked = 0
@@ -137,6 +146,10 @@ class Gate:
         state = self.workers[record.worker]
         state.owed = None
         state.answered += 1
+        state.gold_sum += (value - self.method.lower) / (self.method.upper - self.method.lower)
+        if self.agreement is not None and not state.banned:
+            floor = reference_floor(state.gold_sum, state.answered)
+            self._agreement_bans(self.agreement.gold_changed(state.worker, floor))
         if record.pull is not None:
             self.method.tell(record.pull, value)
             self._check_decisions()
@@ -167,6 +180,8 @@ class Gate:
         outcome = self.labels.add(worker, item, text, request_id)
         if outcome is LabelOutcome.ACCEPTED:
             self.workers[worker].labels += 1
+            if self.agreement is not None:
+                self._agreement_bans(self.agreement.labelled(worker, item))
         return outcome
 
     def check_label(self, worker: str, item: str, label: object) -> str:
@@ -178,11 +193,7 @@ class Gate:
                 f"worker {worker!r} never asked this gate for work",
                 "report a worker's labels after the requests that gave it the tasks",
             )
-        if not isinstance(item, str) or not item or not item.isprintable():
-            raise ConfigError(
-                f"an item id must be a non-empty printable string, got {item!r}",
-                "send the platform's id of the task item",
-            )
+        check_item(item)
         return label_text(label)
 
     def leave(self, worker: str, reason: str = "left") -> None:
@@ -312,9 +323,21 @@ class Gate:
         if found is None:
             return
         p_bad, why = found
+        state.ban_posterior = p_bad
+        self._ban_by_gate(state, why)
+
+    def _agreement_bans(self, workers: list[str]) -> None:
+        """Ban the workers whose agreement test rejects (``screener.gate.agreement``)."""
+        assert self.agreement is not None
+        for worker in workers:
+            state = self.workers[worker]
+            if not state.banned:
+                self._ban_by_gate(state, self.agreement.ban_reason(worker))
+
+    def _ban_by_gate(self, state: WorkerState, why: str) -> None:
+        """A ban the gate makes itself, beside its method's."""
         self.method.set_unavailable(state.arm, "banned by the gate")
         state.status = Status.BANNED
-        state.ban_posterior = p_bad
         self._decide(state, "banned", why)
 
     def _new_gold(
@@ -409,6 +432,8 @@ class Gate:
         self._decide(state, "reopened", why)
 
     def _decide(self, state: WorkerState, decision: str, reason: str) -> None:
+        if decision == "banned" and self.agreement is not None:
+            self.agreement.retire(state.worker)
         if state.owed is not None and decision == "banned":
             state.owed.released = True  # a banned worker's question is no longer wanted
             if state.owed.pull is not None:

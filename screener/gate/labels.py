@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from screener.errors import ConfigError
 
-__all__ = ["LabelOutcome", "TaskLabels", "label_text"]
+__all__ = ["LabelOutcome", "TaskLabels", "check_item", "label_text"]
 
 #: Label request ids remembered for repeated requests (the oldest are forgotten first).
 REMEMBERED_LABEL_REQUESTS = 100_000
@@ -61,6 +61,15 @@ def label_text(label: object) -> str:
     return text
 
 
+def check_item(item: object) -> None:
+    """Refuse an item id that is not a non-empty printable string."""
+    if not isinstance(item, str) or not item or not item.isprintable():
+        raise ConfigError(
+            f"an item id must be a non-empty printable string, got {item!r}",
+            "send the platform's id of the task item",
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class _Seen:
     worker: str
@@ -73,6 +82,7 @@ class TaskLabels:
     def __init__(self) -> None:
         self.by_item: dict[str, dict[str, str]] = {}
         self.count = 0
+        self._items: dict[str, list[str]] = {}  # worker -> the items it labelled, in order
         self._requests: OrderedDict[str, _Seen] = OrderedDict()
 
     def add(
@@ -93,6 +103,7 @@ class TaskLabels:
         outcome = LabelOutcome.DUPLICATE if worker in labels else LabelOutcome.ACCEPTED
         if outcome is LabelOutcome.ACCEPTED:
             labels[worker] = label
+            self._items.setdefault(worker, []).append(item)
             self.count += 1
         if request_id is not None:
             self._requests[request_id] = _Seen(worker, outcome)
@@ -103,3 +114,7 @@ class TaskLabels:
     def of_item(self, item: str) -> dict[str, str]:
         """The labels of ``item`` by worker (empty if none)."""
         return self.by_item.get(item, {})
+
+    def items_of(self, worker: str) -> list[str]:
+        """The items ``worker`` labelled, in the order its labels arrived."""
+        return self._items.get(worker, [])

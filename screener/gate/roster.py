@@ -58,6 +58,7 @@ class WorkerState:
     tasks: int = 0
     golds: int = 0
     answered: int = 0
+    gold_sum: float = 0.0  # the rewards of its answers, scaled to [0, 1]
     labels: int = 0  # task labels reported (first ones of an item)
     since_gold: int = 0  # requests since its last gold question
     owed: Gold | None = None

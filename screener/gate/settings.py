@@ -150,7 +150,11 @@ class GateSettings:
     place). ``tenure``: a heuristic, off by default: price and judge each worker against
     the workers who made as many requests (``screener.gate.tenure``); ``bans``: when the gate
     bans a worker itself (``BanRule``; None: "promise" with the tenure prior, else only the
-    method bans). Both are the value policy's. ``seed``: the audits' draws.
+    method bans). Both are the value policy's. ``agreement``: the error level of a ban on task
+    labels' agreement with workers whose gold puts them above the bar
+    (``screener.gate.agreement``; None: labels are kept, and decide nothing);
+    ``binary_labels``: the task labels have two classes (agreement then counts two wrong
+    labels as one, a sharper test). ``seed``: the audits' draws.
 
     Examples
     --------
@@ -173,6 +177,8 @@ class GateSettings:
     bad_label: float | None = None
     tenure: bool = False
     bans: BanRule | None = None
+    agreement: float | None = None
+    binary_labels: bool = False
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -230,6 +236,8 @@ class GateSettings:
             check_count("gold_budget", self.gold_budget, 1, "the most gold questions, e.g. 500")
         _fraction("audit_rate", self.audit_rate, open_low=False)
         _fraction("alpha", self.alpha, open_low=True, below_one=True)
+        if self.agreement is not None:
+            _fraction("agreement", self.agreement, open_low=True, below_one=True)
         if not (math.isfinite(self.expected_tasks) and self.expected_tasks >= 1):
             raise ConfigError(
                 f"expected_tasks must be a number >= 1, got {self.expected_tasks}", "e.g. 20"

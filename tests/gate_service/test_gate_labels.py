@@ -4,11 +4,15 @@ resumed gate holding exactly the labels it was told."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import urllib.request
 from pathlib import Path
 
 import aiohttp
 import pytest
-from gate_helpers import events, kinds, serving
+from gate_helpers import events, kinds, serving, start_gate, stop_gate
 
 from screener.gate_service import GateApiError, LabelItem
 from screener.gate_service.client import GateClient
@@ -71,3 +75,21 @@ async def test_a_resumed_gate_holds_the_labels_it_was_told(tmp_path: Path) -> No
         assert resumed.gate.labels.by_item == before and resumed.gate.labels.count == 120
         retried = await client.labels(items[:3])  # a retry after the restart counts once
         assert retried == ["accepted"] * 3 and resumed.gate.labels.count == 120
+
+
+@pytest.mark.subprocess
+def test_the_gate_command_takes_the_agreement_ban(tmp_path: Path) -> None:
+    process, url = start_gate(tmp_path, "--agreement", "0.05", "--binary-labels")
+    try:
+        settings = json.loads(urllib.request.urlopen(url + "/v1/status").read())["settings"]
+    finally:
+        code, _ = stop_gate(process)
+    assert (settings["agreement"], settings["binary_labels"], code) == (0.05, True, 130)
+    elsewhere = tmp_path / "refused"
+    elsewhere.mkdir()
+    refused = subprocess.run(
+        [sys.executable, "-m", "screener", "gate", "--agreement", "2"], cwd=elsewhere,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "agreement" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not list(elsewhere.iterdir())
