@@ -24,6 +24,8 @@ Policies, each a gate (``screener.gate``) configured before any outcome is seen:
   cost (``bans="cost"``: where keeping the worker costs more in expectation);
 * ``screener-first``: the same method, every request gold until it decides (a quiz that stops
   when the answers suffice);
+* ``screener-agree`` and ``fdr-agree``: the default gate and fdr, with the agreement ban
+  anchored on gold (``agreement=0.05``; ``binary_labels`` where the task has two classes);
 * ``fdr`` and ``confident``: fdr-thresholding (q = 0.1, eps = 0.05) and
   confident-thresholding (delta = 0.1, eps = 0.1, Beta-mixture intervals: the betting ones
   cost about ten times the time here), gold until they decide, 3 answers at least, their error
@@ -70,6 +72,7 @@ QUICK_DATASETS = ("EBCC_SMEM_web", "Zheng_d_jn-product", "EBCC_ACT_SP_amt", "Zhe
 RULE_SHARES = (5, 10, 20)
 QUIZ_SIZES = (5, 10, 20)
 MAX_WORKERS = 1000  # the roster fdr and confident spread their error level over
+AGREEMENT = 0.05  # the error level of the agreement bans of the -agree policies
 
 
 @dataclass(frozen=True)
@@ -126,10 +129,15 @@ def policies(
     chosen["screener-tenure"] = GateSettings(params=ours, tenure=True, prices=prices)
     chosen["screener-cost"] = GateSettings(params=ours, tenure=True, bans="cost", prices=prices)
     chosen["screener-first"] = GateSettings(params=ours, policy="first", prices=prices)
+    chosen["screener-agree"] = GateSettings(params=ours, agreement=AGREEMENT, prices=prices)
     common = {"threshold": BAR, "min_answers": 3, "max_workers": MAX_WORKERS}
     chosen["fdr"] = GateSettings(
         algorithm="fdr-thresholding", params={**common, "q": 0.1, "eps": 0.05},
         policy="first", prices=prices,
+    )  # fmt: skip
+    chosen["fdr-agree"] = GateSettings(
+        algorithm="fdr-thresholding", params={**common, "q": 0.1, "eps": 0.05},
+        policy="first", prices=prices, agreement=AGREEMENT,
     )  # fmt: skip
     chosen["confident"] = GateSettings(
         algorithm="confident-thresholding",
@@ -170,6 +178,8 @@ def run_task(task: Task) -> dict[str, Any]:
         outcome, before_gold = run_oracle(stream, BAR, ORACLES[task.policy])
     else:
         settings = _settings(task)
+        if settings is not None and settings.agreement is not None:
+            settings = replace(settings, binary_labels=_binary(answers))
         gate = None if settings is None else Gate(replace(settings, seed=task.seed))
         outcome, before_gold = run_stream(stream, gate)
     seconds = harness.since(0, clock).cpu
@@ -181,6 +191,12 @@ def run_task(task: Task) -> dict[str, Any]:
         "gold_share": task.gold_share, "before_gold": before_gold, "cpu": seconds,
         **score.to_dict(),
     }  # fmt: skip
+
+
+def _binary(answers: RecordedAnswers) -> bool:
+    """Whether the task has two classes (a requester knows it before any answer)."""
+    given = {r.given if r.given is not None else r.answer for rs in answers.records for r in rs}
+    return len(given) == 2
 
 
 def _tasks(plan: Plan, root: Path) -> list[Task]:

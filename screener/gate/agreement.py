@@ -32,6 +32,11 @@ Graded answers have no agreement here: labels are compared for equality.
 A worker who answers gold right and tasks at chance is caught by the same test: its gold does
 not enter it.
 
+The panel: while there are fewer than ``panel`` references, the gate gives gold to at most
+that many trainees at a time (``wants_panel_gold``), workers whose gold so far could make
+them references, so that references exist where the screening method alone would leave
+every worker with a handful of gold answers.
+
 Cost: a label costs O(``len(BET_FRACTIONS)``) plus one comparison per worker waiting on the
 item when a reference's label arrives; a new reference compares each of its earlier labels.
 """
@@ -48,10 +53,14 @@ from screener.gate.labels import TaskLabels
 from screener.stats.eprocess import BET_FRACTIONS
 from screener.stats.scalar import near_mixture_interval
 
-__all__ = ["REFERENCE_ALPHA", "AgreementJudge", "reference_floor"]
+__all__ = ["PANEL_MOST", "PANEL_TRIAL", "REFERENCE_ALPHA", "AgreementJudge", "reference_floor"]
 
 #: The level of each reference's gold lower bound.
 REFERENCE_ALPHA = 0.05
+#: Panel gold: every trainee gets this many answers; after them, only one whose share right is
+#: at least halfway from the bar to 1 goes on, and none beyond ``PANEL_MOST`` answers.
+PANEL_TRIAL = 5
+PANEL_MOST = 80
 
 
 def reference_floor(gold_sum: float, gold_count: int) -> float:
@@ -79,10 +88,17 @@ class AgreementJudge:
     deterministic: the same calls in the same order make the same bans."""
 
     def __init__(
-        self, labels: TaskLabels, bar: float, alpha: float, *, binary: bool = False
+        self,
+        labels: TaskLabels,
+        bar: float,
+        alpha: float,
+        *,
+        binary: bool = False,
+        panel: int = 0,
     ) -> None:
         self.labels = labels
-        self.bar, self.alpha, self.binary = bar, alpha, binary
+        self.bar, self.alpha, self.binary, self.panel = bar, alpha, binary, panel
+        self.trainees: set[str] = set()
         self.references: dict[str, float] = {}  # worker -> its gold lower bound
         self.evidence: dict[str, _Evidence] = {}
         self._waiting: dict[str, list[str]] = {}  # item -> workers waiting for a reference
@@ -105,6 +121,7 @@ class AgreementJudge:
             return []
         new = worker not in self.references
         self.references[worker] = floor
+        self.trainees.discard(worker)
         if not new:
             return []
         crossed: list[str] = []
@@ -116,6 +133,30 @@ class AgreementJudge:
         """``worker`` was banned: no longer a reference, its test stopped."""
         self._done.add(worker)
         self.references.pop(worker, None)
+        self.trainees.discard(worker)
+
+    def wants_panel_gold(self, worker: str, gold_sum: float, answered: int) -> bool:
+        """Whether ``worker`` should get a gold question to become a reference: the panel is
+        short, and it is a trainee (or a slot is free) whose gold so far could make it one."""
+        if worker in self.references or worker in self._done:
+            self.trainees.discard(worker)
+            return False
+        hopeful = answered < PANEL_TRIAL or (
+            answered < PANEL_MOST and gold_sum / answered >= (1.0 + self.bar) / 2.0
+        )
+        if not hopeful:
+            self.trainees.discard(worker)
+            return False
+        if worker in self.trainees:
+            return True
+        if len(self.references) + len(self.trainees) >= self.panel:
+            return False
+        self.trainees.add(worker)
+        return True
+
+    def left(self, worker: str) -> None:
+        """``worker`` left: its trainee slot is free (it keeps its references' standing)."""
+        self.trainees.discard(worker)
 
     def e_value(self, worker: str) -> float:
         found = self.evidence.get(worker)

@@ -93,14 +93,7 @@ class Gate:
         self.golds: dict[str, Gold] = {}
         self.decisions: list[Decided] = []
         self.labels = TaskLabels()
-        agreement = self.settings.agreement
-        self.agreement = (
-            None
-            if agreement is None
-            else AgreementJudge(
-                self.labels, self._bar(), agreement, binary=self.settings.binary_labels
-            )
-        )
+        self.agreement = self._agreement_judge()
         self.requests = 0
         self.tasks = 0
         self.gold_asked = 0
@@ -203,6 +196,8 @@ class Gate:
         if state is None or state.left:
             return
         state.left = True
+        if self.agreement is not None:
+            self.agreement.left(worker)
         if state.owed is not None:
             state.owed.released = True
             if state.owed.pull is not None:
@@ -260,9 +255,22 @@ class Gate:
             audit = self._audit_gold(state, "first gold question" if due else "audit")
             if audit is not None:
                 return audit
+        if self._panel_wants(state):
+            panel = self._audit_gold(state, "reference panel")
+            if panel is not None:
+                return panel
         if state.status is Status.QUALIFIED:
             return Reply(ReplyKind.QUALIFIED, state.worker, reason="qualified")
         return Reply(ReplyKind.TASK, state.worker, reason=state.status.value)
+
+    def _panel_wants(self, state: WorkerState) -> bool:
+        """Gold to make a reference for agreement (``AgreementJudge.wants_panel_gold``)."""
+        judge = self.agreement
+        return (
+            judge is not None
+            and judge.wants_panel_gold(state.worker, state.gold_sum, state.answered)
+            and self._gold_room()
+        )
 
     def _policy_wants(self, state: WorkerState) -> bool:
         policy = self.settings.policy
@@ -443,6 +451,15 @@ class Gate:
         self.decisions.append(Decided(seq, state.worker, decision, reason, self.requests))
 
     # ------------------------------------------------------------------ small helpers
+    def _agreement_judge(self) -> AgreementJudge | None:
+        settings = self.settings
+        if settings.agreement is None:
+            return None
+        return AgreementJudge(
+            self.labels, self._bar(), settings.agreement,
+            binary=settings.binary_labels, panel=settings.panel,
+        )  # fmt: skip
+
     def _bar(self) -> float:
         method = self.method
         return (method.threshold - method.lower) / (method.upper - method.lower)

@@ -21,11 +21,12 @@ from dataclasses import dataclass
 
 from screener.errors import ConfigError
 
-__all__ = ["LabelOutcome", "TaskLabels", "check_item", "label_text"]
+__all__ = ["MAX_LABEL", "LabelOutcome", "TaskLabels", "check_item", "label_text"]
 
 #: Label request ids remembered for repeated requests (the oldest are forgotten first).
 REMEMBERED_LABEL_REQUESTS = 100_000
-_MAX_LABEL = 256
+#: The longest label kept: multi-label answers run to hundreds of characters.
+MAX_LABEL = 4096
 
 
 class LabelOutcome(enum.StrEnum):
@@ -36,8 +37,8 @@ class LabelOutcome(enum.StrEnum):
 
 
 def label_text(label: object) -> str:
-    """The label as the gate keeps it; ConfigError for anything but a short printable string
-    or a finite number.
+    """The label as the gate keeps it; ConfigError for anything but a string of 1 to
+    ``MAX_LABEL`` characters or a finite number.
 
     >>> label_text("cat"), label_text(1), label_text(1.0), label_text(0.25)
     ('cat', '1', '1', '0.25')
@@ -53,9 +54,9 @@ def label_text(label: object) -> str:
         text = repr(float(label)).removesuffix(".0")
     else:
         raise ConfigError(f"a task label must be finite, got {label!r}", "send a number")
-    if not text or len(text) > _MAX_LABEL or not text.isprintable():
+    if not text or len(text) > MAX_LABEL:
         raise ConfigError(
-            f"a task label must be printable text of 1 to {_MAX_LABEL} characters",
+            f"a task label must be text of 1 to {MAX_LABEL} characters",
             "send the worker's answer as it was given",
         )
     return text

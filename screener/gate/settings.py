@@ -154,7 +154,9 @@ class GateSettings:
     labels' agreement with workers whose gold puts them above the bar
     (``screener.gate.agreement``; None: labels are kept, and decide nothing);
     ``binary_labels``: the task labels have two classes (agreement then counts two wrong
-    labels as one, a sharper test). ``seed``: the audits' draws.
+    labels as one, a sharper test); ``panel``: the references the gate makes on purpose with
+    extra gold, with ``agreement`` (0: only those the method's gold makes). ``seed``: the
+    audits' draws.
 
     Examples
     --------
@@ -179,6 +181,7 @@ class GateSettings:
     bans: BanRule | None = None
     agreement: float | None = None
     binary_labels: bool = False
+    panel: int = 5
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -238,6 +241,7 @@ class GateSettings:
         _fraction("alpha", self.alpha, open_low=True, below_one=True)
         if self.agreement is not None:
             _fraction("agreement", self.agreement, open_low=True, below_one=True)
+        check_count("panel", self.panel, 0, "references made on purpose, e.g. 5")
         if not (math.isfinite(self.expected_tasks) and self.expected_tasks >= 1):
             raise ConfigError(
                 f"expected_tasks must be a number >= 1, got {self.expected_tasks}", "e.g. 20"

@@ -152,3 +152,31 @@ def test_a_banned_reference_stops_serving_and_its_test_stops() -> None:
     judge.labels.add("ref", "i1", "1")
     assert judge.labelled("ref", "i1") == [] and judge.labelled("w", "i1") == []
     assert "ref" not in judge.references and judge.evidence["w"].compared == 1
+
+
+def test_the_panel_trains_at_most_its_size_and_stops_once_full() -> None:
+    """With a panel of 2, the default gate (which asks a worker little gold) gives gold to at
+    most 2 trainees at a time until 2 references exist, then no more panel gold."""
+    gate = Gate(GateSettings(agreement=0.05, binary_labels=True, panel=2, audit_rate=0.0))
+    assert gate.agreement is not None
+    panel_gold: dict[str, int] = {}
+    for _ in range(120):
+        for worker in ("ann", "bob", "cy", "dee"):
+            reply = gate.next(worker)
+            if reply.kind is ReplyKind.GOLD:
+                assert reply.gold is not None
+                if reply.reason == "reference panel":
+                    panel_gold[worker] = panel_gold.get(worker, 0) + 1
+                gate.answer(reply.gold, reward=1.0)
+            assert len(gate.agreement.trainees) <= 2
+        if len(gate.agreement.references) == 2:
+            break
+    assert len(gate.agreement.references) == 2 and len(panel_gold) == 2, panel_gold
+    given = dict(panel_gold)
+    for worker in ("ann", "bob", "cy", "dee"):  # the panel is full: no more panel gold
+        for _ in range(10):
+            reply = gate.next(worker)
+            assert reply.reason != "reference panel"
+            if reply.kind is ReplyKind.GOLD and reply.gold is not None:
+                gate.answer(reply.gold, reward=1.0)
+    assert panel_gold == given and not gate.agreement.trainees
