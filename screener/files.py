@@ -15,7 +15,16 @@ from typing import IO, Any
 
 from screener.errors import ConfigError
 
-__all__ = ["STDIO", "is_stdio", "open_output", "read_text", "source_name", "write_output"]
+__all__ = [
+    "STDIO",
+    "check_output",
+    "check_outputs_differ",
+    "is_stdio",
+    "open_output",
+    "read_text",
+    "source_name",
+    "write_output",
+]
 
 #: The file name that means standard input (for inputs) or standard output (for outputs).
 STDIO = "-"
@@ -97,6 +106,51 @@ def open_output(
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+
+
+def check_output(path: str | os.PathLike[str] | None, what: str) -> None:
+    """An output file whose folder does not exist is refused before any work is done (or
+    paid for): its error would otherwise come when the work is over. None and ``-`` pass.
+
+    Examples
+    --------
+    >>> check_output("no/such/folder/out.csv", "the report")
+    Traceback (most recent call last):
+    ...
+    screener.errors.ConfigError: cannot write the report to no/such/folder/out.csv: no directory no/such/folder (create it or pass another path)
+    """  # noqa: E501
+    if path is None or is_stdio(path):
+        return
+    if not Path(path).parent.is_dir():
+        raise ConfigError(
+            f"cannot write {what} to {os.fspath(path)}: no directory {Path(path).parent}",
+            "create it or pass another path",
+        )
+
+
+def check_outputs_differ(*outputs: tuple[str, str | os.PathLike[str] | None]) -> None:
+    """Two outputs (``(flag, path)``) named the same file would overwrite each other: refused.
+    Standard output is the caller's to arbitrate; None (not given) passes.
+
+    Examples
+    --------
+    >>> check_outputs_differ(("--decisions", "out.txt"), ("-o", "./out.txt"))
+    Traceback (most recent call last):
+    ...
+    screener.errors.ConfigError: --decisions and -o both name ./out.txt: one would overwrite the other (give each its own file)
+    """  # noqa: E501
+    seen: dict[Path, str] = {}
+    for flag, path in outputs:
+        if path is None or is_stdio(path):
+            continue
+        target = Path(path).resolve()
+        if target in seen:
+            raise ConfigError(
+                f"{seen[target]} and {flag} both name {os.fspath(path)}: one would overwrite "
+                "the other",
+                "give each its own file",
+            )
+        seen[target] = flag
 
 
 def write_output(path: str | os.PathLike[str], data: str | bytes, *, what: str) -> None:

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -15,11 +16,11 @@ from screener.cli.console import ExitCode, note
 from screener.cli.options import db_option, json_option
 from screener.cli.output import Output
 from screener.errors import ConfigError, JournalError
-from screener.files import is_stdio
-from screener.journal import Journal, display_name
+from screener.files import check_output, check_outputs_differ, is_stdio
+from screener.journal import Event, Journal, display_name
 from screener.runs.decisions import DecisionFollower, DecisionLines, RunDecision, run_decisions
 
-__all__ = ["check_decisions_file", "decision_lines", "decisions"]
+__all__ = ["DecisionFile", "check_decisions_file", "decision_lines", "decisions"]
 
 
 @click.command(short_help=summary("decisions"))
@@ -40,7 +41,7 @@ def decisions(run_id: str | None, follow: bool, as_json: bool, db: str) -> None:
     `screener export RUN_ID --decisions` writes each worker's standing decision as a block
     list for the platform.
     """
-    chosen = run_id or _latest(db)
+    chosen = _latest(db) if run_id is None else run_id  # '' is no run id, not the latest
     if not follow:
         for decision in run_decisions(db, chosen):
             click.echo(_line(decision, as_json))
@@ -58,7 +59,7 @@ def decisions(run_id: str | None, follow: bool, as_json: bool, db: str) -> None:
 
 
 def _latest(db: str) -> str:
-    with Journal.open_existing(db) as journal:
+    with Journal(db, read_only=True) as journal:
         latest = journal.latest_run_id()
     if latest is None:
         raise JournalError(f"{display_name(db)} holds no runs", "start one with `screener run`")
@@ -78,49 +79,73 @@ def check_decisions_file(path: Path | None, out: Output) -> None:
     """`run --decisions FILE`, checked before the run starts."""
     if path is None:
         return
-    if is_stdio(path):
-        if is_stdio(out.output) or (out.html is not None and is_stdio(out.html)):
-            raise click.UsageError(
-                "--decisions - and the report would both go to standard output: give -o FILE "
-                "for the report, or --decisions FILE"
-            )
-    elif not path.parent.is_dir():
-        raise ConfigError(
-            f"cannot write the decisions to {path}: no directory {path.parent}",
-            "create it or pass another path",
+    if is_stdio(path) and (is_stdio(out.output) or (out.html is not None and is_stdio(out.html))):
+        raise click.UsageError(
+            "--decisions - and the report would both go to standard output: give -o FILE "
+            "for the report, or --decisions FILE"
         )
+    check_output(path, "the decisions")
+    check_outputs_differ(("--decisions", path), ("-o", out.output), ("--html", out.html))
+
+
+class DecisionFile:
+    """The sink of `run --decisions FILE`: the file is opened (and ``journaled`` decisions
+    written) only once the run is under way, by ``open`` (``on_start``), the first decision,
+    or the run's end, so that a run refused before it starts writes nothing; each line is
+    flushed as its decision is journaled; - is standard output.
+
+    A new run (``journaled`` None) starts the file afresh. A resume appends, and first
+    writes the ``journaled`` decisions that come after the file's last line: those a killed
+    process journaled but never wrote, or all of them on standard output."""
+
+    def __init__(self, path: Path, journaled: Sequence[RunDecision] | None) -> None:
+        self.path = path
+        self.journaled = journaled
+        self._lines: DecisionLines | None = None
+        self._stream: TextIO | None = None
+
+    def __call__(self, events: Sequence[Event]) -> None:
+        self.open()(events)
+
+    def open(self) -> DecisionLines:
+        if self._lines is not None:
+            return self._lines
+        if is_stdio(self.path):
+            self._lines = DecisionLines(sys.stdout)
+            self._lines.write(self.journaled or ())
+            return self._lines
+        last = -1 if self.journaled is None else _last_seq(self.path)
+        try:
+            self._stream = self.path.open("w" if self.journaled is None else "a", encoding="utf-8")
+        except OSError as error:
+            raise ConfigError(
+                f"cannot write the decisions to {self.path}: {error.strerror or error}",
+                "check the directory, or pass another path",
+            ) from None
+        self._lines = DecisionLines(self._stream)
+        self._lines.write([d for d in self.journaled or () if d.seq > last])
+        return self._lines
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
 
 
 @contextmanager
 def decision_lines(
     path: Path | None, journaled: Sequence[RunDecision] | None = None
-) -> Iterator[DecisionLines | None]:
-    """The sink of `run --decisions FILE` (None without it), opened before the run is
-    written; each line is flushed as its decision is journaled; - is standard output.
-
-    A new run (``journaled`` None) starts the file afresh. A resume appends, and first
-    writes the ``journaled`` decisions that come after the file's last line: those a killed
-    process journaled but never wrote, or all of them on standard output."""
+) -> Iterator[DecisionFile | None]:
+    """`run --decisions FILE`'s DecisionFile (None without it), opened by the run's end at
+    the latest, closed after."""
     if path is None:
         yield None
         return
-    if is_stdio(path):
-        lines = DecisionLines(sys.stdout)
-        lines.write(journaled or ())
-        yield lines
-        return
-    last = -1 if journaled is None else _last_seq(path)
+    sink = DecisionFile(path, journaled)
     try:
-        stream = path.open("w" if journaled is None else "a", encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(
-            f"cannot write the decisions to {path}: {error.strerror or error}",
-            "check the directory, or pass another path",
-        ) from None
-    with stream:
-        lines = DecisionLines(stream)
-        lines.write([decision for decision in journaled or () if decision.seq > last])
-        yield lines
+        yield sink
+        sink.open()  # a run that made no decision (a resume none new) has its file too
+    finally:
+        sink.close()
 
 
 def _last_seq(path: Path) -> int:

@@ -19,6 +19,7 @@ from screener.algorithms.registry import HEURISTIC_INTERVALS
 from screener.cli.output import Output, output_settings
 from screener.errors import ConfigError
 from screener.files import STDIO
+from screener.gate import Prices
 from screener.oracles.simulated import SimulatedOracle
 from screener.orchestrator import RunOptions
 from screener.reports import FORMATS, ONLY
@@ -348,7 +349,7 @@ def price_spec(default: str | None, help_text: str) -> Spec:
 money_options = option_group("money", _money, [
     price_spec(None, "What a gold question (and a real task) costs, in any currency: "
                "progress, plan and report show the money beside the questions (a run file: "
-               "[price])."),
+               f"[price]). gold= is required; task= defaults to {Prices().task:g}."),
     (("--budget-money",), dict(
         type=float, default=None, metavar="AMOUNT",
         help="The budget in money: at most AMOUNT / the gold price gold questions "

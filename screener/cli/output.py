@@ -15,7 +15,7 @@ from click.core import ParameterSource
 from screener.cli.console import note
 from screener.crowd import WorkerPool
 from screener.errors import ConfigError
-from screener.files import is_stdio, write_output
+from screener.files import check_output, check_outputs_differ, is_stdio, write_output
 from screener.gate import Prices
 from screener.reports import (
     Only,
@@ -61,12 +61,9 @@ def output_settings(
             f"-o {output} names the report's file (-o is --output in every command)",
             "give oracle options with -O KEY=VALUE, the short form of --oracle-option",
         )
-    for target, what in ((html, "HTML report"), (output, "report")):
-        if target is not None and not is_stdio(target) and not target.parent.is_dir():
-            raise ConfigError(
-                f"cannot write the {what} to {target}: no directory {target.parent}",
-                "create it or pass another path",
-            )
+    check_output(html, "the HTML report")
+    check_output(output, "the report")
+    check_outputs_differ(("-o", output), ("--html", html))
     if html is not None:
         from screener.reports.html import require_html_support  # a stored run's page
 

@@ -13,7 +13,7 @@ import click
 from tqdm.auto import tqdm
 
 from screener.cli.commands import summary
-from screener.cli.console import verbosity
+from screener.cli.console import note, verbosity
 from screener.cli.options import (
     FILE,
     SyntheticPool,
@@ -36,6 +36,7 @@ from screener.runs.setup import (
     default_job,
     question_budget,
 )
+from screener.simulation.many import _usable_cpus as usable_cpus  # map_seeds' own count
 
 __all__ = ["plan"]
 
@@ -51,7 +52,8 @@ __all__ = ["plan"]
 @click.option("--runs", type=int, default=100, show_default=True,
               help="Simulated runs (seeds SEED, SEED+1, ...).")  # fmt: skip
 @click.option("--processes", type=click.IntRange(min=1), default=None,
-              help="Processes for the runs (the plan is the same on any number).  "
+              help="Processes for the runs (the plan is the same on any number; more than "
+                   "the CPUs or the runs only cost start-ups, so they are capped there).  "
                    "[default: every CPU, unless the runs take under a second]")  # fmt: skip
 @json_option("Print the plan as JSON.")
 def plan(
@@ -83,6 +85,7 @@ def plan(
         pool = choose_pool(pool_file, *synthetic, seed, "simulated", {})
         accuracies, draw = list(pool.require_accuracies()), False
     size = synthetic.workers if draw and synthetic.workers else len(accuracies)
+    processes = _useful_processes(processes, runs)
     quiet = verbosity() < 0 or not sys.stderr.isatty()
     with tqdm(total=runs, desc="plan", unit="run", leave=False, disable=quiet,
               file=sys.stderr) as bar:  # fmt: skip
@@ -91,3 +94,15 @@ def plan(
     summary = {"algorithm": name, "params": cost.params, "workers": size, "seed": seed}
     summary |= cost.summary(prices)
     click.echo(json.dumps(summary, indent=2) if as_json else render_plan(summary))
+
+
+def _useful_processes(asked: int | None, runs: int) -> int | None:
+    """--processes capped at what helps: a process more than the CPUs this process may use,
+    or than the runs, only costs its start-up (a second or so each); the cap is said."""
+    if asked is None:
+        return None
+    useful = max(1, min(usable_cpus(), runs))
+    if asked > useful:
+        note(f"--processes {asked:,}: using {useful:,} (the CPUs here, at most one per run)")
+        return useful
+    return asked

@@ -144,6 +144,8 @@ def _start(
 
     def on_start(run_id: str, algorithm: Algorithm) -> None:
         started.append(run_id)
+        if sink is not None:
+            sink.open()  # the run is written: now its decisions file may be
         _announce_bound(algorithm)
         note(_plan_line(run_id, plan, algorithm, db), level=1)
 
@@ -185,14 +187,20 @@ def replay(run_id: str, algorithm: AlgorithmSettings, db: str, as_json: bool) ->
     """Re-run an algorithm offline on the answers logged run RUN_ID received.
 
     Asking worker w gets w's next logged answer; a worker whose answers are used up is
-    exhausted. Prints the new result beside the original and the pulls each used.
+    exhausted. Prints the new result beside the original and the pulls each used. The
+    replay is journaled in the database as a new run (the id shown beside "replay"); a
+    run that did not finish (crashed or interrupted) is replayed on the answers it had, and
+    stays as it was (`screener run --resume` continues it).
     """
     record, original = load_result(db, run_id)
     name = choose_algorithm(algorithm, default=record.algorithm)
     # The logged run's parameters carry over where the replaying algorithm takes them (its
-    # direction above all); the logged budget and seed do not.
+    # direction above all); the logged budget and seed do not, nor a None, which meant "the
+    # logged algorithm's own choice" (wrr's rho) and is no value for another.
     accepted = accepted_parameters(ALGORITHMS[name]) - {"seed", "budget"}
-    logged = {key: value for key, value in record.params.items() if key in accepted}
+    logged = {
+        key: value for key, value in record.params.items() if key in accepted and value is not None
+    }
     params = algorithm_params(name, algorithm, logged, algorithm.budget)
     pool = worker_pool(record)
     _, new_id, result = run_until_terminated(

@@ -8,6 +8,7 @@ import json
 import os
 import statistics
 import urllib.parse
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any, get_args
 
@@ -17,8 +18,10 @@ from screener.cli.commands import summary
 from screener.cli.console import note
 from screener.cli.options import FILE, option_group, output_file_option
 from screener.errors import ConfigError
-from screener.files import write_output
+from screener.files import check_output, write_output
 from screener.gate_service import TOKEN_ENV
+from screener.gate_service.client import GateClient
+from screener.gate_service.protocol import GateApiError
 from screener.oracles.dataset import load_answers
 from screener.testing._arrivals import Overlap, StandInSettings
 from screener.testing.standin import StandInReport, run_standin
@@ -77,9 +80,11 @@ def standin(
     Sends "Authorization: Bearer $SCREENER_GATE_TOKEN" when that variable is set.
     """
     _check_gate_url(gate_url)
+    check_output(output, "the stand-in's report")
     settings = StandInSettings(**given)
     answers = load_answers(dataset, gold_file)
     token = os.environ.get(TOKEN_ENV) or None
+    asyncio.run(_reach_gate(gate_url, token))
     report = asyncio.run(
         run_standin(answers, gate_url, settings, token=token, port=port,
                     on_url=lambda url: note(f"stand-in report at {url}", level=1))
@@ -102,6 +107,26 @@ def _check_gate_url(url: str) -> None:
             f"--gate {url} is not a gate's URL",
             "give the base URL `screener gate` printed, e.g. http://127.0.0.1:8080",
         )
+
+
+#: How long the gate may take to answer before the first request: a gate that is down (a
+#: refused connection is known at once) is one line within seconds, before anything is paid,
+#: rather than the replay's own retries, which wait out a gate that restarts.
+_REACH_SECONDS = 3.0
+
+
+async def _reach_gate(url: str, token: str | None) -> None:
+    """The gate answers its status, or the stand-in stops before its first request."""
+    wait = _REACH_SECONDS
+    async with GateClient(url, token=token, retry_for=wait, timeout=wait) as client:
+        try:
+            await client.status()
+        except GateApiError as error:
+            if error.status != HTTPStatus.SERVICE_UNAVAILABLE:  # a refusal: its own line
+                raise
+            raise ConfigError(
+                str(error), "start the gate with `screener gate` and give the URL it printed"
+            ) from None
 
 
 def render(report: StandInReport) -> str:

@@ -246,6 +246,11 @@ def _row(
         value = parse_number(row.get(column))
         if value is None or not 0.0 <= value <= 1.0:
             raise PoolError(f"{file}, line {line}: {column} {row.get(column)!r} is not in [0, 1]")
+        if column == "correct" and value not in (0.0, 1.0):  # not read as a graded score unsaid
+            raise PoolError(
+                f"{file}, line {line}: correct {row.get(column)!r} is neither 0 nor 1",
+                "a graded score in [0, 1] goes in a column named score",
+            )
         reward = value
     return _Row(line, worker, item, answer, gold, reward)
 

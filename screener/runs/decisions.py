@@ -104,7 +104,7 @@ class RunDecision:
 def run_decisions(db: str, run_id: str) -> list[RunDecision]:
     """The decisions of run ``run_id`` in the order they were made (RunNotFoundError when
     there is no such run)."""
-    with Journal.open_existing(db) as journal:
+    with Journal(db, read_only=True) as journal:
         record = journal.get_run(run_id)
         events = journal.events(run_id, kinds=(EventKind.DECIDED, EventKind.FINISHED))
     decided = [RunDecision.of(event) for event in events if event.kind is EventKind.DECIDED]
@@ -223,7 +223,7 @@ class DecisionFollower:
         self.ended: str | None = None
 
     def __iter__(self) -> Iterator[RunDecision]:
-        with Journal.open_existing(self.db) as journal:
+        with Journal(self.db, read_only=True) as journal:
             journal.get_run(self.run_id)
             after, quiet_since = 0, time.monotonic()
             while self.ended is None:

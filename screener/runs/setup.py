@@ -10,12 +10,14 @@ typed on it, Python the arguments that are not None. Every problem is one Config
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from screener.algorithms import ALGORITHMS, accepted_parameters
+from screener.algorithms._checks import MAX_BUDGET
 from screener.bank import load_bank
 from screener.crowd import WorkerPool, load_pool_csv, synthetic_pool
 from screener.errors import ConfigError
@@ -281,23 +283,54 @@ def choose_prices(
     given: Prices | str | Mapping[str, Any] | None, configured: Mapping[str, Any] | None = None
 ) -> Prices | None:
     """The prices given (``Prices``, ``--price``'s text or a mapping), else a run file's
-    ``[price]`` table (its ``budget`` aside), else None: the run is not priced.
+    ``[price]`` table (its ``budget`` aside), else None: the run is not priced. A list or
+    table must name the gold price (a screening asks gold questions only: no default stands
+    in for it), and no price may exceed MAX_PRICE (a total must stay a number).
 
     Examples
     --------
     >>> choose_prices("gold=0.1", {"gold": 0.2})
     Prices(gold=0.1, task=0.05)
-    >>> choose_prices(None, {"task": 0.03, "budget": 10.0}), choose_prices(None, {})
-    (Prices(gold=0.05, task=0.03), None)
-    """
+    >>> choose_prices(None, {"gold": 0.1, "task": 0.03, "budget": 10.0}), choose_prices(None, {})
+    (Prices(gold=0.1, task=0.03), None)
+    >>> choose_prices("task=0.03")
+    Traceback (most recent call last):
+    ...
+    screener.errors.ConfigError: --price task=0.03 gives no gold price (add it, e.g. --price gold=0.05,task=0.03)
+    """  # noqa: E501
     if isinstance(given, Prices):
-        return given
+        return _at_most(given, MAX_PRICE)
     if isinstance(given, str):
-        return Prices.parse(given)
+        named = {item.partition("=")[0].strip() for item in given.split(",")}
+        fix = f"add it, e.g. --price gold=0.05,{given}"
+        return _with_gold(Prices.parse(given), named, f"--price {given}", fix)
     if given is not None:
-        return Prices.of(given)
+        return _with_gold(Prices.of(given), set(given), "the prices given", "add gold=PRICE")
     table = {key: value for key, value in (configured or {}).items() if key != "budget"}
-    return Prices.of(table) if table else None
+    if not table:
+        return None
+    return _with_gold(Prices.of(table), set(table), "the run file's [price]", "add gold = PRICE")
+
+
+#: The most a question may cost, so that what MAX_BUDGET questions cost stays a number far
+#: below the float limit (a price near it made totals inf, and JSON Infinity).
+MAX_PRICE = 1e9
+
+
+def _with_gold(prices: Prices, named: set[str], where: str, fix: str) -> Prices:
+    if "gold" not in named:
+        raise ConfigError(f"{where} gives no gold price", fix)
+    return _at_most(prices, MAX_PRICE)
+
+
+def _at_most(prices: Prices, limit: float) -> Prices:
+    for label, value in (("gold question", prices.gold), ("real task", prices.task)):
+        if value > limit:
+            raise ConfigError(
+                f"the price of a {label} must be at most {limit:,.0f}, got {value:g}",
+                "give e.g. --price gold=0.05,task=0.05",
+            )
+    return prices
 
 
 def question_budget(
@@ -322,6 +355,16 @@ def question_budget(
             "a budget in money needs the price of a gold question",
             "give it, e.g. --price gold=0.05 (or gold in a run file's [price])",
         )
+    if isinstance(money, int | float) and not isinstance(money, bool):
+        if not math.isfinite(money):
+            raise ConfigError(f"a budget in money must be a finite number > 0, got {money!r}",
+                              "e.g. --budget-money 25")  # fmt: skip
+        if money / prices.gold > MAX_BUDGET:
+            raise ConfigError(
+                f"a budget of {money:g} buys more than {MAX_BUDGET:,} gold questions at "
+                f"{prices.gold:g} each",
+                f"give at most {MAX_BUDGET * prices.gold:g}, or --budget in questions",
+            )
     return prices.questions(money)
 
 

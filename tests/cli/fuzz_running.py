@@ -5,8 +5,9 @@ or exit 2 with exactly one line on stderr (``error: ...``, never "internal error
 folder it ran in, run database included, byte for byte as it was. A run that started and
 then failed (its answer service went away) is the one exit 2 that writes: the run it
 journaled must say "failed". An accepted run must have stored every value given, exactly
-(fuzz_spec). A raw warning, a password in the output, or a command still running after
-WATCHDOG seconds fails.
+(fuzz_spec), wherever its output went (-o FILE, --decisions FILE or -); JSON output must be
+JSON (no Infinity or NaN), and money in it what was given. A raw warning, a password in the
+output, or a command still running after WATCHDOG seconds fails.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 from cli_helpers import NOT_COMPLETED, assert_ran
 from click.testing import CliRunner
-from fuzz_spec import check_spec, pairs
+from fuzz_spec import check_money, check_spec, pairs
 from hypothesis import event, note
 
 from screener.cli.main import main
@@ -131,11 +132,12 @@ def check(args: Sequence[str], outcome: Outcome, before: Mapping[str, bytes], fo
     assert not re.search(RAW_WARNING, outcome.stderr), outcome.stderr
     assert PASSWORD not in outcome.stdout + outcome.stderr
     if args[0] == "run" and outcome.code in (0, NOT_COMPLETED):
-        assert_ran(outcome.code, outcome.stdout, outcome.stderr)
-        check_output(args, outcome.stdout, folder)
+        report = report_text(args, outcome.stdout, folder)
+        assert_ran(outcome.code, report, outcome.stderr)
+        check_output(args, report, folder)
         return
     if outcome.code == 0:
-        check_output(args, outcome.stdout, folder)
+        check_output(args, report_text(args, outcome.stdout, folder), folder)
         return
     assert outcome.code == 2, outcome
     lines = outcome.stderr.splitlines()
@@ -154,6 +156,31 @@ def check_failed_run(args: Sequence[str], line: str, folder: Path) -> None:
     assert last["status"].removeprefix("failed: ")[:40] in line, (last, line)
 
 
+def report_text(args: Sequence[str], stdout: str, folder: Path) -> str:
+    """What a command printed as its report: -o's file when one was given, else standard
+    output (less `run --decisions -`'s lines there); every decision line is checked."""
+    given = dict(pairs(args))
+    output = given.get("-o", given.get("--output", "-"))
+    decisions = given.get("--decisions")
+    if decisions is not None:
+        lines = stdout if decisions == "-" else (folder / decisions).read_text(encoding="utf-8")
+        for line in lines.splitlines():
+            assert set(strict_json(line)) >= {"worker", "decision", "reason", "seq", "at"}, line
+    if output == "-":
+        return "" if decisions == "-" else stdout
+    assert decisions == "-" or stdout == "", "a report written to -o went to standard output too"
+    return (folder / output).read_text(encoding="utf-8")
+
+
+def strict_json(text: str) -> Any:
+    """``json.loads`` refusing Infinity and NaN, which JSON does not have."""
+
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"{constant} in JSON output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 def db_of(args: Sequence[str]) -> str:
     return dict(pairs(args)).get("--db", "screener.db")
 
@@ -162,11 +189,13 @@ def check_output(args: Sequence[str], stdout: str, folder: Path) -> None:
     if args[0] == "serve":
         assert stdout.startswith("http://127.0.0.1:") or stdout.startswith("http://[::1]:")
         return
-    if "--json" not in args:
+    if "--json" not in args or args[0] == "decisions":
         return
-    data = json.loads(stdout)
+    data = strict_json(stdout)
     if args[0] in ("run", "report"):
         check_report(data)
+    if args[0] == "run":
+        check_money(args, data.get("money"))
     elif args[0] == "replay":
         check_report(data["original"])
         check_report(data["replay"])
@@ -190,5 +219,6 @@ def check_plan(args: Sequence[str], summary: dict[str, Any]) -> None:
     spec = {"algorithm": summary["algorithm"], "params": summary["params"], "seed": summary["seed"]}
     check_spec(args, spec, kept=lambda path: path[0] != "params" or path[1] != "seed")
     assert summary["workers"] >= 1
+    check_money(args, summary.get("money"), shows_budget=False)
     quantiles = summary["questions_in_total"]
     assert 0 <= quantiles["median"] <= quantiles["max"]

@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from screener.gate import Prices
 from screener.oracles.latency import Latency
 from screener.runs.run_file import parse_value
 from screener.runs.session import RUN_DATABASE
@@ -45,6 +46,8 @@ def expected(args: Sequence[str]) -> dict[tuple[str, ...], Any]:
             want["params", name] = value
         elif option in ("--top", "--budget"):
             want["params", "k" if option == "--top" else "budget"] = int(value)
+        elif option == "--budget-money":
+            want["params", "budget"] = Prices.parse(given["--price"]).questions(float(value))
         elif option == "--seed":
             want["seed",] = want["params", "seed"] = int(value)
         elif option == "-p":
@@ -116,3 +119,30 @@ def unused_option(args: Sequence[str], algorithm: str, spec: Mapping[str, Any]) 
     if ("oracle", "options", "concentration") in given and options.get("rewards") != "beta":
         return "concentration without beta rewards"
     return None
+
+
+def check_money(
+    args: Sequence[str], money: Mapping[str, Any] | None, *, shows_budget: bool = True
+) -> None:
+    """Money in a run's report or a plan: the gold price as given (exactly), the budget in
+    money as what the whole questions it pays for cost, every amount a finite number; none
+    without a price. A plan (``shows_budget`` False) shows its budget in questions only."""
+    given = dict(pairs(args))
+    if "--price" not in given:
+        assert money is None, money
+        return
+    gold = Prices.parse(given["--price"]).gold
+    assert money is not None and money["gold_price"] == gold
+    if "--budget-money" in given and shows_budget:  # as what the questions it buys cost
+        amount = float(given["--budget-money"])
+        assert money["budget"] <= amount * (1 + 1e-9) < money["budget"] + gold, money
+    assert all(math.isfinite(value) for value in _amounts(money)), money
+
+
+def _amounts(tree: Any) -> Iterator[float]:
+    """Every number in a nest of mappings."""
+    if isinstance(tree, Mapping):
+        for value in tree.values():
+            yield from _amounts(value)
+    elif isinstance(tree, int | float) and not isinstance(tree, bool):
+        yield float(tree)

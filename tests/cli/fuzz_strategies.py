@@ -1,7 +1,9 @@
 """Hypothesis strategies for the fuzz suite's command lines (tests/cli/test_fuzz.py): every
 command with mixes of valid and invalid options, non-finite numbers wherever a number goes,
-and run databases of every kind (screener's, another application's, empty, read-only, URLs
-with query strings or a password)."""
+money and prices (budgets that overflow, price lists half given or past the float limit),
+output paths (missing folders, one file named twice, standard output), and run databases of
+every kind (screener's, another application's, empty, read-only, URLs with query strings or a
+password)."""
 
 from __future__ import annotations
 
@@ -54,6 +56,35 @@ ANY_FLOAT = st.one_of(typed(st.floats()), NON_FINITE)
 # Valid values stay small, so that every accepted run ends quickly; limits get edge values.
 BUDGET = mostly(typed(st.integers(1, 120)), typed(st.integers(-2, 0)), st.just("1e3"),
                 typed(st.sampled_from([10**12 + 1, 10**30])))  # fmt: skip
+#: --price lists: valid ones name the gold price (0.05 or more, so that a budget in money
+#: keeps accepted runs short); the rest half given, past the cap or the float limit, malformed.
+PRICE = mostly(
+    st.builds(
+        lambda gold, task: f"gold={gold}" + (f",task={task}" if task else ""),
+        typed(st.floats(0.05, 1)),
+        st.one_of(st.just(""), typed(st.floats(0.001, 1))),
+    ),
+    st.sampled_from(["task=0.03", "gold=1e308", "gold=0.05,task=1e300", "gold=1e9,task=1e10",
+                     "gold=0", "gold=-1", "gold=inf", "gold=nan", "gold", "", "silver=1",
+                     "gold=0.1,gold=0.2", "gold=1e-300"]),
+    JUNK,
+)  # fmt: skip
+#: --budget-money amounts: small ones, non-finite ones, and ones that buy too many questions.
+MONEY = mostly(
+    typed(st.floats(0.05, 6)),
+    NON_FINITE,
+    typed(st.sampled_from([0.0, -1.0, 1e-9, 1e100, 1e308])),
+    JUNK,
+)
+#: Where a report or the decisions go: a file, standard output, a folder that does not
+#: exist, a folder, a read-only folder.
+OUTPUT = mostly(
+    st.sampled_from(["out.txt", "-"]), st.sampled_from(["missing/out.txt", ".", "ro/out.txt"])
+)
+DECISIONS_FILE = mostly(
+    st.sampled_from(["decisions.jsonl", "-"]),
+    st.sampled_from(["out.txt", "missing/decisions.jsonl", "."]),
+)
 LATENCY = mostly(
     st.sampled_from(["none", "constant:0", "exponential:0.0001"]),
     st.sampled_from(["constant:-1", "exponential:nan", "soon", "constant:", "constant:x", ":",
@@ -115,8 +146,25 @@ def key_value(draw: st.DrawFn, keys: Sequence[str], values: st.SearchStrategy[st
 
 
 @st.composite
+def budget_args(draw: st.DrawFn) -> list[str]:
+    """A budget in questions, or (one in four) in money at a price; sometimes a price alone."""
+    if draw(one_in(4)):
+        return ["--budget-money", draw(MONEY), "--price", draw(PRICE)]
+    price = ["--price", draw(PRICE)] if draw(one_in(4)) else []
+    return ["--budget", draw(BUDGET), *price]
+
+
+@st.composite
+def output_args(draw: st.DrawFn) -> list[str]:
+    """Where `run` writes its report (-o) and its decisions (--decisions), each sometimes."""
+    args = ["-o", draw(OUTPUT)] if draw(one_in(3)) else []
+    return args + (["--decisions", draw(DECISIONS_FILE)] if draw(one_in(4)) else [])
+
+
+@st.composite
 def run_args(draw: st.DrawFn, run_id: str) -> list[str]:
-    args = ["run", "--db", draw(DB_OPTION), "--json", "--quiet", "--budget", draw(BUDGET)]
+    args = ["run", "--db", draw(DB_OPTION), "--json", "--quiet", *draw(budget_args())]
+    args += draw(output_args())
     source = mostly(st.sampled_from(["", "pool.csv"]), st.sampled_from(["missing.csv", "."]))
     args += [name] if (name := draw(source)) else []
     for flag in draw(st.lists(st.sampled_from(sorted(RUN_FLAGS)), max_size=3, unique=True)):
@@ -170,9 +218,14 @@ def other_args(draw: st.DrawFn, run_id: str) -> list[str]:
     run = draw(mostly(st.just(run_id)))
     db = ["--db", draw(DB_OPTION)]
     json_flag = ["--json"] if draw(st.booleans()) else []
-    command = draw(st.sampled_from(["report", "runs", "replay", "export", "invalidate", "other"]))
+    command = draw(st.sampled_from(
+        ["report", "runs", "replay", "export", "invalidate", "decisions", "other"]
+    ))  # fmt: skip
     if command == "report":
-        return ["report", *([run] if draw(st.booleans()) else []), *db, *json_flag]
+        output = ["-o", draw(OUTPUT)] if draw(st.booleans()) else []
+        return ["report", *([run] if draw(st.booleans()) else []), *db, *json_flag, *output]
+    if command == "decisions":
+        return ["decisions", *([run] if draw(st.booleans()) else []), *db, *json_flag]
     if command == "runs":
         return ["runs", *db, *json_flag]
     if command == "replay":
@@ -200,7 +253,7 @@ def other_args(draw: st.DrawFn, run_id: str) -> list[str]:
 @st.composite
 def plan_args(draw: st.DrawFn, run_id: str) -> list[str]:
     """`plan` on a pool, a synthetic crowd or a pilot run: few runs, one process."""
-    args = ["plan", "--json", "--budget", draw(BUDGET), "--processes",
+    args = ["plan", "--json", *draw(budget_args()), "--processes",
             draw(mostly(st.just("1"), st.sampled_from(["0", "-1", "x"])))]  # fmt: skip
     source = draw(st.sampled_from(["pool", "workers", "like"]))
     if source == "pool":

@@ -244,16 +244,12 @@ def test_a_refusal_of_a_run_file_setting_is_one_line(folder: Path) -> None:
 @pytest.mark.slow
 def test_http_service_rejecting_every_assignment_names_its_reason(folder: Path) -> None:
     """Every worker ended "unavailable: no answer to 10 questions in a row", and the
-    service's reason ("unknown worker") never reached the user."""
+    service's reason ("unknown worker") never reached the user; since issue 53 a service
+    that refuses every worker is one exit-2 line, which names the reason."""
     (folder / "pool.csv").write_text("worker,accuracy\nw1,0.9\nw2,0.8\nw3,0.7\n")
     with liar_service() as url:
         done = screener("run", "pool.csv", "--questions", "bank.csv", "--oracle", "http",
                         "-O", f"url={url}/reject", "--db", DB, "--json", "--quiet",
                         cwd=folder)  # fmt: skip
-    assert done.returncode == 3, done.stderr
-    reasons = {line["worker"]: line["reason"] for line in json.loads(done.stdout)["workers"]}
-    assert reasons == {
-        worker: "unavailable: no answer to 10 questions in a row (the last: rejected: unknown "
-        f"worker {worker!r})"
-        for worker in ("w1", "w2", "w3")
-    }
+    line = one_line(done)
+    assert any(f"(the last: unknown worker {w!r})" in line for w in ("w1", "w2", "w3")), line

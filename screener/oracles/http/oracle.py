@@ -80,9 +80,14 @@ class HttpOracle(Oracle):
         OracleOption("namespace", "assignment id prefix (default: generated per run)"),
     )  # fmt: skip
 
-    def __init__(self, settings: HttpSettings, *, seed: int = 0) -> None:
+    def __init__(
+        self, settings: HttpSettings, *, seed: int = 0, workers: Iterable[str] = ()
+    ) -> None:
         self.settings = settings
         self.seed = seed
+        # The pool's workers the service has not refused (for a reason other than "gone") while
+        # it accepted nothing: once none is left, no answer can come (a configuration error).
+        self._not_refused: set[str] | None = set(workers) or None
         self._jitter = random.Random(f"screener-http-backoff-{seed}")
         self._client: ServiceClient | None = None
         self._ready: list[Answer] = []
@@ -101,7 +106,7 @@ class HttpOracle(Oracle):
         cls.check_options(options)
         if pool.bank is None:
             raise ConfigError(NEEDS_BANK, "give the pool a question bank (--questions)")
-        return cls(HttpSettings.from_options(options), seed=seed)
+        return cls(HttpSettings.from_options(options), seed=seed, workers=pool.workers)
 
     def describe(self) -> dict[str, Any]:
         return self.settings.as_options()
@@ -189,6 +194,8 @@ class HttpOracle(Oracle):
         except (GaveUp, ApiFormatError) as error:
             self._push(Answer(pull_id, error=str(error)) for pull_id in pull_ids)
             return
+        if result.accepted:
+            self._not_refused = None  # the service knows some worker: refusals are its own
         answers = []
         for rejection in result.rejected:
             request = ids.get(rejection.id)
@@ -198,7 +205,22 @@ class HttpOracle(Oracle):
                 answers.append(Answer(request.pull_id, unavailable=rejection.reason))
             else:
                 answers.append(Answer(request.pull_id, error=f"rejected: {rejection.reason}"))
+                self._refused(request.worker, rejection.reason)
         self._push(answers)
+
+    def _refused(self, worker: str, reason: str) -> None:
+        """A service that refuses every worker of the pool and accepts nothing is the wrong
+        service, or the pool is not its: the run stops with one line rather than ending as
+        if its workers had run out of questions."""
+        if self._not_refused is None:
+            return
+        self._not_refused.discard(worker)
+        if not self._not_refused:
+            raise OracleError(
+                f"the service at {self.settings.url} refused every worker of the pool and "
+                f"accepted no question (the last: {reason})",
+                "check that the pool's worker ids are the service's, and the url",
+            )
 
     def _assignment(self, ident: str, request: PullRequest) -> Assignment:
         question = request.question
