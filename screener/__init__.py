@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the public names, each imported when first read (screener._
     from screener.crowd import load_pool_csv as load_pool_csv
     from screener.crowd import synthetic_pool as synthetic_pool
     from screener.errors import ScreenerError as ScreenerError
+    from screener.gate import Gate as Gate
     from screener.simulation import BernoulliRewards as BernoulliRewards
     from screener.simulation import BetaRewards as BetaRewards
     from screener.simulation import simulate as simulate
@@ -41,6 +42,7 @@ __all__ = [
     "BernoulliRewards",
     "BetaRewards",
     "Decision",
+    "Gate",
     "NaiveRoundRobin",
     "Result",
     "RoundRobin",

@@ -77,3 +77,28 @@ def test_the_command_line_page_is_every_command_and_option_from_click(site: Path
                 assert max(param.opts, key=len) in text, (name, param.opts)
         summary = (command.help or "").split(".")[0].split()[:4]
         assert " ".join(summary) in " ".join(text.split()), name
+
+
+@pytest.mark.subprocess
+def test_the_command_line_page_shows_defaults_not_clicks_sentinel(site: Path) -> None:
+    """click 8.2+ holds an option without a default as a sentinel, which mkdocs-click printed
+    as "Sentinel.UNSET" (docs/hooks.py shows what it stands for)."""
+    text = html.unescape(re.sub(r"<[^>]+>", " ", (site / "cli" / "index.html").read_text()))
+    assert "Sentinel" not in text and "UNSET" not in text
+    words = " ".join(text.split())
+    table = words[words.index("Description Default") :]
+    row = table[table.index("--debug") : table.index("--quiet")].split()
+    assert " ".join(row).endswith("(anywhere on the line). False")  # the flag's default
+
+
+#: A script or stylesheet fetched from another host: the built site must load none.
+_REMOTE = re.compile(r'<(?:script|link)\b[^>]*\b(?:src|href)="(?:https?:)?//', re.IGNORECASE)
+
+
+@pytest.mark.subprocess
+def test_the_site_loads_nothing_from_the_network(site: Path) -> None:
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 10
+    remote = [str(p.relative_to(site)) for p in pages if _REMOTE.search(p.read_text())]
+    assert remote == []
+    assert not list(site.rglob("hooks.py"))  # the build's hooks are not published

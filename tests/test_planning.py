@@ -232,3 +232,22 @@ def test_undecided_workers_counted_as_shown_on_an_open_roster(
             assert built.n_undecided() == shown, step
             checked += 1
     assert built.n_arms == len(accuracies) and checked >= 8
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "params", "why"),
+    [
+        ("confident-thresholding", PARAMS, "these runs are computed together, without their bans"),
+        ("rr", {"budget": 80}, "a question against no bar"),
+    ],
+)
+def test_a_plan_that_does_not_simulate_mistakes_says_why_truly(
+    algorithm: str, params: dict[str, object], why: str
+) -> None:
+    """confident-thresholding's runs go in lockstep (screener.simulation.confident_runs),
+    which keeps no bans: its bar is there, so "against no bar" would be false."""
+    cost = plan_cost(algorithm, params, ACCURACIES, runs=5)
+    summary = {"algorithm": algorithm, "params": cost.params, "workers": len(ACCURACIES)}
+    text = render_plan({**summary, **cost.summary()})
+    mistakes = [line for line in text.splitlines() if line.startswith("mistakes")]
+    assert mistakes == [f"mistakes: not simulated ({why})"]

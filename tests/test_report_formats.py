@@ -14,6 +14,9 @@ from typing import Any
 import pytest
 from test_report_html import screener
 
+from screener.algorithms import Decision
+from screener.algorithms.verdicts import decision_word
+
 #: Real processes (the screener command, a browser, ...): the full suite only.
 pytestmark = pytest.mark.subprocess
 
@@ -45,14 +48,21 @@ def _number(value: Any) -> float | None:
     return None if value in (None, "", "-") else float(value)
 
 
+#: The JSON and CSV reports keep the algorithm's word for a decision (below, above), the table
+#: and the page show the run's (banned, accepted): rows are compared in the shown words.
+_SHOWN = {decision.value: decision_word(decision, {}) for decision in Decision}
+
+
 def _from_json(row: dict[str, Any]) -> dict[str, Any]:
     keys = ("estimate", "lower", "upper")
-    return {"worker": row["worker"], "decision": row["decision"], "reason": row["reason"],
+    decision = _SHOWN.get(row["decision"], row["decision"])
+    return {"worker": row["worker"], "decision": decision, "reason": row["reason"],
             **{key: _number(row[key]) for key in keys}}  # fmt: skip
 
 
 _ROW = re.compile(
-    r"^\s*\d+\s+(?P<worker>\S+)\s+(?P<decision>above|below|undecided)\s+(?:(?:above|below)\s+)?"
+    r"^\s*\d+\s+(?P<worker>\S+)\s+(?P<decision>banned|accepted|undecided)\s+"
+    r"(?:(?:banned|accepted)\s+)?"
     r"(?P<estimate>[\d.-]+)\s+\[(?P<lower>[\d.-]+), (?P<upper>[\d.-]+)\]\s+[\d.-]+\s+[\d,]+\s+"
     r"(?P<reason>.+)$"
 )
@@ -104,14 +114,14 @@ def test_every_reason_states_the_condition_its_decision_rests_on(
     formats: dict[str, list[dict[str, Any]]], kind: str
 ) -> None:
     rows = formats[kind]
-    assert {row["decision"] for row in rows} >= {"above", "below"}  # the cases under test
+    assert {row["decision"] for row in rows} >= {"accepted", "banned"}  # the cases under test
     for row in rows:
         reason, decision = row["reason"], row["decision"]
         below = rf"P\(below {BAR:g}\)"
-        if decision == "below":
+        if decision == "banned":
             found = re.match(rf"banned: {below} at least ([\d.]+) .*\(needs >= ([\d.]+)\)", reason)
             assert found and float(found[1]) >= float(found[2]) == 1 - Q, row
-        elif decision == "above":
+        elif decision == "accepted":
             found = re.match(rf"accepted: {below} at most ([\d.]+) .*\(needs <= ([\d.]+)\)", reason)
             assert found and float(found[1]) <= float(found[2]) == Q, row
         else:  # the range over the priors clears neither level

@@ -210,7 +210,7 @@ def test_a_finished_ksigma_run_draws_every_plot_in_a_browser(
     text = " ".join(page.text)
     for words in ("The stopping condition was met: the promise below holds", "wrr",
                   result.guarantee or "?", "delta = 0.1",
-                  "1 outlier, 10 normal, 0 undecided", "true accuracy (simulated)",
+                  "1 banned, 10 accepted, 0 undecided", "true accuracy (simulated)",
                   f"page made by screener {__version__}", "UTC", "workers 1-11 of 11"):  # fmt: skip
         assert words in text, words
     assert "The crowd at a glance" not in text  # one page of workers needs no summary

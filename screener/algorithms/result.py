@@ -162,6 +162,42 @@ class Result:
         return tuple(sorted(self.arms_with(Decision.OUTLIER)))
 
     @property
+    def banned(self) -> tuple[int, ...]:
+        """Workers decided to be blocked, sorted by arm (``result.name(arm)`` names them):
+        below the bar (thresholding, crowd-prior, platform rules), or outliers on the low side
+        (k-sigma with ``direction="low"``). Empty for the best K and for outliers on the high
+        side or either side: those questions ban no one (``screener.algorithms.verdicts``).
+        Undecided workers are neither banned nor accepted."""
+        return self._with_verdict("banned")
+
+    @property
+    def accepted(self) -> tuple[int, ...]:
+        """Workers decided to qualify, sorted by arm: above the bar, normal (not outlying)
+        under a low-side k-sigma question, or selected among the best K. A worker outside the
+        best K is not accepted, nor banned: it may still be a good one. Empty for outliers on
+        the high side or either side. Undecided workers are neither banned nor accepted."""
+        return self._with_verdict("accepted")
+
+    def _with_verdict(self, verdict: str) -> tuple[int, ...]:
+        return tuple(sorted(w.arm for w in self.workers if self.word(w.decision) == verdict))
+
+    def word(self, decision: Decision) -> str:
+        """The one word reports show for ``decision`` in this run: banned, accepted, not
+        selected, outlier, normal or undecided (``screener.algorithms.verdicts.decision_word``)."""
+        # imported here: verdicts reads the algorithms' base, which imports this module
+        from screener.algorithms.verdicts import decision_word
+
+        return decision_word(decision, self.params)
+
+    def word_counts(self) -> dict[str, int]:
+        """Workers per shown word (``word``), the banned first, undecided last and always."""
+        from screener.algorithms.verdicts import WORD_ORDER
+
+        words = Counter(self.word(w.decision) for w in self.workers)
+        words["undecided"] += 0
+        return {word: words[word] for word in sorted(words, key=WORD_ORDER.index)}
+
+    @property
     def ranking(self) -> tuple[WorkerResult, ...]:
         return tuple(sorted(self.workers, key=lambda w: w.rank))
 
@@ -218,12 +254,16 @@ class Result:
             return None
 
     def __repr__(self) -> str:
-        counts = ", ".join(f"{n:,} {name}" for name, n in self.counts().items())
+        counts = ", ".join(f"{n:,} {word}" for word, n in self.word_counts().items())
+        banned = [self.name(arm) or str(arm) for arm in self.banned]
+        listed = ", ".join(banned[:_REPR_NAMES]) + (" ..." if len(banned) > _REPR_NAMES else "")
         run = f", run {self.run_id}" if self.run_id else ""
         ending = self.ending or "not finished"
         return (
-            f"<Result {self.algorithm}: {len(self.workers):,} workers ({counts}); "
-            f"{ending}; {self.total_pulls:,} answers{run}>"
+            f"<Result {self.algorithm}: "
+            + (f"banned {listed}; " if banned else "")
+            + f"{len(self.workers):,} workers ({counts}); {ending}; "
+            f"{self.total_pulls:,} answers{run}>"
         )
 
     def _repr_html_(self) -> str:
@@ -242,8 +282,11 @@ class Result:
         - rank (the index): the position in the algorithm's ranking, from 1
         - worker: the worker's name (None when the result is not named)
         - arm: the worker's position in the pool, from 0 (the bandit's arm)
-        - decision: what the algorithm concluded, or "undecided"
-        - leaning: the side the answers lean to so far (no guarantee)
+        - decision: what the run decided, in the word reports show (``word``): banned,
+          accepted, or undecided; "not selected" (outside the best K, not banned), and
+          "outlier" or "normal" for outliers on the high side or either side, which ban no one.
+          The JSON and CSV reports keep the algorithm's own word there (below, above, ...).
+        - leaning: the decision the answers lean to so far, in the same words (no guarantee)
         - estimate: the worker's accuracy (mean reward) as the algorithm estimates it
         - lower: the low end of the estimate's interval (the same kind of number)
         - upper: its high end (lower <= estimate <= upper)
@@ -263,11 +306,16 @@ class Result:
                 "pip install 'crowd-screener[pandas]'",
             ) from None
         rows = self.to_dict()["workers"]
+        for row in rows:
+            row["decision"] = self.word(Decision(row["decision"]))
+            row["leaning"] = self.word(Decision(row["leaning"]))
         frame = pandas.DataFrame.from_records(rows, columns=_FRAME_COLUMNS)
         return frame.set_index("rank")
 
 
 _FRAME_COLUMNS = tuple(WORKER_FIELDS)
+#: Most banned workers the repr names.
+_REPR_NAMES = 10
 #: Parameters that set a promise's error level, named beside it in the status line when the
 #: promise's text uses them.
 _LEVELS = ("delta", "q", "eps")

@@ -19,7 +19,7 @@ HTML_ROWS = 10
 
 def result_html(result: Result) -> str:
     """The summary and the first ``HTML_ROWS`` workers as a small HTML fragment."""
-    counts = ", ".join(f"{n:,} {name}" for name, n in result.counts().items())
+    counts = ", ".join(f"{n:,} {word}" for word, n in result.word_counts().items())
     head = (
         f"<b>{html.escape(result.algorithm)}</b>: {len(result.workers):,} workers ({counts}), "
         f"{result.total_pulls:,} answers"
@@ -28,9 +28,9 @@ def result_html(result: Result) -> str:
     columns = ("rank", "worker", "decision", "estimate", "interval", "pulls", "reason")
     rows = []
     for w in result.ranking[:HTML_ROWS]:
-        decision = w.decision.value
+        decision = result.word(w.decision)
         if w.decision is Decision.UNDECIDED and w.leaning is not Decision.UNDECIDED:
-            decision += f" (leaning {w.leaning.value})"
+            decision += f" (leaning {result.word(w.leaning)})"
         cells = (
             w.rank, result.name(w.arm) or w.arm, decision, _fixed(w.estimate),
             f"[{_fixed(w.lower)}, {_fixed(w.upper)}]", w.pulls, w.reason,

@@ -17,6 +17,11 @@ or qualification value). Each question screener answers maps to them:
 
 ``reopened`` is the gate's third word: a decided worker screened again after its change
 detector's alarm (its earlier decision no longer stands).
+
+Reports show a decision by one word (``decision_word``): the verdict where there is one,
+else "not selected" (outside the best K) or the algorithm's own word (outlier, normal), and
+"undecided". The JSON and CSV reports keep the algorithm's word in their ``decision`` field
+(below, above, ...) for the programs that read them; this mapping turns it into the shown one.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from screener.algorithms.base import Algorithm
 from screener.algorithms.result import Decision
 from screener.algorithms.thresholding import ThresholdingAlgorithm
 
-__all__ = ["Verdict", "streamable_verdicts", "verdict_of"]
+__all__ = ["Verdict", "decision_word", "streamable_verdicts", "verdict_of"]
 
 
 class Verdict(enum.StrEnum):
@@ -83,6 +88,29 @@ _BY_BAR = {
     Decision.SELECTED: Verdict.ACCEPTED,
 }
 _LOW_OUTLIERS = {Decision.OUTLIER: Verdict.BANNED, Decision.NORMAL: Verdict.ACCEPTED}
+
+
+def decision_word(decision: Decision, params: Mapping[str, Any]) -> str:
+    """The one word reports show for ``decision`` in a run with parameters ``params``: its
+    verdict (banned, accepted) where it has one; "not selected" for a worker outside the best
+    K (no verdict: it may still be a good worker); else the decision itself (outlier and
+    normal on the high side or either side, undecided).
+
+    Examples
+    --------
+    >>> decision_word(Decision.BELOW, {}), decision_word(Decision.REJECTED, {"k": 3})
+    ('banned', 'not selected')
+    >>> decision_word(Decision.OUTLIER, {"direction": "both"})
+    'outlier'
+    """
+    verdict = verdict_of(decision, params)
+    if verdict is not None:
+        return verdict.value
+    return "not selected" if decision is Decision.REJECTED else decision.value
+
+
+#: The shown words in the order reports list them: the banned first, the undecided last.
+WORD_ORDER = ("banned", "accepted", "outlier", "normal", "not selected", "undecided")
 
 
 def streamable_verdicts(algorithm: Algorithm) -> NDArray[np.int8] | None:

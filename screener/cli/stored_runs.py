@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,11 @@ from screener.cli.commands import summary
 from screener.cli.console import note
 from screener.cli.options import db_option, json_option, output_file_option, output_options
 from screener.cli.output import Output, print_report
-from screener.files import is_stdio
-from screener.journal import Journal, RunRecord, RunSummary, display_name
-from screener.reports import decision_counts
+from screener.errors import ConfigError
+from screener.files import is_stdio, write_output
+from screener.journal import EventKind, Journal, RunRecord, RunSummary, display_name
+from screener.reports import decision_counts, terminal_width
+from screener.reports.gate_run import is_gate_run, load_gate_run, render_gate_run
 from screener.runs import oracle_name, run_prices, worker_pool
 from screener.runs.decisions import block_list, run_decisions, write_block_list
 from screener.runs.logged import (
@@ -29,6 +32,7 @@ from screener.runs.logged import (
 )
 from screener.runs.rescoring import changes_as_json, changes_as_text, decision_changes
 from screener.runs.results import load_result, load_results
+from screener.runs.stored import GATE_ORACLE
 
 __all__ = ["export", "invalidate", "report", "runs", "upgrade"]
 
@@ -45,6 +49,9 @@ def report(run_id: str | None, db: str, out: Output) -> None:
     When gold questions of the run were invalidated, the report is rebuilt from the
     remaining (or rescored) answers and says which decisions changed.
     """
+    if is_gate_run(db, run_id):
+        _report_gate(db, run_id, out)
+        return
     record, original, rescored = load_results(db, run_id)
     pool, prices, spec = worker_pool(record), run_prices(record), stored_spec(record)
     oracle = oracle_name(record)
@@ -55,6 +62,21 @@ def report(run_id: str | None, db: str, out: Output) -> None:
     print_report(
         rescored, pool, record.id, out, db, changes, prices=prices, spec=spec, oracle=oracle
     )
+
+
+def _report_gate(db: str, run_id: str | None, out: Output) -> None:
+    """A gate run's report: its standing decisions and what it served
+    (``screener.reports.gate_run``)."""
+    if out.html is not None:
+        raise ConfigError(
+            "a gate run has no HTML page", "report it as a table, with --json or --format csv"
+        )
+    run = load_gate_run(db, run_id)
+    width = terminal_width() if is_stdio(out.output) else None
+    text = render_gate_run(run, out.format, width=width, only=out.only, limit=out.limit)
+    write_output(out.output, text, what="report")
+    if not is_stdio(out.output):
+        note(f"report written to {out.output}")
 
 
 def stored_spec(record: RunRecord) -> dict[str, Any]:
@@ -205,31 +227,34 @@ def runs(db: str, as_json: bool) -> None:
     """List the runs in a database."""
     with Journal(db, read_only=True) as journal:
         summaries = journal.runs()
+    rows = [_run_line(db, s) for s in summaries]
     if as_json:
-        click.echo(json.dumps([_run_line(s) for s in summaries], indent=2))
+        click.echo(json.dumps([line for line, _ in rows], indent=2))
         return
     if not summaries:
         click.echo(f"no runs in {display_name(db)}")
         return
-    lines = [_run_line(s) for s in summaries]
+    lines = [line for line, _ in rows]
     width = max(len("algorithm"), *(len(line["algorithm"]) for line in lines))
     source = max(len("answers from"), *(len(_answers_from(line)) for line in lines))
     click.echo(
         f"{'run':<12}  {'created':<16}  {'algorithm':<{width}}  {'answers from':<{source}}  "
         f"{'workers':>7}  {'answers':>9}  status"
     )
-    for line in lines:
+    for line, shown in rows:
         created = line["created"][:16].replace("T", " ")
         click.echo(
             f"{line['id']:<12}  {created:<16}  {line['algorithm']:<{width}}  "
             f"{_answers_from(line):<{source}}  {line['n_workers']:>7}  {line['answered']:>9,}  "
-            f"{_run_status(line)}"
+            f"{_run_status(line['status'], shown)}"
         )
 
 
-def _run_line(summary: RunSummary) -> dict[str, Any]:
+def _run_line(db: str, summary: RunSummary) -> tuple[dict[str, Any], dict[str, int] | None]:
     """One run of `screener runs`: the summary, its date, and from the result it stored (a
-    finished run's) whether its condition held and the workers per decision."""
+    finished run's) whether its condition held and the workers per decision (JSON keeps the
+    algorithm's words, below, above...); and the workers per decision in the words the table
+    shows (``Result.word_counts``: banned, accepted...)."""
     line = dataclasses.asdict(summary)
     stored = line.pop("stored_result")
     result = None if stored is None else Result.from_json(stored)
@@ -241,18 +266,31 @@ def _run_line(summary: RunSummary) -> dict[str, Any]:
     line["condition_met"] = None if result is None else result.condition_met
     line["completed"] = None if result is None else result.completed
     line["decisions"] = None if result is None else decision_counts(result)
-    return line
+    if summary.oracle == GATE_ORACLE:
+        line.update(_gate_counts(db, summary.id))
+        return line, line["decisions"]
+    return line, None if result is None else result.word_counts()
+
+
+def _gate_counts(db: str, run_id: str) -> dict[str, Any]:
+    """A gate run's workers, those who asked for work (its pool is open), and its decisions,
+    the standing ones of its block list (banned, accepted; the rest undecided)."""
+    with Journal(db, read_only=True) as journal:
+        asked = {e.worker for e in journal.events(run_id, kinds=(EventKind.REQUESTED,))}
+    standing = Counter(d.decision for d in block_list(run_decisions(db, run_id)))
+    decided = {verdict.value: standing[verdict] for verdict in (Verdict.BANNED, Verdict.ACCEPTED)}
+    undecided = len(asked) - sum(decided.values())
+    return {"n_workers": len(asked), "decisions": {**decided, "undecided": undecided}}
 
 
 def _answers_from(line: dict[str, Any]) -> str:
     return f"{line['oracle']} {line['source']}" if line["source"] else str(line["oracle"])
 
 
-def _run_status(line: dict[str, Any]) -> str:
-    counts = line["decisions"]
-    if not counts:
-        return str(line["status"])
-    return f"{line['status']} · " + ", ".join(f"{n:,} {name}" for name, n in counts.items())
+def _run_status(status: str, shown: dict[str, int] | None) -> str:
+    if not shown:
+        return status
+    return f"{status} · " + ", ".join(f"{n:,} {word}" for word, n in shown.items())
 
 
 @click.command(short_help=summary("upgrade"))

@@ -1,4 +1,5 @@
-"""Live progress: one line rewritten on a terminal, or a tqdm bar (a widget in a notebook).
+"""Live progress: one line rewritten on a terminal, or a tqdm bar (a widget in a notebook
+with the ``notebook`` extra, ipywidgets; else a text bar).
 
 What a run has done is read off its algorithm (``ProgressLine.of``). Two rules keep the
 numbers honest: "decided" counts only final decisions (an algorithm whose decisions are
@@ -10,6 +11,7 @@ shows the money its answers cost beside them (and its budget in money).
 
 from __future__ import annotations
 
+import importlib
 import math
 import shutil
 import sys
@@ -26,7 +28,7 @@ from screener.gate import money
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-__all__ = ["Progress", "ProgressBar", "ProgressLine", "auto_progress"]
+__all__ = ["Progress", "ProgressBar", "ProgressLine", "auto_progress", "tqdm_class"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +157,7 @@ class ProgressBar(Progress):
 
     def show(self, line: ProgressLine) -> None:
         if self._bar is None:
-            from tqdm.auto import tqdm
-
+            tqdm = tqdm_class()
             self._bar = tqdm(total=line.most_answers, unit="answer", file=self.stream,
                              mininterval=self.interval, dynamic_ncols=True)  # fmt: skip
         bar = self._bar
@@ -168,6 +169,25 @@ class ProgressBar(Progress):
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
+
+
+def tqdm_class() -> type[tqdm[Any]]:
+    """tqdm's bar for here: its notebook widget inside a Jupyter kernel with ipywidgets
+    installed (the ``notebook`` extra), else its plain text bar. Without ipywidgets,
+    ``tqdm.auto`` in a kernel warns "IProgress not found" and falls back to the text bar
+    itself: choosing the text bar first says nothing and draws the same."""
+    if "ipykernel" in sys.modules:
+        try:
+            importlib.import_module("ipywidgets")  # the notebook extra
+        except ImportError:
+            pass
+        else:
+            from tqdm.auto import tqdm as auto
+
+            return auto
+    from tqdm.std import tqdm as text
+
+    return text
 
 
 def auto_progress() -> Progress | None:

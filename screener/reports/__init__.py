@@ -1,7 +1,8 @@
 """Reports of a run: a ranked table for people, fitted to the terminal (``text``, its table in
 ``table``), JSON and CSV for programs (``data``), what each says of the run whatever its
 format (``summary``), a cost plan in words (``plan``) and one self-contained HTML page
-(``screener.reports.html``, with the optional ``html`` extra).
+(``screener.reports.html``, with the optional ``html`` extra). A gate run's report is
+``screener.reports.gate_run`` (imported on its own: it rebuilds the gate).
 """
 
 from screener.reports.data import FORMATS, render_csv, render_json

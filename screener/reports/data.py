@@ -40,14 +40,19 @@ def render_json(
     state: str | None = None,
     prices: Prices | None = None,
     oracle: str | None = None,
+    status: str | None = None,
 ) -> dict[str, Any]:
     """The result as plain data, workers named, ranked (``only`` and ``limit`` as in
     ``shown_workers``), with the status line the table shows (``state`` as in
-    ``describe_status``), what it may have got wrong (``mistakes_json``; ``oracle``, the
-    answer source's name, says whether the pool's accuracies are a truth) and, with
-    ``prices``, the money spent (``money_spent``)."""
+    ``describe_status``, or ``status`` when given), what it may have got wrong
+    (``mistakes_json``; ``oracle``, the answer source's name, says whether the pool's
+    accuracies are a truth) and, with ``prices``, the money spent (``money_spent``).
+
+    A worker's ``decision`` is the algorithm's word (below, above, outlier, ...), as it has
+    always been; ``screener.algorithms.verdicts.decision_word`` maps it to the word the table
+    shows (banned, accepted, ...), and ``banned`` lists the banned workers."""
     data = result.to_dict()
-    data["status"] = describe_status(result, state)
+    data["status"] = status or describe_status(result, state)
     data["mistakes"] = mistakes_json(result, pool, oracle)
     data["money"] = None if prices is None else money_spent(result, prices)
     banned = banned_workers(result)

@@ -57,7 +57,7 @@ def render_plan(summary: Mapping[str, Any]) -> str:
         f"runs ending with undecided workers: {summary['runs_with_undecided']:.0%} "
         f"(stopped: {stops})"
     )
-    lines.append(_mistakes_line(summary.get("mistakes")))
+    lines.append(_mistakes_line(summary.get("mistakes"), "threshold" in summary["params"]))
     if summary.get("capped"):
         budget = summary["params"]["budget"]
         lines.append(
@@ -67,8 +67,12 @@ def render_plan(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _mistakes_line(mistakes: Mapping[str, float] | None) -> str:
-    """The plan's mistakes per run by the simulated truth: what the questions buy."""
+def _mistakes_line(mistakes: Mapping[str, float] | None, bar: bool) -> str:
+    """The plan's mistakes per run by the simulated truth: what the questions buy; where
+    they are not simulated, why (``bar``: the question has one, but its runs were computed
+    together, which keeps no bans)."""
+    if mistakes is None and bar:
+        return "mistakes: not simulated (these runs are computed together, without their bans)"
     if mistakes is None:
         return "mistakes: not simulated (a question against no bar)"
     share = mistakes["bad_banned_share"]

@@ -21,6 +21,7 @@ __all__ = [
     "decision_counts",
     "describe_status",
     "money_spent",
+    "shown_counts",
     "shown_workers",
 ]
 
@@ -99,6 +100,13 @@ def decision_counts(result: Result) -> dict[str, int]:
     gone = Counter(away(w.reason) for w in result.workers)
     counts.update((kind, gone[kind]) for kind in AWAY if gone[kind])
     return counts
+
+
+def shown_counts(result: Result) -> dict[str, int]:
+    """``decision_counts`` as reports show them: workers per word (``Result.word_counts``:
+    banned first, undecided last), then those that ran out of gold questions or left."""
+    away = {name: n for name, n in decision_counts(result).items() if name in AWAY}
+    return {**result.word_counts(), **away}
 
 
 #: The counts of ``decision_counts`` that are not decisions: why workers stopped answering.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from screener.algorithms import Decision, WorkerResult
@@ -36,14 +36,19 @@ class _Column:
 
 
 def table_rows(
-    shown: Sequence[WorkerResult], pool: WorkerPool, width: int | None, only: str | None
+    shown: Sequence[WorkerResult],
+    pool: WorkerPool,
+    width: int | None,
+    only: str | None,
+    word: Callable[[Decision], str],
 ) -> list[str]:
-    """The table of ``shown`` with its notes; fitted to ``width`` columns when given (see
+    """The table of ``shown`` with its notes, each decision in its shown ``word``
+    (``Result.word``); fitted to ``width`` columns when given (see
     ``screener.reports.text.render_table``), the interval column dropped if even short names do not
     fit."""
     if not shown:
         return [f"no {only} workers" if only else "no workers"]
-    columns = _columns(shown, pool)
+    columns = _columns(shown, pool, word)
     widths = {key: column.width for key, column in columns.items()}
     widths["worker"] = max(widths["worker"], 6)
     room = None if width is None else _fit(widths, width)
@@ -86,15 +91,17 @@ def _spare(widths: dict[str, int], width: int) -> int:
     return width - sum(widths.values()) - 2 * len(widths)
 
 
-def _columns(shown: Sequence[WorkerResult], pool: WorkerPool) -> dict[str, _Column]:
+def _columns(
+    shown: Sequence[WorkerResult], pool: WorkerPool, word: Callable[[Decision], str]
+) -> dict[str, _Column]:
     """Every column but the reason; "leaning" only when a listed worker is undecided."""
     undecided = [w.decision is Decision.UNDECIDED for w in shown]
     columns = {
         "rank": _Column("rank", [str(w.rank) for w in shown], right=True),
         "worker": _Column("worker", [pool.workers[w.arm] for w in shown]),
-        "decision": _Column("decision", [w.decision.value for w in shown]),
+        "decision": _Column("decision", [word(w.decision) for w in shown]),
         "leaning": _Column(
-            "leaning", [w.leaning.value if u else "" for w, u in zip(shown, undecided, strict=True)]
+            "leaning", [word(w.leaning) if u else "" for w, u in zip(shown, undecided, strict=True)]
         ),
         "estimate": _Column("estimate", [num(w.estimate) for w in shown], right=True),
         "interval": _Column("interval", [f"[{num(w.lower)}, {num(w.upper)}]" for w in shown]),

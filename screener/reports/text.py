@@ -16,8 +16,8 @@ from screener.reports.summary import (
     Only,
     banned_workers,
     cost_line,
-    decision_counts,
     describe_status,
+    shown_counts,
     shown_workers,
 )
 from screener.reports.table import num, table_rows, wrap
@@ -51,8 +51,11 @@ def render_table(
     state: str | None = None,
     prices: Prices | None = None,
     oracle: str | None = None,
+    status: str | None = None,
+    notes: Sequence[str] = (),
 ) -> str:
-    """A ranked report: headline, stopping status (``state`` as in ``describe_status``),
+    """A ranked report: headline, stopping status (``state`` as in ``describe_status``; a
+    given ``status`` line in its place, and ``notes`` after the questions: a gate run's),
     what it may have got wrong (``mistake_lines``: expected, and by the truth where
     ``oracle``, the answer source's name, makes the pool's accuracies one), workers per
     decision, threshold, questions (and with ``prices`` their cost), then one
@@ -65,13 +68,14 @@ def render_table(
     """
     head = [
         _headline(result, pool, run_id),
-        f"status: {describe_status(result, state)}",
+        f"status: {status or describe_status(result, state)}",
         *(f"warning: {warning}" for warning in result.extra.get("warnings", ())),
         *mistake_lines(result, pool, oracle),
         _counts_line(result),
         *_threshold_lines(result),
         _pulls_line(result),
         *([] if prices is None else [cost_line(result, prices)]),
+        *notes,
         *_extra_lines(result),
         *_highlights(result, pool),
     ]
@@ -80,7 +84,7 @@ def render_table(
         head.append(_listed(len(shown), len(result.workers), only, limit))
     lines = [wrapped for line in head for wrapped in wrap(line, width)]
     lines.append("")
-    lines.extend(table_rows(shown, pool, width, only))
+    lines.extend(table_rows(shown, pool, width, only, result.word))
     return "\n".join(lines)
 
 
@@ -100,7 +104,8 @@ def render_comparison(
     lines += ["", f"{'worker':<{width}}  {a[:20]:<32}  {b[:20]:<32}"]
     before = {w.arm: w for w in first.workers}
     for w in second.ranking:
-        lines.append(f"{pool.workers[w.arm]:<{width}}  {_cell(before[w.arm])}  {_cell(w)}")
+        old, new = _cell(first, before[w.arm]), _cell(second, w)
+        lines.append(f"{pool.workers[w.arm]:<{width}}  {old}  {new}")
     return "\n".join(lines)
 
 
@@ -144,14 +149,14 @@ def _listed(shown: int, total: int, only: Only | None, limit: int | None) -> str
 
 
 def _counts_line(result: Result) -> str:
-    counts = decision_counts(result)
-    decided = [f"{n:,} {name}" for name, n in counts.items() if name not in AWAY]
+    counts = shown_counts(result)
+    decided = [f"{n:,} {word}" for word, n in counts.items() if word not in AWAY]
     away = [f"{n:,} {name}" for name, n in counts.items() if name in AWAY]
     return f"workers: {', '.join(decided)}" + (f" ({', '.join(away)})" if away else "")
 
 
-def _cell(line: WorkerResult) -> str:
-    text = f"{line.decision.value:<9} {num(line.estimate):>6} {line.pulls:>8,}"
+def _cell(result: Result, line: WorkerResult) -> str:
+    text = f"{result.word(line.decision):<12} {num(line.estimate):>6} {line.pulls:>8,}"
     return f"{text:<32}"
 
 
@@ -166,8 +171,9 @@ def _headline(result: Result, pool: WorkerPool, run_id: str | None) -> str:
 
 
 def _highlights(result: Result, pool: WorkerPool) -> list[str]:
-    """One line per headline decision: the banned workers where the question bans any, then
-    the algorithm's own (outliers, above the bar, ...)."""
+    """One line per headline decision, in its shown word (``Result.word``): the banned
+    workers where the question bans any, then the accepted ones, or the outliers where the
+    question bans no one."""
     present = {w.decision for w in result.workers}
     shown = [d for d in (Decision.OUTLIER, Decision.ABOVE, Decision.SELECTED) if d in present]
     if not shown:
@@ -175,9 +181,12 @@ def _highlights(result: Result, pool: WorkerPool) -> list[str]:
         shown = [Decision.ABOVE] if bar else [Decision.OUTLIER]
     banned = banned_workers(result)
     lines = [] if banned is None else [_names_line("banned", banned, pool)]
+    labels = {"banned"} if banned is not None else set()
     for decision in shown:
-        label = {Decision.OUTLIER: "outliers"}.get(decision, decision.value)
-        lines.append(_names_line(label, result.arms_with(decision), pool))
+        label = {"outlier": "outliers"}.get(result.word(decision), result.word(decision))
+        if label not in labels:  # low-side outliers are the banned ones, listed already
+            labels.add(label)
+            lines.append(_names_line(label, result.arms_with(decision), pool))
     return lines
 
 

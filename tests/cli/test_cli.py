@@ -65,8 +65,8 @@ def test_the_ksigma_demo_run_is_one_flag_away_and_finds_the_two_spammers(tmp_pat
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "screener.db").exists()
     assert "stopping condition met" in done.stdout
-    outliers_line = next(line for line in done.stdout.splitlines() if line.startswith("outliers:"))
-    assert outliers_line == "outliers: w09, w20"
+    banned_line = next(line for line in done.stdout.splitlines() if line.startswith("banned:"))
+    assert banned_line == "banned: w09, w20"  # the low outliers, listed once as the banned
 
 
 def test_csv_pool_of_30_with_2_spammers(tmp_path: Path) -> None:

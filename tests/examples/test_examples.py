@@ -71,8 +71,8 @@ def test_the_live_example_decides_through_faults_and_journals_them(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     rows = {line.split()[1]: line.split()[2] for line in done.stdout.splitlines()
             if line[:4].strip().isdigit()}  # fmt: skip
-    assert {w for w, d in rows.items() if d == "above"} == {"ana", "bo", "chen", "dee"}
-    assert {"ivo", "jo"} <= {w for w, d in rows.items() if d == "below"}
+    assert {w for w, d in rows.items() if d == "accepted"} == {"ana", "bo", "chen", "dee"}
+    assert {"ivo", "jo"} <= {w for w, d in rows.items() if d == "banned"}
     with sqlite3.connect(db) as conn:
         kinds = dict(conn.execute("SELECT kind, COUNT(*) FROM events GROUP BY kind").fetchall())
         answered = conn.execute(

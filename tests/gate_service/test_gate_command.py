@@ -128,7 +128,7 @@ def _decisions_read_back_as_a_runs(
     folder: Path, run_id: str, streamed: list[dict[str, object]]
 ) -> None:
     """The gate run's decisions out of the command line as a `screener run`'s: the decided
-    events the stream served, and the block list; its report is refused, in one line."""
+    events the stream served, and the block list; its report shows the same bans."""
     listed = screener(folder, "decisions", run_id, "--json")
     assert listed.returncode == 0, listed.stderr
     read = [json.loads(line) for line in listed.stdout.splitlines()]
@@ -140,9 +140,10 @@ def _decisions_read_back_as_a_runs(
     last = {str(d["worker"]): d["decision"] for d in streamed}
     standing = {worker: last[worker] for worker in last if last[worker] != "reopened"}
     assert {row["worker"]: row["decision"] for row in json.loads(blocks.stdout)} == standing
-    report = screener(folder, "report", run_id)
-    assert report.returncode == 2 and f"`screener gate --resume {run_id}`" in report.stderr
-    assert len(report.stderr.strip().splitlines()) == 1
+    report = screener(folder, "report", run_id, "--json")
+    assert report.returncode == 0, report.stderr
+    banned = sorted(worker for worker, decision in standing.items() if decision == "banned")
+    assert sorted(json.loads(report.stdout)["banned"]) == banned
 
 
 def test_the_gate_settings_are_kept_in_the_run() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import sys
 import types
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,35 @@ def test_screener_run_in_a_notebook_draws_a_bar_by_default(
     monkeypatch.delitem(sys.modules, "ipykernel")
     screener.run(synthetic_pool(6, 1, seed=2), algorithm="toloka-rule", params={"threshold": 0.6})
     assert capsys.readouterr().err == ""  # a script writing to a file or pipe: no bar
+
+
+def _a_jupyter_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """sys.modules as inside a Jupyter kernel (what tqdm.auto and auto_progress look for),
+    with ipywidgets not importable, and tqdm's automatic choice not made yet."""
+
+    class ZMQInteractiveShell:  # the kernel's shell, by the class name tqdm reads
+        pass
+
+    ipython = types.ModuleType("IPython")
+    ipython.get_ipython = ZMQInteractiveShell  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    for name in ("ipykernel", "ipykernel.zmqshell"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # import ipywidgets: ImportError
+    for name in ("tqdm.auto", "tqdm.autonotebook", "tqdm.notebook"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+
+def test_a_notebook_without_ipywidgets_gets_the_text_bar_and_no_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _a_jupyter_kernel(monkeypatch)
+    stream = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bar = ProgressBar(stream)
+        bar.show(ProgressLine(12, 10, 2, 1, 6, most_answers=60))
+        bar.close()
+    assert [str(w.message) for w in caught] == []
+    assert "10/60" in stream.getvalue()
+    assert "tqdm.notebook" not in sys.modules  # the widget path was not taken

@@ -52,7 +52,7 @@ from screener.reports.mistakes import Tally, expected_mistakes, truth_tally
 from screener.reports.summary import (
     banned_workers,
     cost_line,
-    decision_counts,
+    shown_counts,
 )
 from screener.runs import oracle_name, read_run, run_prices, run_state, worker_pool
 
@@ -117,7 +117,7 @@ def _header(
     params = ", ".join(
         f"{key} = {value}" for key, value in result.params.items() if value is not None
     )
-    counts = ", ".join(f"{n:,} {name}" for name, n in decision_counts(result).items())
+    counts = ", ".join(f"{n:,} {name}" for name, n in shown_counts(result).items())
     oracle = dict(record.oracle)
     options = ", ".join(
         f"{k} = {_file_name(v)}" for k, v in dict(oracle.get("options", {})).items()

@@ -80,8 +80,9 @@ def histogram_figure(result: Result) -> Any:
         fig.add_trace(
             go.Bar(
                 x=centres.round(4).tolist(), y=counts.tolist(), width=(high - low) / HISTOGRAM_BINS,
-                name=decision.value, marker={"color": COLOURS[decision]},
-                hovertemplate="%{y:,} workers near %{x:.3f}<extra>" + decision.value + "</extra>",
+                name=result.word(decision), marker={"color": COLOURS[decision]},
+                hovertemplate="%{y:,} workers near %{x:.3f}<extra>" + result.word(decision)
+                + "</extra>",
             )
         )  # fmt: skip
     _draw_threshold(fig, result.threshold)

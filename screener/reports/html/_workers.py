@@ -49,7 +49,7 @@ def workers_section(result: Result, pool: WorkerPool, truth: tuple[str, str] | N
     """The per-worker plot and table with their filter and pager, and the data they draw."""
     data = _worker_data(result, pool, truth)
     options = "".join(
-        f'<option value="{d}">{d} ({n:,})</option>' for d, n in result.counts().items() if n
+        f'<option value="{w}">{w} ({n:,})</option>' for w, n in result.word_counts().items() if n
     )
     script = resources.files(__package__).joinpath("workers.js").read_text(encoding="utf-8")
     payload = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
@@ -73,12 +73,14 @@ gold questions it cost; sorted by decision, then estimate.{note}</p>
 def summary_section(result: Result, pool: WorkerPool) -> str:
     """A large crowd at a glance: the histogram of estimates and the names per decision."""
     lists = []
-    for decision, count in result.counts().items():
-        if decision == Decision.UNDECIDED or not count:
+    for word, count in result.word_counts().items():
+        if word == Decision.UNDECIDED or not count:
             continue
-        names = sorted(pool.workers[w.arm] for w in result.workers if w.decision == decision)
+        names = sorted(
+            pool.workers[w.arm] for w in result.workers if result.word(w.decision) == word
+        )
         lists.append(
-            f"<details><summary>{html.escape(decision)} ({count:,})</summary>"
+            f"<details><summary>{html.escape(word)} ({count:,})</summary>"
             f"<p>{html.escape(', '.join(names))}</p></details>"
         )
     decided = "".join(lists) or '<p class="empty">No worker is decided.</p>'
@@ -90,9 +92,10 @@ def summary_section(result: Result, pool: WorkerPool) -> str:
 
 
 def _worker_data(result: Result, pool: WorkerPool, truth: tuple[str, str] | None) -> dict[str, Any]:
-    """Column arrays (one entry per worker, in page order), numbers rounded, each reason once."""
+    """Column arrays (one entry per worker, in page order), numbers rounded, each reason once;
+    decisions by index into their shown words (``Result.word``)."""
     lines = ordered(result)
-    decisions = [d.value for d in Decision]
+    decisions = [result.word(d) for d in Decision]
     reasons = list(dict.fromkeys(w.reason for w in lines))
     index = {reason: i for i, reason in enumerate(reasons)}
     data: dict[str, Any] = {
@@ -105,8 +108,8 @@ def _worker_data(result: Result, pool: WorkerPool, truth: tuple[str, str] | None
         ),
         "name": [pool.workers[w.arm] for w in lines],
         "rank": [w.rank for w in lines],
-        "decision": [decisions.index(w.decision.value) for w in lines],
-        "leaning": [decisions.index(w.leaning.value) for w in lines],
+        "decision": [list(Decision).index(w.decision) for w in lines],
+        "leaning": [list(Decision).index(w.leaning) for w in lines],
         "estimate": _numbers(w.estimate for w in lines),
         "lower": _numbers(w.lower for w in lines),
         "upper": _numbers(w.upper for w in lines),
