@@ -7,6 +7,7 @@ from screener.algorithms.base import (
     Pull,
     PullInfo,
     PullStatus,
+    PullTuple,
     TellOutcome,
 )
 from screener.algorithms.ksigma import (
@@ -67,6 +68,7 @@ __all__ = [
     "Pull",
     "PullInfo",
     "PullStatus",
+    "PullTuple",
     "Quiz",
     "Result",
     "RoundRobin",

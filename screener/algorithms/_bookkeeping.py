@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import ClassVar, final
+from typing import Any, ClassVar, final
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -16,6 +16,7 @@ from screener.algorithms import _ledger
 from screener.algorithms.ask_tell import (
     NO_ARMS,
     OUTCOME_BY_STATE,
+    OUTCOMES,
     STATUSES,
     PullInfo,
     TellOutcome,
@@ -25,7 +26,19 @@ from screener.arrays import IntArray
 from screener.errors import ConfigError, InvalidRewardError, UnknownPullError
 from screener.stats import ArmStats
 
-__all__ = ["PullBookkeeping"]
+__all__ = ["PullBookkeeping", "overrides_batch_form"]
+
+
+def overrides_batch_form(cls: type, batch: str, scalar: str) -> bool:
+    """True when ``cls`` (or a class it inherits from) overrides hook ``batch`` below the
+    class that gives its scalar form ``scalar``: that scalar form would skip the override,
+    so the class must fall back to one that calls ``batch``."""
+    for klass in cls.__mro__:
+        if scalar in vars(klass):
+            return False
+        if batch in vars(klass):
+            return True
+    return False
 
 
 class PullBookkeeping:
@@ -35,6 +48,11 @@ class PullBookkeeping:
     name: ClassVar[str]
     #: Smallest pool the algorithm is defined for.
     min_workers: ClassVar[int] = 1
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if overrides_batch_form(cls, "_on_answers", "_on_answer1"):
+            cls._on_answer1 = PullBookkeeping._answer1_as_batch  # type: ignore[method-assign]
 
     def __init__(
         self,
@@ -89,11 +107,7 @@ class PullBookkeeping:
             return self._tell_one(ids, values)
         bad = ~np.isfinite(values) | (values < self.lower) | (values > self.upper)
         if bad.any():
-            raise InvalidRewardError(
-                f"reward {values[bad][0]!r} for pull {ids[bad][0]} is outside "
-                f"[{self.lower}, {self.upper}]",
-                "check the oracle's scoring or the algorithm's reward bounds",
-            )
+            raise self._reward_error(int(ids[bad][0]), float(values[bad][0]))
         outcomes = self._outcomes(ids)
         accepted = outcomes == TellOutcome.ACCEPTED
         if accepted.any():
@@ -117,6 +131,35 @@ class PullBookkeeping:
         self._on_answers(ids.copy(), arms, values.copy())
         self._dirty = True
         return OUTCOME_BY_STATE[:1].copy()
+
+    def tell1(self, pull_id: int, reward: float) -> TellOutcome:
+        """``tell`` in scalar steps, for one-pull-at-a-time loops: the same rules (an unknown
+        id raises UnknownPullError, a reward outside the bounds InvalidRewardError, a second
+        answer is a DUPLICATE and one after release LATE, both no-ops) and the same state
+        after, without arrays of one.
+
+        Examples
+        --------
+        >>> from screener import RoundRobin
+        >>> algorithm = RoundRobin(2)
+        >>> pull_id, arm, seq = algorithm.ask1()
+        >>> algorithm.tell1(pull_id, 1.0), algorithm.tell1(pull_id, 1.0)
+        (<TellOutcome.ACCEPTED: 0>, <TellOutcome.DUPLICATE: 1>)
+        """
+        ledger = self._ledger
+        if not 0 <= pull_id < ledger.size:
+            self._check_known(np.array([pull_id], dtype=np.int64))  # raises, one message
+        reward = float(reward)
+        if not (math.isfinite(reward) and self.lower <= reward <= self.upper):
+            raise self._reward_error(pull_id, reward)
+        state = ledger.state(pull_id)
+        if state != _ledger.PENDING:
+            return OUTCOMES[state]
+        arm = ledger.answer1(pull_id)
+        self.pending[arm] -= 1
+        self._on_answer1(pull_id, arm, reward)
+        self._dirty = True
+        return TellOutcome.ACCEPTED
 
     @final
     def preview(self, pull_ids: ArrayLike) -> NDArray[np.int8]:
@@ -196,7 +239,7 @@ class PullBookkeeping:
 
     @property
     def n_pending(self) -> int:
-        return int(self.pending.sum())
+        return self._ledger.n_pending
 
     @property
     def n_asked(self) -> int:
@@ -222,6 +265,18 @@ class PullBookkeeping:
         """Hook: accepted answers (first copies only). The default updates the statistics."""
         self.stats.update_many(arms, rewards)
 
+    def _on_answer1(self, pull_id: int, arm: int, reward: float) -> None:
+        """Hook of ``tell1``: one accepted answer, with the effect ``_on_answers`` has on
+        arrays of one. The default updates the statistics, as ``_on_answers`` does; a class
+        that overrides ``_on_answers`` alone gets ``_answer1_as_batch`` instead, and one
+        whose answer hook has a scalar form overrides both."""
+        self.stats.update(arm, reward)
+
+    def _answer1_as_batch(self, pull_id: int, arm: int, reward: float) -> None:
+        """``_on_answer1`` through ``_on_answers``, with arrays of one."""
+        ids = np.array([pull_id], dtype=np.int64)
+        self._on_answers(ids, np.array([arm], dtype=np.int64), np.array([reward]))
+
     def _on_released(self, pull_id: int, arm: int) -> None:
         """After a pending pull of ``arm`` was released (it will be asked again)."""
 
@@ -243,6 +298,12 @@ class PullBookkeeping:
                 f"(it has asked {self._ledger.size} pulls)",
                 "answers must name a pull id returned by ask()",
             )
+
+    def _reward_error(self, pull_id: int, reward: float) -> InvalidRewardError:
+        return InvalidRewardError(
+            f"reward {reward!r} for pull {pull_id} is outside [{self.lower}, {self.upper}]",
+            "check the oracle's scoring or the algorithm's reward bounds",
+        )
 
     def _take_retries(self, limit: int) -> IntArray:
         taken: list[int] = []

@@ -33,15 +33,26 @@ class PullLedger:
         self._state = np.empty(capacity, dtype=np.int8)
         self.next_seq = np.zeros(n_arms, dtype=np.int64)
         self._free: dict[int, list[int]] = {}
+        self.n_pending = 0  # pulls in PENDING state, kept: every ask reads it
+        self._views()
+
+    def _views(self) -> None:
+        """Memoryviews of the arrays, for the one-pull steps: reading or writing one number
+        through one costs a fifth of a numpy scalar's. Renewed whenever an array is
+        replaced; not pickled."""
+        self._arm_view = self._arm.data
+        self._seq_view = self._seq.data
+        self._state_view = self._state.data
+        self._next_view = self.next_seq.data
 
     def arm(self, pull_id: int) -> int:
-        return int(self._arm[pull_id])
+        return self._arm_view[pull_id]
 
     def seq(self, pull_id: int) -> int:
-        return int(self._seq[pull_id])
+        return self._seq_view[pull_id]
 
     def state(self, pull_id: int) -> int:
-        return int(self._state[pull_id])
+        return self._state_view[pull_id]
 
     def arms_of(self, pull_ids: IntArray) -> IntArray:
         return self._arm[pull_ids]
@@ -60,19 +71,50 @@ class PullLedger:
         self._seq[first:end] = seqs
         self._state[first:end] = PENDING
         self.size = end
+        self.n_pending += count
         return first, seqs
+
+    def append1(self, arm: int) -> tuple[int, int]:
+        """``append`` of one arm in scalar steps; returns the pull's id and seq."""
+        pull_id = self.size
+        if pull_id == self._arm.size:
+            self._reserve(pull_id + 1)
+        free = self._free.get(arm) if self._free else None
+        if free:
+            seq = heapq.heappop(free)
+            if not free:
+                del self._free[arm]
+        else:
+            seq = self._next_view[arm]
+            self._next_view[arm] = seq + 1
+        self._arm_view[pull_id] = arm
+        self._seq_view[pull_id] = seq
+        self._state_view[pull_id] = PENDING
+        self.size = pull_id + 1
+        self.n_pending += 1
+        return pull_id, seq
+
+    def answer1(self, pull_id: int) -> int:
+        """Mark one pending pull answered; returns its arm."""
+        self._state_view[pull_id] = ANSWERED
+        self.n_pending -= 1
+        return self._arm_view[pull_id]
 
     def grow(self, count: int) -> None:
         """Make room for ``count`` more arms (workers who joined), none asked yet."""
         self.next_seq = np.concatenate([self.next_seq, np.zeros(count, dtype=np.int64)])
+        self._views()
 
     def mark(self, pull_ids: IntArray, state: int) -> None:
+        """Move pending pulls ``pull_ids`` (each once) to ``state``."""
         self._state[pull_ids] = state
+        self.n_pending -= pull_ids.size
 
     def release(self, pull_id: int) -> int:
         """Mark a pending pull released and free its seq; returns its arm."""
         arm = int(self._arm[pull_id])
         self._state[pull_id] = RELEASED
+        self.n_pending -= 1
         heapq.heappush(self._free.setdefault(arm, []), int(self._seq[pull_id]))
         return arm
 
@@ -114,6 +156,8 @@ class PullLedger:
         """Pickle the pulls handed out, not the spare capacity (a snapshot of a long run
         would otherwise store up to twice the ledger)."""
         state = dict(self.__dict__)
+        for derived in ("n_pending", "_arm_view", "_seq_view", "_state_view", "_next_view"):
+            del state[derived]  # from the arrays
         for name in ("_arm", "_seq", "_state"):
             used = state[name][: self.size]
             # In the narrowest integer type that holds them: arms and seqs rarely need more
@@ -127,6 +171,8 @@ class PullLedger:
         self._arm = _grow(self._arm, capacity, np.int64)
         self._seq = _grow(self._seq, capacity, np.int64)
         self._state = _grow(self._state, capacity, np.int8)
+        self.n_pending = int(np.count_nonzero(self._state[: self.size] == PENDING))
+        self._views()
 
     def _reserve(self, needed: int) -> None:
         capacity = self._arm.size
@@ -137,6 +183,7 @@ class PullLedger:
         self._arm = _grow(self._arm, capacity)
         self._seq = _grow(self._seq, capacity)
         self._state = _grow(self._state, capacity)
+        self._views()
 
 
 def _grow(array: NDArray[Any], capacity: int, dtype: type[_T] | None = None) -> NDArray[_T]:

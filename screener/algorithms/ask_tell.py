@@ -12,7 +12,7 @@ import numpy as np
 from screener.algorithms import _ledger
 from screener.arrays import IntArray
 
-__all__ = ["Ask", "AskState", "Pull", "PullInfo", "PullStatus", "TellOutcome"]
+__all__ = ["Ask", "AskState", "Pull", "PullInfo", "PullStatus", "PullTuple", "TellOutcome"]
 
 #: An empty, read-only array of arms: an ask with no pulls.
 NO_ARMS = np.empty(0, dtype=np.int64)
@@ -143,9 +143,14 @@ class Ask:
             yield Pull(self.first_id + offset, arm, seq)
 
 
+#: One pull as ``ask1`` hands it out: ``(id, arm, seq)``, ``Pull``'s fields in its order.
+PullTuple = tuple[int, int, int]
+
 WAIT = Ask(AskState.WAIT)
 #: Indexed by ledger state (PENDING, ANSWERED, RELEASED); cheaper than calling the enums.
 STATUSES = tuple(PullStatus)
+#: The TellOutcome of an answer to a pull in each ledger state, as enums (``tell1``).
+OUTCOMES = (TellOutcome.ACCEPTED, TellOutcome.DUPLICATE, TellOutcome.LATE)
 OUTCOME_BY_STATE = np.array(
     [TellOutcome.ACCEPTED, TellOutcome.DUPLICATE, TellOutcome.LATE], dtype=np.int8
 )

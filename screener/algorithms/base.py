@@ -25,7 +25,7 @@ from typing import Any, ClassVar, final
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._bookkeeping import PullBookkeeping
+from screener.algorithms._bookkeeping import PullBookkeeping, overrides_batch_form
 from screener.algorithms._checks import check_count
 from screener.algorithms._signature import parameters
 from screener.algorithms._test_setups import AlgorithmSetup
@@ -37,13 +37,23 @@ from screener.algorithms.ask_tell import (
     Pull,
     PullInfo,
     PullStatus,
+    PullTuple,
     TellOutcome,
 )
 from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
 from screener.arrays import IntArray
 from screener.errors import ConfigError
 
-__all__ = ["Algorithm", "Ask", "AskState", "Pull", "PullInfo", "PullStatus", "TellOutcome"]
+__all__ = [
+    "Algorithm",
+    "Ask",
+    "AskState",
+    "Pull",
+    "PullInfo",
+    "PullStatus",
+    "PullTuple",
+    "TellOutcome",
+]
 
 
 class Algorithm(PullBookkeeping, abc.ABC):
@@ -81,6 +91,19 @@ class Algorithm(PullBookkeeping, abc.ABC):
     #: No worker is decided before it has this many answers. Fixed-confidence algorithms take
     #: it as a parameter (``_set_min_answers``); 1 is the papers' behaviour.
     min_answers: int = 1
+    #: True when ``ask1`` may run its scalar steps (``_next_pull``): the class acts around
+    #: no ask (``_before_ask``, ``_on_asked``, ``_next_ask``); set per class, from its hooks.
+    _asks_in_scalars: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._asks_in_scalars = (
+            cls._before_ask is Algorithm._before_ask
+            and cls._on_asked is Algorithm._on_asked
+            and cls._next_ask is Algorithm._next_ask
+        )
+        if overrides_batch_form(cls, "_schedule", "_schedule1"):
+            cls._schedule1 = Algorithm._schedule1  # type: ignore[method-assign]
 
     # ----------------------------------------------------------------- public contract
     @final
@@ -99,7 +122,7 @@ class Algorithm(PullBookkeeping, abc.ABC):
         self._ensure_fresh()
         if self._condition_met():
             return self._stop(StopReason.CONDITION_MET)
-        n_pending = int(self.pending.sum())
+        n_pending = self._ledger.n_pending
         if self.budget is not None:
             room = self.budget - self.stats.n_samples - n_pending
             if room <= 0:
@@ -127,6 +150,52 @@ class Algorithm(PullBookkeeping, abc.ABC):
         arms.flags.writeable = False
         seqs.flags.writeable = False
         return Ask(AskState.PULL, first, arms, seqs)
+
+    @final
+    def ask1(self) -> PullTuple | AskState:
+        """One pull as ``ask(1)`` would hand it out, for one-pull-at-a-time loops: the
+        tuple ``(id, arm, seq)`` (``Pull``'s fields, in its order: ``Pull(*pull)``), or
+        ``AskState.WAIT`` or ``AskState.DONE`` where ``ask(1)`` returns no pull. The same
+        pulls and the same state after as ``ask(1)``, so the two mix freely and a journal
+        replays either; a plain tuple because building a frozen ``Pull`` costs about as
+        much as the rest of the step.
+
+        Examples
+        --------
+        >>> from screener import RoundRobin
+        >>> algorithm = RoundRobin(2, budget=2)
+        >>> algorithm.ask1(), algorithm.ask1(), algorithm.ask1()
+        ((0, 0, 0), (1, 1, 0), <AskState.WAIT: 'wait'>)
+        """
+        if self._stop_reason is not None:
+            return AskState.DONE
+        if not self._asks_in_scalars:
+            ask = self.ask(1)
+            return (ask.first_id, int(ask.arms[0]), int(ask.seqs[0])) if len(ask) else ask.state
+        return self._next_pull()
+
+    def _next_pull(self) -> PullTuple | AskState:
+        """``_next_ask(1)`` in scalar steps (``ask1``): the same rules in the same order,
+        held to the same pulls by the conformance suite (``scalar_path``)."""
+        self._ensure_fresh()
+        if self._condition_met():
+            return self._stop(StopReason.CONDITION_MET).state
+        n_pending = self._ledger.n_pending
+        if self.budget is not None and self.budget - self.stats.n_samples - n_pending <= 0:
+            return self._stop(StopReason.BUDGET_SPENT).state if n_pending == 0 else AskState.WAIT
+        if self._retry:
+            arm = self._retry.popleft()
+        else:
+            arm = self._schedule1() if self._can_progress() else -1
+        if arm < 0:
+            if self._condition_met():
+                return self._stop(StopReason.CONDITION_MET).state
+            return (
+                self._stop(StopReason.WORKERS_EXHAUSTED).state if n_pending == 0 else AskState.WAIT
+            )
+        pull_id, seq = self._ledger.append1(arm)
+        self.pending[arm] += 1
+        return pull_id, arm, seq
 
     @final
     def add_workers(self, count: int = 1) -> IntArray:
@@ -307,13 +376,19 @@ class Algorithm(PullBookkeeping, abc.ABC):
     def _schedule(self, limit: int) -> IntArray:
         """Up to ``limit`` available arms to pull next (empty: nothing useful until answers)."""
 
+    def _schedule1(self) -> int:
+        """``_schedule(1)`` as a scalar: the arm to pull next, -1 for none. An algorithm
+        whose schedule has a scalar form overrides it (the default builds the array)."""
+        arms = self._schedule(1)
+        return int(arms[0]) if arms.size else -1
+
     @abc.abstractmethod
     def _describe(self) -> Result:
         """Build the result from the current state."""
 
     def _can_progress(self) -> bool:
         """False when pulls of available workers cannot change the outcome any more."""
-        return bool(self.available.any())
+        return len(self.unavailable_reason) < self.n_arms  # ``available.any()``, kept
 
     # ------------------------------------------------------------------------ helpers
     def _result(

@@ -12,7 +12,15 @@ import hashlib
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["uniforms", "uniforms_keyed", "worker_rng"]
+__all__ = [
+    "arm_key",
+    "stream_key",
+    "uniform1",
+    "uniform_at",
+    "uniforms",
+    "uniforms_keyed",
+    "worker_rng",
+]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -44,7 +52,7 @@ def uniforms(seed: int, stream: int, arms: ArrayLike, seqs: ArrayLike) -> NDArra
     s = np.asarray(seqs, dtype=np.int64).astype(np.uint64)
     base = _stream_key(seed, stream)
     if a.shape == s.shape == (1,):  # one draw: the same arithmetic on Python ints
-        return np.array([_uniform(int(base[0]), int(a[0]), int(s[0]))])
+        return np.array([uniform1(int(base[0]), int(a[0]), int(s[0]))])
     return _draws(base, a, s)
 
 
@@ -78,10 +86,29 @@ def _splitmix_int(x: int) -> int:
     return x ^ (x >> 31)
 
 
-def _uniform(base: int, arm: int, seq: int) -> float:
-    x = _splitmix_int((base + arm * _INT_ARM) & _MASK)
-    x = _splitmix_int((x + seq * _INT_GOLDEN) & _MASK)
-    return (x >> 11) * _TO_UNIT
+def stream_key(seed: int, stream: int) -> int:
+    """The key of ``seed``'s ``stream`` as a Python int, for ``uniform1``."""
+    return int(_stream_key(seed, stream)[0])
+
+
+def uniform1(base: int, arm: int, seq: int) -> float:
+    """``uniforms`` of one (arm, seq) on Python ints; ``base`` is ``stream_key(seed, stream)``."""
+    return uniform_at(arm_key(base, arm), seq)
+
+
+def arm_key(base: int, arm: int) -> int:
+    """The half of ``uniform1`` that depends on the worker alone: kept per worker, it halves
+    the cost of each draw (``uniform_at``)."""
+    return _splitmix_int((base + arm * _INT_ARM) & _MASK)
+
+
+def uniform_at(key: int, seq: int) -> float:
+    """``uniform1`` of question ``seq`` from its worker's ``arm_key`` (``_splitmix_int``
+    written out: this runs once a simulated pull)."""
+    x = (key + seq * _INT_GOLDEN) & _MASK
+    x = ((x ^ (x >> 30)) * _INT_MIX_1) & _MASK
+    x = ((x ^ (x >> 27)) * _INT_MIX_2) & _MASK
+    return ((x ^ (x >> 31)) >> 11) * _TO_UNIT
 
 
 def worker_rng(seed: int, stream: int, worker: str) -> np.random.Generator:

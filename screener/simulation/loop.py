@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from screener.algorithms import Algorithm, Result
+from screener.algorithms import Algorithm, AskState, Result
 from screener.errors import ScreenerError
 from screener.simulation.recorded import EXHAUSTED_RECORDS
 from screener.simulation.rewards import RewardModel
@@ -16,7 +16,9 @@ def simulate(algorithm: Algorithm, rewards: RewardModel, *, batch: int | None = 
     """Ask for up to ``batch`` pulls (default: one per worker), answer them all, repeat.
 
     Answers come back at once, so the algorithm never has to wait; ``batch=1`` reproduces a
-    paper's one-pull-at-a-time loop exactly. Cap the cost with the algorithm's ``budget``.
+    paper's one-pull-at-a-time loop exactly, in scalar steps (``ask1``, ``sample1``,
+    ``tell1``: the same pulls and draws as asks and batches of one, several times faster).
+    Cap the cost with the algorithm's ``budget``.
     A NaN draw (recorded answers used up) makes that worker unavailable, as the orchestrator
     does for an oracle's "unavailable" answer.
 
@@ -40,6 +42,9 @@ def drive(algorithm: Algorithm, rewards: RewardModel, *, batch: int | None = Non
             f"the reward model has {rewards.n_arms} workers, the algorithm {algorithm.n_arms}"
         )
     size = batch if batch is not None else algorithm.n_arms
+    if size == 1:
+        _drive_one_at_a_time(algorithm, rewards)
+        return
     while True:
         ask = algorithm.ask(size)
         if ask.done:
@@ -53,5 +58,24 @@ def drive(algorithm: Algorithm, rewards: RewardModel, *, batch: int | None = Non
             continue
         algorithm.tell_many(ask.ids[~gone], draws[~gone])
         for pull_id, arm in zip(ask.ids[gone].tolist(), ask.arms[gone].tolist(), strict=True):
+            algorithm.set_unavailable(arm, EXHAUSTED_RECORDS)
+            algorithm.release(pull_id)
+
+
+def _drive_one_at_a_time(algorithm: Algorithm, rewards: RewardModel) -> None:
+    """``drive`` with batches of one, in scalar steps (``ask1``, ``sample1``, ``tell1``):
+    the same pulls, draws and answers as ``ask(1)``, ``sample`` and ``tell_many``."""
+    ask1, sample1, tell1 = algorithm.ask1, rewards.sample1, algorithm.tell1
+    while True:
+        pull = ask1()
+        if isinstance(pull, AskState):
+            if pull is AskState.DONE:
+                return
+            raise ScreenerError(f"{algorithm.name} waits although no answer is outstanding")
+        pull_id, arm, seq = pull
+        draw = sample1(arm, seq)
+        if draw == draw:  # not NaN
+            tell1(pull_id, draw)
+        else:
             algorithm.set_unavailable(arm, EXHAUSTED_RECORDS)
             algorithm.release(pull_id)

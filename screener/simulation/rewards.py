@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from screener.algorithms._bookkeeping import overrides_batch_form
 from screener.arrays import FloatArray
 from screener.errors import ConfigError
-from screener.simulation.hashing import uniforms
+from screener.simulation.hashing import arm_key, stream_key, uniform_at, uniforms
 
 __all__ = ["BernoulliRewards", "BetaRewards", "RewardModel", "reward_model_from_dict"]
 
@@ -42,6 +43,18 @@ class RewardModel(abc.ABC):
     def sample(self, arms: ArrayLike, seqs: ArrayLike) -> FloatArray:
         """Rewards in [0, 1] for the ``seq``-th question of each ``arm``."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if overrides_batch_form(cls, "sample", "sample1"):  # keep the class's own draws
+            cls.sample1 = RewardModel.sample1  # type: ignore[method-assign]
+
+    def sample1(self, arm: int, seq: int) -> float:
+        """``sample`` of one question, as a float (one-pull-at-a-time loops); a model whose
+        draw has a scalar form overrides it with the same draws (a subclass that overrides
+        ``sample`` alone gets this one, drawn through its ``sample``)."""
+        one = np.array([arm], dtype=np.int64), np.array([seq], dtype=np.int64)
+        return float(self.sample(*one)[0])
+
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "means": self.means.tolist(), "seed": self.seed}
 
@@ -63,10 +76,26 @@ class BernoulliRewards(RewardModel):
 
     kind = "bernoulli"
 
+    def __init__(self, means: ArrayLike, seed: int = 0) -> None:
+        super().__init__(means, seed)
+        self._arm_keys: list[int] = []  # ``arm_key`` per worker, for sample1 (on first use)
+        self._means: list[float] = self.means.tolist()
+
     def sample(self, arms: ArrayLike, seqs: ArrayLike) -> FloatArray:
         a = np.asarray(arms, dtype=np.int64)
         u = uniforms(self.seed, _REWARD_STREAM, a, seqs)
         return (u < self.means[a]).astype(np.float64)
+
+    def sample1(self, arm: int, seq: int) -> float:
+        """``sample`` of one question on Python ints: the same draw.
+
+        >>> BernoulliRewards([0.9, 0.2], seed=0).sample1(1, 1)
+        0.0
+        """
+        if not self._arm_keys:
+            base = stream_key(self.seed, _REWARD_STREAM)
+            self._arm_keys = [arm_key(base, worker) for worker in range(self.n_arms)]
+        return 1.0 if uniform_at(self._arm_keys[arm], seq) < self._means[arm] else 0.0
 
 
 class BetaRewards(RewardModel):

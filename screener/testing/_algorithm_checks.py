@@ -25,6 +25,7 @@ from screener.testing._algorithm_context import (
     params_json,
 )
 from screener.testing._history import History, Solo, Twins, same_results
+from screener.testing._scalar_checks import check_scalar_path, check_scalar_tell
 from screener.testing._tell_checks import (
     check_idempotent_tell,
     check_late_tell,
@@ -317,11 +318,13 @@ def _replayed(context: Context, journal: list[Event], steps: int) -> Algorithm:
 ALGORITHM_CHECKS: Mapping[str, Callable[[Context], str | None]] = {
     "deterministic": _check_deterministic,
     "batch_asks": _check_batch_asks,
+    "scalar_path": check_scalar_path,
     "results": _check_results,
     "idempotent_tell": check_idempotent_tell,
     "unknown_pull": check_unknown_pull,
     "late_tell": check_late_tell,
     "reward_bounds": check_reward_bounds,
+    "scalar_tell": check_scalar_tell,
     "release_retry": check_release_retry,
     "unavailable": _check_unavailable,
     "budget": _check_budget,

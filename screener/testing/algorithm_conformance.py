@@ -1,6 +1,6 @@
 """Conformance checks for algorithms: run them against your algorithm before you ship it.
 
-Twelve named checks build fresh algorithms with your factory and drive them, for real,
+Fifteen named checks build fresh algorithms with your factory and drive them, for real,
 through the ask/tell contract of ``screener.algorithms.base`` (no mocks). Most play seeded
 random histories, as a live run would: asks of 1 to 8 pulls and sometimes a batch of up to
 16 per worker,
@@ -13,6 +13,8 @@ only while answers are in flight, and every tell has the outcome the contract gi
 - ``deterministic``: two algorithms built with the same seed behave the same;
 - ``batch_asks``: ``ask(k)`` hands out what k calls of ``ask(1)`` would (same arms, seqs,
   ids) and the run ends with the same result; ``ask(0)`` is a ConfigError;
+- ``scalar_path``: ``ask1`` and ``tell1`` hand out and take what ``ask(1)`` and ``tell``
+  would (the same pulls, outcomes, pending counts and result) through whole histories;
 - ``results``: taking ``result()`` after every call changes nothing, and each result shows
   every worker undecided or decided as it leans; a result is a frozen snapshot that the
   algorithm moving on, or a caller editing its mappings, leaves alone;
@@ -24,6 +26,8 @@ only while answers are in flight, and every tell has the outcome the contract gi
   or after the answer, returns False;
 - ``reward_bounds``: rewards outside ``[lower, upper]`` or not finite raise
   InvalidRewardError (the whole batch is rejected); the bounds themselves are accepted;
+- ``scalar_tell``: ``tell1`` keeps ``tell``'s rules (unknown ids, bad rewards, duplicates,
+  late answers) and ``ask1`` numbers its pulls densely;
 - ``release_retry``: a released pull is asked again first, same worker and seq, new id;
 - ``unavailable``: a worker who leaves is never asked again, nor its released pull retried;
   its first reason is kept; everyone leaving ends the run; unknown workers are a ConfigError;
@@ -119,7 +123,7 @@ class AlgorithmConformanceReport(ConformanceReport):
     >>> from screener.testing import check_algorithm
     >>> report = check_algorithm("toloka-rule", {"threshold": 0.6})
     >>> report.ok, len(report.results)
-    (True, 16)
+    (True, 18)
     """
 
     def raise_for_failures(self) -> None:
@@ -157,7 +161,7 @@ def check_algorithm(
     --------
     >>> report = check_algorithm("toloka-rule", {"threshold": 0.6})
     >>> report.ok, len(report.results)
-    (True, 16)
+    (True, 18)
     """
     factory, label, setup = _resolve(algorithm, params)
     n = n_workers or setup.n_workers

@@ -11,12 +11,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from screener.algorithms import (
     ALGORITHMS,
+    Algorithm,
     Ask,
     NaiveRoundRobin,
     Result,
     RoundRobin,
     StopReason,
     TellOutcome,
+    UniformThresholding,
     WeightedRoundRobin,
     accepted_parameters,
     create_algorithm,
@@ -215,11 +217,67 @@ class ForgetsTellsInSnapshots(CountsTellBatches):
         return {key: value for key, value in self.__dict__.items() if key != "tells"}
 
 
+class ScalarScheduleDiffers(RoundRobin):
+    """Its one-pull schedule skips a worker: ask1 is not ask(1)."""
+
+    def _schedule1(self) -> int:
+        arm = super()._schedule1()
+        return arm if arm < 0 else (arm + 1) % self.n_arms
+
+
+class ScalarTellCountsTwice(RoundRobin):
+    """Counts each answer told through tell1 twice in its statistics."""
+
+    def _on_answer1(self, pull_id: int, arm: int, reward: float) -> None:
+        super()._on_answer1(pull_id, arm, reward)
+        self.stats.update(arm, reward)
+
+
+class ScalarTellClips(RoundRobin):
+    """Clips rewards given to tell1 into its bounds instead of rejecting them."""
+
+    def tell1(self, pull_id: int, reward: float) -> TellOutcome:
+        clipped = 0.0 if reward != reward else min(max(reward, self.lower), self.upper)
+        return super().tell1(pull_id, clipped)
+
+
+class AlwaysFirst(UniformThresholding):
+    """Its own schedule below a parent whose schedule has a scalar form."""
+
+    def _schedule(self, limit: int) -> IntArray:
+        return np.flatnonzero(self.available)[:1].astype(np.int64)
+
+
+class FlipsAnswers(RoundRobin):
+    """Its own answer hook below a parent whose hook has a scalar form."""
+
+    def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: NDArray[np.float64]) -> None:
+        super()._on_answers(pull_ids, arms, self.lower + self.upper - rewards)
+
+
+@pytest.mark.parametrize(
+    ("cls", "params"),
+    [(AlwaysFirst, {"threshold": 0.5, "budget": 300}), (FlipsAnswers, {"k": 1.5, "delta": 0.1})],
+)
+def test_a_batch_hook_overridden_alone_is_kept_on_the_scalar_path(
+    cls: type[Algorithm], params: dict[str, Any]
+) -> None:
+    """ask1 and tell1 go through the subclass's ``_schedule`` / ``_on_answers``, not the
+    scalar forms it inherits, so they still make what ask(1) and tell make."""
+    report = check_algorithm(cls, params, means=OUTLIER, only=["scalar_path", "scalar_tell"])
+    assert report.ok, str(report)
+
+
 _KSIGMA: dict[str, Any] = {"k": 1.5, "delta": 0.1, "budget": 300}
 OUTLIER = (0.1, 0.15, 0.2, 0.25, 0.3, 1.0)
 BROKEN = [
     pytest.param(Unseeded, {}, "deterministic", "pure function of its seed", id="unseeded"),
     pytest.param(BatchesDiffer, {}, "batch_asks", "k calls of ask(1)", id="batches-differ"),
+    pytest.param(ScalarScheduleDiffers, {}, "scalar_path", "exactly what ask(1)",
+                 id="scalar-schedule-differs"),
+    pytest.param(ScalarTellCountsTwice, {}, "scalar_path", "exactly what ask(1)",
+                 id="scalar-tell-counts-twice"),
+    pytest.param(ScalarTellClips, {}, "scalar_tell", "InvalidRewardError", id="scalar-tell-clips"),
     pytest.param(RefreshCounts, {}, "results", "must change nothing", id="refresh-counts"),
     pytest.param(LiveExtra, {}, "results", "must be a snapshot", id="live-extra"),
     pytest.param(CountsDuplicates, {}, "idempotent_tell", "idempotent", id="counts-duplicates"),

@@ -158,6 +158,11 @@ class KSigmaIntervals(KSigmaRule):
         self.stats.update_many(arms, self._screened(rewards))
         self._answered_arms.append(arms)
 
+    def _on_answer1(self, pull_id: int, arm: int, reward: float) -> None:
+        # ``_screened`` of one reward: the flip is its own inverse.
+        self.stats.update(arm, self._to_reward_scale(reward))
+        self._answered_arms.append(np.array([arm], dtype=np.int64))
+
     @property
     def theta(self) -> float:
         """``mean + k std`` of the sampled workers' means (NaN before two have answers)."""

@@ -81,7 +81,8 @@ class WeightedRoundRobin(KSigmaAlgorithm):
 
     def _schedule(self, limit: int) -> IntArray:
         if limit == 1:
-            return self._schedule_one()
+            arm = self._schedule1()
+            return np.array([arm] if arm >= 0 else [], dtype=np.int64)
         effective = (self.stats.count + self.pending).astype(np.float64)
         chunks: list[IntArray] = []
         remaining = limit - self._continue_visit(limit, effective, chunks)
@@ -94,9 +95,10 @@ class WeightedRoundRobin(KSigmaAlgorithm):
             return np.empty(0, dtype=np.int64)
         return np.concatenate(chunks)
 
-    def _schedule_one(self) -> IntArray:
-        """``_schedule(1)`` in O(1) (the same pull): the visit goes on while the worker is
-        active and short of its counter, else the next available worker's visit starts."""
+    def _schedule1(self) -> int:
+        """``_schedule(1)`` in O(1) (the same pull; -1 for none): the visit goes on while the
+        worker is active and short of its counter, else the next available worker's visit
+        starts."""
         arm = self._current
         self._current = -1
         if arm >= 0 and self.available[arm]:
@@ -104,15 +106,15 @@ class WeightedRoundRobin(KSigmaAlgorithm):
             wanted = math.ceil(float(self.counters[arm]) - effective)
             if wanted > 0 and self._activity_of(arm):
                 self._current = arm if wanted > 1 else -1
-                return np.array([arm], dtype=np.int64)
+                return arm
         arm = self._cursor.next_one(self._available_arms())
         if arm < 0:
-            return np.empty(0, dtype=np.int64)
+            return -1
         effective = float(self.stats.count[arm] + self.pending[arm])
         counter = float(self.counters[arm]) + (0.0 if effective == 0 else self.rho)
         self._current = arm if effective + 1.0 < counter else -1
         self.counters[arm] = counter
-        return np.array([arm], dtype=np.int64)
+        return arm
 
     def _continue_visit(self, limit: int, effective: np.ndarray, chunks: list[IntArray]) -> int:
         arm = self._current

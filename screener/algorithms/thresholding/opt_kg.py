@@ -105,6 +105,10 @@ class OptKG(ThresholdingAlgorithm):
         self._seen = np.zeros(n, dtype=np.int64)
         self._keys: FloatArray = np.full(n, -self._log_gain(a, b, lean, log_w))
 
+    #: Workers told an answer by ``tell1`` since the last refresh, in order; None when
+    #: answers came in a batch (or before the first refresh): the refresh compares counts.
+    _told: list[int] | None = None
+
     def _on_joined(self, arms: IntArray) -> None:
         super()._on_joined(arms)
         count, a, b = arms.size, self.prior_a, self.prior_b
@@ -128,8 +132,22 @@ class OptKG(ThresholdingAlgorithm):
         return np.clip(np.asarray(self._lean) + 0.5, 0.0, 1.0)
 
     # --------------------------------------------------------------------- the index
+    def _on_answer1(self, pull_id: int, arm: int, reward: float) -> None:
+        self.stats.update(arm, reward)
+        if self._told is not None:
+            self._told.append(arm)
+
+    def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:
+        super()._on_answers(pull_ids, arms, rewards)
+        self._told = None  # the refresh finds the workers that moved by their counts
+
     def _refresh(self) -> None:
         """Move the workers with new answers (the means are computed for the result only)."""
+        told, self._told = self._told, []
+        if told is not None and len(told) <= 1:  # ``tell1`` of one answer, or none, since
+            if told:
+                self._refresh_one(told[0])
+            return
         changed = np.flatnonzero(self.stats.count != self._seen)
         if changed.size == 0:
             return
@@ -141,6 +159,13 @@ class OptKG(ThresholdingAlgorithm):
         ):
             successes = (total - self.lower * count) / self.width
             self._move(arm, self.prior_a + successes, self.prior_b + count - successes)
+
+    def _refresh_one(self, arm: int) -> None:
+        """``_refresh`` when ``arm`` alone has new answers, in scalar steps."""
+        count, total = int(self.stats.count[arm]), float(self.stats.total[arm])
+        self._seen[arm] = count
+        successes = (total - self.lower * count) / self.width
+        self._move(arm, self.prior_a + successes, self.prior_b + count - successes)
 
     def _move(self, arm: int, a: float, b: float) -> None:
         """Worker ``arm``'s posterior is now Beta(a, b): update its lean and key."""
@@ -204,6 +229,15 @@ class OptKG(ThresholdingAlgorithm):
             return -self._lied_log_gain(arm, float(in_flight[arm] + picked))
 
         return heap_picks(arms, keys, limit, next_key)
+
+    def _schedule1(self) -> int:
+        """``_schedule(1)`` as a scalar: with every worker available and no pull in flight,
+        the lowest tracked key (ties to the lowest index), -1 when it is infinite."""
+        keys = self._keys
+        if self.unavailable_reason or self._ledger.n_pending or not keys.size:
+            return super()._schedule1()
+        best = int(keys.argmin())
+        return -1 if keys[best] == math.inf else best
 
     def _lied_log_gain(self, arm: int, lies: float) -> float:
         """The log gain of ``arm`` with ``lies`` pulls in flight counted at its mean."""

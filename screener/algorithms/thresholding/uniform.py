@@ -73,6 +73,14 @@ class UniformThresholding(ThresholdingAlgorithm):
         self._turn = (turn + limit) % size
         return picks
 
+    def _schedule1(self) -> int:
+        """``_schedule(1)`` as a scalar: the worker whose turn it is."""
+        if len(self.unavailable_reason) != self._departed:
+            self._drop_departed()
+        turn = self._turn
+        self._turn = (turn + 1) % self._cycle.size
+        return self._cycle.item(turn)
+
     def _on_joined(self, arms: IntArray) -> None:
         super()._on_joined(arms)
         self._cycle = np.concatenate([self._cycle, arms])  # newcomers take their turns last
