@@ -87,7 +87,8 @@ def standin(
     asyncio.run(_reach_gate(gate_url, token))
     report = asyncio.run(
         run_standin(answers, gate_url, settings, token=token, port=port,
-                    on_url=lambda url: note(f"stand-in report at {url}", level=1))
+                    on_url=lambda url: note(f"stand-in report at {url}", level=1),
+                    on_retry=note)
     )  # fmt: skip
     text = json.dumps(report.to_dict(), indent=2) if as_json else render(report)
     write_output(output, text + "\n", what="the stand-in's report")

@@ -5,14 +5,16 @@ the gate restarts, a timeout) is sent again, with backoff, until ``retry_for`` s
 passed: ``next`` always carries a request id (one is made when none is given), so a retry
 gets the reply of the first request; a repeated answer is reported ``duplicate``, as is a
 second label of one item by one worker (the first counts); reads are idempotent. A refusal
-(4xx) is raised at once as ``GateApiError`` with the gate's reason.
+(4xx) is raised at once as ``GateApiError`` with the gate's reason. ``on_retry`` is told, once
+per outage, what failed and until when it is retried.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -41,10 +43,18 @@ class GateClient:
     """Calls of one gate at ``url`` (``http://host:port``), with the bearer ``token``."""
 
     def __init__(
-        self, url: str, *, token: str | None = None, retry_for: float = 30.0, timeout: float = 90.0
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        retry_for: float = 30.0,
+        timeout: float = 90.0,
+        on_retry: Callable[[str], object] | None = None,
     ) -> None:
         self.url = url.rstrip("/")
         self.retry_for = retry_for
+        self.on_retry = on_retry  # told once per outage: what failed and until when it retries
+        self._outage = False
         self._headers = {} if token is None else {"Authorization": f"Bearer {token}"}
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
@@ -133,8 +143,17 @@ class GateClient:
         while True:
             attempt += 1
             try:
-                return await self._once(method, path, body, params)
+                reply = await self._once(method, path, body, params)
+                self._outage = False
+                return reply
             except (aiohttp.ClientError, TimeoutError, _Transient) as error:
+                if not self._outage and self.on_retry is not None:
+                    until = time.strftime("%H:%M:%S", time.localtime(time.time() + self.retry_for))
+                    self.on_retry(
+                        f"the gate at {self.url} did not answer {method} {path} "
+                        f"({error or type(error).__name__}): retrying until {until}"
+                    )
+                self._outage = True
                 if loop.time() >= deadline:
                     raise GateApiError(
                         f"the gate at {self.url} did not answer {method} {path} for "

@@ -46,6 +46,8 @@ REPORT_PATH = "/v1/report"
 #: Task labels the stand-in reports to the gate in one request.
 LABEL_BATCH = 20
 _FOLLOW_WAIT = 1.0
+#: Seconds a call is retried while the gate does not answer (a restart takes a few).
+RETRY_FOR = 120.0
 
 
 @dataclass
@@ -248,10 +250,13 @@ async def run_standin(
     token: str | None = None,
     port: int = 0,
     on_url: Callable[[str], None] | None = None,
+    on_retry: Callable[[str], object] | None = None,
 ) -> StandInReport:
     """Replay ``answers`` against the gate at ``gate_url``, serving the report on 127.0.0.1
-    ``port`` meanwhile (``on_url`` is told its URL); the final report."""
-    async with GateClient(gate_url, token=token, retry_for=120.0) as client:
+    ``port`` meanwhile (``on_url`` is told its URL; ``on_retry`` when the gate stops answering
+    and until when it is retried); the final report."""
+    client = GateClient(gate_url, token=token, retry_for=RETRY_FOR, on_retry=on_retry)
+    async with client:
         standin = StandIn(answers, client, settings)
         runner = web.AppRunner(report_app(standin), access_log=None)
         await runner.setup()
