@@ -234,20 +234,29 @@ def test_undecided_workers_counted_as_shown_on_an_open_roster(
     assert built.n_arms == len(accuracies) and checked >= 8
 
 
-@pytest.mark.parametrize(
-    ("algorithm", "params", "why"),
-    [
-        ("confident-thresholding", PARAMS, "these runs are computed together, without their bans"),
-        ("rr", {"budget": 80}, "a question against no bar"),
-    ],
-)
-def test_a_plan_that_does_not_simulate_mistakes_says_why_truly(
-    algorithm: str, params: dict[str, object], why: str
-) -> None:
-    """confident-thresholding's runs go in lockstep (screener.simulation.confident_runs),
-    which keeps no bans: its bar is there, so "against no bar" would be false."""
-    cost = plan_cost(algorithm, params, ACCURACIES, runs=5)
-    summary = {"algorithm": algorithm, "params": cost.params, "workers": len(ACCURACIES)}
+def test_a_plan_without_a_bar_says_why_it_counts_no_mistakes() -> None:
+    cost = plan_cost("rr", {"budget": 80}, ACCURACIES, runs=5)
+    summary = {"algorithm": "rr", "params": cost.params, "workers": len(ACCURACIES)}
     text = render_plan({**summary, **cost.summary()})
     mistakes = [line for line in text.splitlines() if line.startswith("mistakes")]
-    assert mistakes == [f"mistakes: not simulated ({why})"]
+    assert mistakes == ["mistakes: not simulated (a question against no bar)"]
+
+
+def test_a_lockstep_plan_counts_the_mistakes_of_its_runs_one_by_one() -> None:
+    """confident-thresholding's runs go in lockstep (screener.simulation.confident_runs);
+    the plan's mistakes are those of the same runs made one by one with ``simulate``."""
+    runs = 6
+    cost = plan_cost("confident-thresholding", PARAMS, ACCURACIES, runs=runs)
+    assert cost.mistakes is not None
+    bad = np.asarray(ACCURACIES) < PARAMS["threshold"]
+    false_bans, missed = [], []
+    for seed in range(runs):
+        algorithm = create_algorithm(
+            "confident-thresholding", len(ACCURACIES), {**cost.params, "seed": seed}
+        )
+        banned = np.zeros(len(ACCURACIES), dtype=bool)
+        banned[list(simulate(algorithm, BernoulliRewards(ACCURACIES, seed=seed)).banned)] = True
+        false_bans.append(int((banned & ~bad).sum()))
+        missed.append(int((bad & ~banned).sum()))
+    assert cost.mistakes.false_bans.tolist() == false_bans
+    assert cost.mistakes.missed_bad.tolist() == missed

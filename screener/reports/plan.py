@@ -69,10 +69,9 @@ def render_plan(summary: Mapping[str, Any]) -> str:
 
 def _mistakes_line(mistakes: Mapping[str, float] | None, bar: bool) -> str:
     """The plan's mistakes per run by the simulated truth: what the questions buy; where
-    they are not simulated, why (``bar``: the question has one, but its runs were computed
-    together, which keeps no bans)."""
+    they are not simulated, why (``bar``: the question has one, but its runs keep no bans)."""
     if mistakes is None and bar:
-        return "mistakes: not simulated (these runs are computed together, without their bans)"
+        return "mistakes: not simulated (these runs keep no bans)"
     if mistakes is None:
         return "mistakes: not simulated (a question against no bar)"
     share = mistakes["bad_banned_share"]

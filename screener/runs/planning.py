@@ -144,8 +144,14 @@ def plan_cost(
     crowds = np.array([build.means_of(s) for s in seeds])
     together = _runs_together(algorithm, dict(params), crowds, seeds, progress)
     if together is not None:  # all the runs as one computation, the same result
+        threshold = params.get("threshold")
+        mistakes = (
+            None
+            if together.banned is None or threshold is None
+            else _Mistakes.of(crowds < float(threshold), together.banned)
+        )
         return CostPlan(algorithm, dict(params), together.questions, together.undecided,
-                        together.stop_reasons, capped)  # fmt: skip
+                        together.stop_reasons, capped, mistakes)  # fmt: skip
     ended = _run_all(_Ended(build), seeds, processes, progress)
     return _plan_of(algorithm, dict(params), ended, size, capped, crowds)
 

@@ -97,13 +97,13 @@ class _Lockstep(Lockstep):
 
     # ---------------------------------------------------------------------------- a step
     def step(self, live: IntArray) -> None:
-        decided = self.refresh(live)
+        decided, below = self.refresh(live)
         count = self.count[live]
         met = np.asarray(decided.all(axis=1))
         budget = self.probe.budget
         room = np.full(live.size, self.n) if budget is None else budget - count.sum(axis=1)
         spent = ~met & (room <= 0)
-        self.stop(live, met, spent, ~decided)
+        self.stop(live, met, spent, ~decided, below)
         going = ~(met | spent)
         if not going.any():
             return
@@ -111,9 +111,10 @@ class _Lockstep(Lockstep):
         limits = np.minimum(self.n, room[going])
         self.answer(live, self.schedule(live, decided, limits))
 
-    def refresh(self, live: IntArray) -> BoolArray:
-        """``ConfidentThresholding._refresh`` for these runs: which workers are decided (and
-        ``t*`` brought up to date for the workers with new answers)."""
+    def refresh(self, live: IntArray) -> tuple[BoolArray, BoolArray]:
+        """``ConfidentThresholding._refresh`` for these runs: which workers are decided, and
+        which of them below the bar (banned), with ``t*`` brought up to date for the workers
+        with new answers."""
         probe = self.probe
         count, total = self.count[live], self.total[live]
         counts = count.astype(np.float64)  # ``_scaled``, its operations on these arrays
@@ -130,7 +131,11 @@ class _Lockstep(Lockstep):
             below_clear |= highs < probe._high_bar
         enough = count >= probe.min_answers
         self.update_clearing_counts(live, sums, counts)
-        return np.asarray((above_clear & enough) | (below_clear & enough))
+        above_, below_ = above_clear & enough, below_clear & enough
+        with np.errstate(invalid="ignore", divide="ignore"):  # ``_above``: both clear, the mean
+            side = np.where(above_ != below_, above_, total / count >= probe.threshold)
+        decided = above_ | below_
+        return np.asarray(decided), np.asarray(decided & ~side)
 
     def update_clearing_counts(self, live: IntArray, sums: FloatArray, counts: FloatArray) -> None:
         """``_update_clearing_counts``: ``t*`` per (sum, count) of the workers whose count

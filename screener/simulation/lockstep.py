@@ -23,11 +23,13 @@ MAX_CELLS = 200_000
 
 @dataclass(frozen=True)
 class LockstepRuns:
-    """What a plan reads of each run: questions per worker, undecided workers, the stop."""
+    """What a plan reads of each run: questions per worker, undecided workers, the stop, and
+    the workers banned (None where the computation does not say)."""
 
     questions: IntArray  # (runs, workers)
     undecided: IntArray  # (runs,)
     stop_reasons: tuple[str, ...]
+    banned: BoolArray | None = None  # (runs, workers)
 
 
 class RunsTogether(Protocol):
@@ -67,11 +69,12 @@ class Lockstep(ABC):
         self.done = np.zeros(runs, dtype=bool)
         self.reasons = [""] * runs
         self.undecided = np.zeros(runs, dtype=np.int64)
+        self.banned: BoolArray | None = None  # set by a lockstep that says who it banned
 
     def run(self) -> LockstepRuns:
         while not self.done.all():
             self.step(np.flatnonzero(~self.done))
-        return LockstepRuns(self.count, self.undecided, tuple(self.reasons))
+        return LockstepRuns(self.count, self.undecided, tuple(self.reasons), self.banned)
 
     @abstractmethod
     def step(self, live: IntArray) -> None:
@@ -98,16 +101,27 @@ class Lockstep(ABC):
         order drawn); a subclass with statistics of its own also takes them here."""
         return right
 
-    def stop(self, live: IntArray, met: BoolArray, spent: BoolArray, open_: BoolArray) -> None:
+    def stop(
+        self,
+        live: IntArray,
+        met: BoolArray,
+        spent: BoolArray,
+        open_: BoolArray,
+        banned: BoolArray | None = None,
+    ) -> None:
         """Retire the runs ``live[i]`` with ``met[i]`` (CONDITION_MET) or ``spent[i]``
-        (BUDGET_SPENT), each with its workers still ``open_`` (rows) undecided; progress is
-        told how many stopped."""
+        (BUDGET_SPENT), each with its workers still ``open_`` (rows) undecided and, where
+        given, ``banned`` (rows); progress is told how many stopped."""
         stopped = np.flatnonzero(met | spent).tolist()
+        if banned is not None and self.banned is None:
+            self.banned = np.zeros(self.count.shape, dtype=bool)
         for index in stopped:
             run = int(live[index])
             self.done[run] = True
             self.reasons[run] = "condition met" if met[index] else "budget spent"
             self.undecided[run] = int(np.count_nonzero(open_[index]))
+            if banned is not None and self.banned is not None:
+                self.banned[run] = banned[index]
         if stopped and self.progress is not None:
             self.progress(len(stopped))
 
@@ -127,8 +141,10 @@ def in_chunks(
     ]
     if len(parts) == 1:
         return parts[0]
+    bans = [part.banned for part in parts if part.banned is not None]
     return LockstepRuns(
         np.concatenate([part.questions for part in parts]),
         np.concatenate([part.undecided for part in parts]),
         tuple(reason for part in parts for reason in part.stop_reasons),
+        np.concatenate(bans) if len(bans) == len(parts) else None,
     )

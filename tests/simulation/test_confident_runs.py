@@ -53,6 +53,8 @@ def _assert_runs_equal(
         assert together.stop_reasons[row] == result.stop_reason.value
         undecided = sum(w.decision is Decision.UNDECIDED for w in result.workers)
         assert together.undecided[row] == undecided
+        assert together.banned is not None  # the workers decided below the bar
+        assert set(np.flatnonzero(together.banned[row]).tolist()) == set(result.banned), seed
 
 
 @pytest.mark.parametrize("pool", sorted(POOLS))

@@ -43,4 +43,7 @@ def test_groups_of_runs_make_the_plan_of_one_group(
     assert grouped.questions.tolist() == whole.questions.tolist()
     assert grouped.undecided.tolist() == whole.undecided.tolist()
     assert grouped.stop_reasons == whole.stop_reasons
+    if whole.banned is not None:  # the runs that say who they banned say it in groups too
+        assert grouped.banned is not None
+        assert grouped.banned.tolist() == whole.banned.tolist()
     assert sum(stopped) == len(seeds)
