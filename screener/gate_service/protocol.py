@@ -9,9 +9,9 @@ nothing of it is used.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from screener.errors import ScreenerError
 
@@ -55,6 +55,7 @@ MAX_LIMIT = 1000
 #: Answers one POST /v1/answers, or labels one POST /v1/labels, may carry.
 MAX_BATCH = 1000
 _MAX_ID = 256
+_Item = TypeVar("_Item")
 
 
 class GateApiError(ScreenerError):
@@ -129,27 +130,13 @@ def parse_leave(body: object) -> str:
 def parse_answers(body: object) -> list[AnswerItem]:
     """POST /v1/answers: one answer (``{"gold", "reward"|"answer"}``) or a batch
     (``{"answers": [...]}``), as a list."""
-    if isinstance(body, dict) and "answers" in body:
-        items = _object(body, "POST /v1/answers", {"answers"})["answers"]
-        if not isinstance(items, list) or not items:
-            raise GateApiError("malformed request: answers must be a non-empty list")
-        if len(items) > MAX_BATCH:
-            raise GateApiError(f"too many answers in one request: {len(items)} > {MAX_BATCH}")
-        return [_answer(item, f"answers[{index}]") for index, item in enumerate(items)]
-    return [_answer(body, "the answer")]
+    return _one_or_batch(body, "answers", _answer, "the answer")
 
 
 def parse_labels(body: object) -> list[LabelItem]:
     """POST /v1/labels: one label (``{"worker", "item", "label", "request_id"?}``) or a batch
     (``{"labels": [...]}``), as a list."""
-    if isinstance(body, dict) and "labels" in body:
-        items = _object(body, "POST /v1/labels", {"labels"})["labels"]
-        if not isinstance(items, list) or not items:
-            raise GateApiError("malformed request: labels must be a non-empty list")
-        if len(items) > MAX_BATCH:
-            raise GateApiError(f"too many labels in one request: {len(items)} > {MAX_BATCH}")
-        return [_label(item, f"labels[{index}]") for index, item in enumerate(items)]
-    return [_label(body, "the label")]
+    return _one_or_batch(body, "labels", _label, "the label")
 
 
 def parse_decisions_query(query: Mapping[str, str]) -> DecisionsQuery:
@@ -169,6 +156,21 @@ def parse_decisions_query(query: Mapping[str, str]) -> DecisionsQuery:
 
 
 # ------------------------------------------------------------------------ helpers
+def _one_or_batch(
+    body: object, key: str, parse: Callable[[object, str], _Item], single: str
+) -> list[_Item]:
+    """One item, or ``{key: [...]}`` of 1 to MAX_BATCH, each parsed (and named by its
+    position in errors)."""
+    if isinstance(body, dict) and key in body:
+        items = _object(body, f"POST /v1/{key}", {key})[key]
+        if not isinstance(items, list) or not items:
+            raise GateApiError(f"malformed request: {key} must be a non-empty list")
+        if len(items) > MAX_BATCH:
+            raise GateApiError(f"too many {key} in one request: {len(items)} > {MAX_BATCH}")
+        return [parse(item, f"{key}[{index}]") for index, item in enumerate(items)]
+    return [parse(body, single)]
+
+
 def _object(body: object, what: str, allowed: set[str]) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise GateApiError(f"malformed request: {what} takes a JSON object")
