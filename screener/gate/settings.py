@@ -14,6 +14,7 @@ from screener.errors import ConfigError
 
 __all__ = [
     "DEFAULT_PARAMS",
+    "MAX_PRICE",
     "BanRule",
     "GateSettings",
     "GoldPolicy",
@@ -42,6 +43,11 @@ BanRule = Literal["cost", "promise"]
 DEFAULT_PARAMS: Mapping[str, Any] = {"threshold": 0.6, "pilot": 20, "reconsider": True}
 
 
+#: The most a question or task may cost, so that what the largest budgets buy stays a number
+#: far below the float limit (a price near it made totals inf, and JSON Infinity).
+MAX_PRICE = 1e9
+
+
 @dataclass(frozen=True)
 class Prices:
     """What one gold question and one real task cost the requester (any currency), and the
@@ -68,6 +74,11 @@ class Prices:
             ):
                 raise ConfigError(
                     f"the price of a {label} must be a number > 0, got {value!r}",
+                    _PRICE_EXAMPLE,
+                )
+            if value > MAX_PRICE:
+                raise ConfigError(
+                    f"the price of a {label} must be at most {MAX_PRICE:,.0f}, got {value:g}",
                     _PRICE_EXAMPLE,
                 )
 

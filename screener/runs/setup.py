@@ -285,7 +285,7 @@ def choose_prices(
     """The prices given (``Prices``, ``--price``'s text or a mapping), else a run file's
     ``[price]`` table (its ``budget`` aside), else None: the run is not priced. A list or
     table must name the gold price (a screening asks gold questions only: no default stands
-    in for it), and no price may exceed MAX_PRICE (a total must stay a number).
+    in for it); ``Prices`` caps each price (``MAX_PRICE``).
 
     Examples
     --------
@@ -299,7 +299,7 @@ def choose_prices(
     screener.errors.ConfigError: --price task=0.03 gives no gold price (add it, e.g. --price gold=0.05,task=0.03)
     """  # noqa: E501
     if isinstance(given, Prices):
-        return _at_most(given, MAX_PRICE)
+        return given
     if isinstance(given, str):
         named = {item.partition("=")[0].strip() for item in given.split(",")}
         fix = f"add it, e.g. --price gold=0.05,{given}"
@@ -312,24 +312,9 @@ def choose_prices(
     return _with_gold(Prices.of(table), set(table), "the run file's [price]", "add gold = PRICE")
 
 
-#: The most a question may cost, so that what MAX_BUDGET questions cost stays a number far
-#: below the float limit (a price near it made totals inf, and JSON Infinity).
-MAX_PRICE = 1e9
-
-
 def _with_gold(prices: Prices, named: set[str], where: str, fix: str) -> Prices:
     if "gold" not in named:
         raise ConfigError(f"{where} gives no gold price", fix)
-    return _at_most(prices, MAX_PRICE)
-
-
-def _at_most(prices: Prices, limit: float) -> Prices:
-    for label, value in (("gold question", prices.gold), ("real task", prices.task)):
-        if value > limit:
-            raise ConfigError(
-                f"the price of a {label} must be at most {limit:,.0f}, got {value:g}",
-                "give e.g. --price gold=0.05,task=0.05",
-            )
     return prices
 
 
