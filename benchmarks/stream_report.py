@@ -22,7 +22,8 @@ MANY_UNDER_BAR = 0.10
 #: Where no one is under the bar, a policy may spend at most this much of no screening's money.
 FRUGAL = 1.05
 MEASURES = ("money", "accuracy", "accuracy_ds", "gold", "bad_labels_kept", "banned",
-            "good_banned", "replacements", "short_items", "before_gold", "cpu")  # fmt: skip
+            "good_banned", "replacements", "final_labels", "short_items", "before_gold",
+            "cpu")  # fmt: skip
 #: An accuracy change counts as one (``overall``) above this: a few items' labels.
 ACCURATE = 0.005
 #: screener's other gates, options (heuristics): each judged as the default is, in the targets.
@@ -97,6 +98,8 @@ def overall(means: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         ratios = [v["money_ratio"] for v in verdicts]
         gains = [v["accuracy_gain"] for v in verdicts]
+        ours = [m for m in means if m["policy"] == policy and m["gold_share"] == 0.1]
+        filled = [m["replacements"] / m["final_labels"] for m in ours if m["final_labels"]]
         rows.append({
             "policy": policy,
             "datasets": len(verdicts),
@@ -104,6 +107,7 @@ def overall(means: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "accuracy_gain": _mean(gains),
             "cheaper": sum(v["cheaper"] for v in verdicts),
             "more_accurate": sum(g > ACCURATE for g in gains),
+            "filled": _mean(filled),
         })  # fmt: skip
     return rows
 
@@ -189,10 +193,12 @@ def format_report(report: harness.Report) -> str:
 
 def _overall_table(rows: Sequence[dict[str, Any]]) -> str:
     header = ["policy", "datasets", "money vs none (geometric mean)", "accuracy vs none (mean)",
-              "cheaper on", f"more accurate (> {ACCURATE:g}) on"]  # fmt: skip
+              "cheaper on", f"more accurate (> {ACCURATE:g}) on",
+              "filled labels (mean share)"]  # fmt: skip
     table = [
         [r["policy"], str(r["datasets"]), f"{r['money_ratio']:.3f}x",
-         f"{r['accuracy_gain']:+.4f}", str(r["cheaper"]), str(r["more_accurate"])]
+         f"{r['accuracy_gain']:+.4f}", str(r["cheaper"]), str(r["more_accurate"]),
+         f"{r['filled']:.1%}"]
         for r in rows
     ]  # fmt: skip
     return harness.markdown_table(header, table)

@@ -30,8 +30,9 @@ class RunScore:
     discarded: int
     banned: int
     good_banned: int
-    bad_labels_kept: int  # labels kept from workers under the bar
-    labels_kept: int
+    bad_labels_kept: int  # final labels from workers under the bar (fills included)
+    labels_kept: int  # final labels from the stream (fills aside)
+    final_labels: int  # every final label, fills included
     short_items: int
 
     def to_dict(self) -> dict[str, Any]:
@@ -42,12 +43,9 @@ def score_outcome(
     outcome: StreamOutcome, prices: Prices, bar: float, *, seed: int, dawid_skene: bool = True
 ) -> RunScore:
     accuracy_of = outcome.accuracy_of
-    kept = [
-        worker
-        for labels in outcome.labels.values()
-        for worker, _ in labels
-        if not worker.startswith("replacement:")
-    ]
+    final = [worker for labels in outcome.labels.values() for worker, _ in labels]
+    kept = [worker for worker in final if not worker.startswith("replacement:")]
+    makers = [worker.removeprefix("replacement:") for worker in final]
     return RunScore(
         money=outcome.gold_answers * prices.gold + outcome.task_labels * prices.task,
         accuracy=outcome.label_accuracy(seed),
@@ -58,8 +56,9 @@ def score_outcome(
         discarded=outcome.discarded,
         banned=len(outcome.banned),
         good_banned=sum(accuracy_of[w] >= bar for w in outcome.banned),
-        bad_labels_kept=sum(accuracy_of[w] < bar for w in kept),
+        bad_labels_kept=sum(accuracy_of[w] < bar for w in makers),
         labels_kept=len(kept),
+        final_labels=len(final),
         short_items=outcome.short_items,
     )
 
