@@ -76,6 +76,8 @@ def _dawid_skene_accuracy(outcome: StreamOutcome) -> float:
         for item, labels in outcome.labels.items()
         for worker, answer in labels
     ]
+    if not rows:  # every item delivered unlabelled (``label_accuracy`` scores them 0)
+        return 0.0
     frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
     labels = DawidSkene(n_iter=50).fit_predict(frame)
     truth = pd.Series(outcome.truth)

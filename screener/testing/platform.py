@@ -98,12 +98,16 @@ class StreamOutcome:
     def label_accuracy(self, seed: int = 0) -> float:
         """The accuracy of the final labels of the task items (NaN without any): majority vote
         over the labels kept, ties broken by a draw seeded with ``seed``; graded answers: the
-        mean answer, scored ``1 - |mean - truth|``."""
+        mean answer, scored ``1 - |mean - truth|``; an item left with no label (every worker
+        who could label it banned) scores 0."""
         rng = np.random.default_rng(seed)
         right = []
         for item in sorted(self.labels):
             answers = [answer for _, answer in self.labels[item]]
             truth = self.truth[item]
+            if not answers:  # every worker who could label it was banned: none delivered
+                right.append(0.0)
+                continue
             if self.graded:
                 mean = float(np.mean([float(a) for a in answers]))
                 right.append(max(0.0, 1.0 - abs(mean - float(truth))))

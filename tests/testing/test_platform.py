@@ -201,3 +201,17 @@ def test_the_fill_model_keeps_a_contested_items_difficulty(name: str) -> None:
     assert len(real) >= 100
     gap, gap_alone = abs(np.mean(model) - np.mean(real)), abs(np.mean(alone) - np.mean(real))
     assert gap <= 0.1 and gap < gap_alone, (np.mean(real), np.mean(model), np.mean(alone))
+
+
+def test_an_item_nobody_is_left_to_label_scores_as_wrong() -> None:
+    """A policy that bans every worker leaves the items it discarded with no label at all:
+    they are delivered unlabelled, and score 0, not a crash."""
+    data = dataset(workers=4, items=10, seed=6)
+    stream = TaskStream(data, StreamSettings(overlap="recorded", seed=6))
+    for worker in list(stream.schedule)[:20]:
+        stream.task(worker)
+    for worker in data.workers:
+        stream.ban(worker)
+    outcome = stream.finish()
+    assert all(labels == [] for labels in outcome.labels.values())
+    assert outcome.label_accuracy() == 0.0
