@@ -93,4 +93,3 @@ def test_the_gate_command_takes_the_agreement_ban(tmp_path: Path) -> None:
     )  # fmt: skip
     assert refused.returncode == 2 and "agreement" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and not list(elsewhere.iterdir())
-
