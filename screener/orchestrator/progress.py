@@ -176,18 +176,21 @@ def tqdm_class() -> type[tqdm[Any]]:
     installed (the ``notebook`` extra), else its plain text bar. Without ipywidgets,
     ``tqdm.auto`` in a kernel warns "IProgress not found" and falls back to the text bar
     itself: choosing the text bar first says nothing and draws the same."""
-    if "ipykernel" in sys.modules:
-        try:
-            importlib.import_module("ipywidgets")  # the notebook extra
-        except ImportError:
-            pass
-        else:
-            from tqdm.auto import tqdm as auto
+    if "ipykernel" in sys.modules and _importable("ipywidgets"):  # the notebook extra
+        from tqdm.auto import tqdm as auto
 
-            return auto
+        return auto
     from tqdm.std import tqdm as text
 
     return text
+
+
+def _importable(name: str) -> bool:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
 
 
 def auto_progress() -> Progress | None:

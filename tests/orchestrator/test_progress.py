@@ -156,9 +156,8 @@ def _a_jupyter_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """sys.modules as inside a Jupyter kernel (what tqdm.auto and auto_progress look for),
     with ipywidgets not importable, and tqdm's automatic choice not made yet."""
 
-    class ZMQInteractiveShell:  # the kernel's shell, by the class name tqdm reads
-        pass
-
+    # the kernel's shell, by the class name tqdm reads
+    ZMQInteractiveShell = type("ZMQInteractiveShell", (), {})
     ipython = types.ModuleType("IPython")
     ipython.get_ipython = ZMQInteractiveShell  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "IPython", ipython)
