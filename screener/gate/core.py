@@ -99,7 +99,7 @@ class Gate:
         self.gold_asked = 0
         self._arm_worker: list[str] = []
         self._shown = np.zeros(0, dtype=np.int8)  # the verdict last streamed, per arm
-        self._replies = RequestMemory()
+        self._replies: RequestMemory[Reply] = RequestMemory()
 
     # ------------------------------------------------------------------ the platform's calls
     def next(self, worker: str, request_id: str | None = None) -> Reply:
@@ -121,7 +121,7 @@ class Gate:
             state.since_gold += 1
             self.tasks += 1
         if request_id is not None:
-            self._replies.remember(request_id, reply)
+            self._replies.remember(request_id, worker, reply)
         return reply
 
     def answer(

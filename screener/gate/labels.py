@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import enum
 import math
-from collections import OrderedDict
-from dataclasses import dataclass
 
 from screener.errors import ConfigError
+from screener.gate.replies import RequestMemory, check_id
 
 __all__ = ["MAX_LABEL", "LabelOutcome", "TaskLabels", "check_item", "label_text"]
 
-#: Label request ids remembered for repeated requests (the oldest are forgotten first).
-REMEMBERED_LABEL_REQUESTS = 100_000
 #: The longest label kept: multi-label answers run to hundreds of characters.
 MAX_LABEL = 4096
 
@@ -64,17 +61,7 @@ def label_text(label: object) -> str:
 
 def check_item(item: object) -> None:
     """Refuse an item id that is not a non-empty printable string."""
-    if not isinstance(item, str) or not item or not item.isprintable():
-        raise ConfigError(
-            f"an item id must be a non-empty printable string, got {item!r}",
-            "send the platform's id of the task item",
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _Seen:
-    worker: str
-    outcome: LabelOutcome
+    check_id(item, "an item id", "send the platform's id of the task item")
 
 
 class TaskLabels:
@@ -84,7 +71,7 @@ class TaskLabels:
         self.by_item: dict[str, dict[str, str]] = {}
         self.count = 0
         self._items: dict[str, list[str]] = {}  # worker -> the items it labelled, in order
-        self._requests: OrderedDict[str, _Seen] = OrderedDict()
+        self._requests: RequestMemory[LabelOutcome] = RequestMemory("label request")
 
     def add(
         self, worker: str, item: str, label: str, request_id: str | None = None
@@ -92,14 +79,7 @@ class TaskLabels:
         """Keep ``worker``'s ``label`` of ``item`` (text from ``label_text``), unless it is a
         second one or its request was seen; the outcome."""
         if request_id is not None and request_id in self._requests:
-            seen = self._requests[request_id]
-            if seen.worker != worker:
-                raise ConfigError(
-                    f"label request {request_id!r} was made for worker {seen.worker!r}, "
-                    f"not {worker!r}",
-                    "give each request its own id",
-                )
-            return seen.outcome  # a retry gets the first reply
+            return self._requests.repeated(request_id, worker)  # a retry: the first reply
         labels = self.by_item.setdefault(item, {})
         outcome = LabelOutcome.DUPLICATE if worker in labels else LabelOutcome.ACCEPTED
         if outcome is LabelOutcome.ACCEPTED:
@@ -107,9 +87,7 @@ class TaskLabels:
             self._items.setdefault(worker, []).append(item)
             self.count += 1
         if request_id is not None:
-            self._requests[request_id] = _Seen(worker, outcome)
-            if len(self._requests) > REMEMBERED_LABEL_REQUESTS:
-                self._requests.popitem(last=False)
+            self._requests.remember(request_id, worker, outcome)
         return outcome
 
     def of_item(self, item: str) -> dict[str, str]:

@@ -5,14 +5,23 @@ from __future__ import annotations
 import enum
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from screener.errors import ConfigError
 
-__all__ = ["AnswerOutcome", "Decided", "Reply", "ReplyKind", "RequestMemory", "check_worker"]
+__all__ = [
+    "AnswerOutcome",
+    "Decided",
+    "Reply",
+    "ReplyKind",
+    "RequestMemory",
+    "check_id",
+    "check_worker",
+]
 
 #: Request ids remembered for repeated requests (the oldest are forgotten first).
 REMEMBERED_REQUESTS = 100_000
+_Kept = TypeVar("_Kept")
 
 
 class ReplyKind(enum.StrEnum):
@@ -78,35 +87,40 @@ class Decided:
         }
 
 
-class RequestMemory:
-    """The replies of the last ``REMEMBERED_REQUESTS`` request ids: a repeated request (a
-    platform's retry) returns its first reply, for the same worker only."""
+class RequestMemory(Generic[_Kept]):
+    """What the last ``REMEMBERED_REQUESTS`` request ids got (a reply, a label's outcome), and
+    for which worker: a repeated request (a platform's retry) gets the same, for the same
+    worker only."""
 
-    def __init__(self) -> None:
-        self._replies: OrderedDict[str, Reply] = OrderedDict()
+    def __init__(self, what: str = "request") -> None:
+        self._what = what
+        self._kept: OrderedDict[str, tuple[str, _Kept]] = OrderedDict()
 
     def __contains__(self, request_id: str) -> bool:
-        return request_id in self._replies
+        return request_id in self._kept
 
-    def remember(self, request_id: str, reply: Reply) -> None:
-        self._replies[request_id] = reply
-        if len(self._replies) > REMEMBERED_REQUESTS:
-            self._replies.popitem(last=False)
+    def remember(self, request_id: str, worker: str, kept: _Kept) -> None:
+        self._kept[request_id] = (worker, kept)
+        if len(self._kept) > REMEMBERED_REQUESTS:
+            self._kept.popitem(last=False)
 
-    def repeated(self, request_id: str, worker: str) -> Reply:
-        reply = self._replies[request_id]
-        if reply.worker != worker:
+    def repeated(self, request_id: str, worker: str) -> _Kept:
+        first, kept = self._kept[request_id]
+        if first != worker:
             raise ConfigError(
-                f"request {request_id!r} was made for worker {reply.worker!r}, not {worker!r}",
+                f"{self._what} {request_id!r} was made for worker {first!r}, not {worker!r}",
                 "give each request its own id",
             )
-        return reply
+        return kept
 
 
 def check_worker(worker: object) -> None:
     """Refuse a worker id that is not a non-empty printable string."""
-    if not isinstance(worker, str) or not worker or not worker.isprintable():
-        raise ConfigError(
-            f"a worker id must be a non-empty printable string, got {worker!r}",
-            "send the platform's worker id",
-        )
+    check_id(worker, "a worker id", "send the platform's worker id")
+
+
+def check_id(value: object, what: str, hint: str) -> None:
+    """Refuse an id (``what``: "a worker id", "an item id") that is not a non-empty
+    printable string."""
+    if not isinstance(value, str) or not value or not value.isprintable():
+        raise ConfigError(f"{what} must be a non-empty printable string, got {value!r}", hint)
