@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.arrays import IntArray
+from screener.arrays import IntArray, grown
 
 PENDING = 0
 ANSWERED = 1
@@ -102,7 +102,7 @@ class PullLedger:
 
     def grow(self, count: int) -> None:
         """Make room for ``count`` more arms (workers who joined), none asked yet."""
-        self.next_seq = np.concatenate([self.next_seq, np.zeros(count, dtype=np.int64)])
+        self.next_seq = grown(self.next_seq, count, 0)
         self._views()
 
     def mark(self, pull_ids: IntArray, state: int) -> None:

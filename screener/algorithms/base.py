@@ -41,7 +41,7 @@ from screener.algorithms.ask_tell import (
     TellOutcome,
 )
 from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
-from screener.arrays import IntArray
+from screener.arrays import IntArray, grown
 from screener.errors import ConfigError
 
 __all__ = [
@@ -224,8 +224,8 @@ class Algorithm(PullBookkeeping, abc.ABC):
         arms = np.arange(first, first + count, dtype=np.int64)
         self.n_arms += count
         self.stats.grow(count)
-        self.pending = np.concatenate([self.pending, np.zeros(count, dtype=np.int64)])
-        self.available = np.concatenate([self.available, np.ones(count, dtype=bool)])
+        self.pending = grown(self.pending, count, 0)
+        self.available = grown(self.available, count, True)
         self._ledger.grow(count)
         self._on_joined(arms)
         self._dirty = True

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from screener.algorithms import CrowdPrior, Result, ThresholdingAlgorithm, create_algorithm
+from screener.arrays import grown
 from screener.bank import GoldBank
 from screener.errors import UnknownPullError, UnknownWorkerError
 from screener.gate.agreement import AgreementJudge, reference_floor
@@ -390,7 +391,7 @@ class Gate:
         state = WorkerState(worker, arm, self.detector.add())
         self.workers[worker] = state
         self._arm_worker.append(worker)
-        self._shown = np.append(self._shown, np.int8(0))
+        self._shown = grown(self._shown, 1, 0)
         if self.judge is not None:
             self.judge.add_arm(0)
         self._check_decisions()  # crowd-prior may decide a newcomer on the prior alone
@@ -403,17 +404,21 @@ class Gate:
     def _check_decisions(self) -> None:
         """Stream the method's new decisions out: a first decision, or a ban of a worker it
         had qualified (a method that reconsiders on audits). A ban is final; a decision the
-        method takes back otherwise (a provisional one) stays as streamed."""
-        verdicts = self.method.verdicts()
-        changed = (
-            (verdicts != 0) & (verdicts != self._shown) & ((self._shown == 0) | (verdicts < 0))
-        )
-        for arm in np.flatnonzero(changed).tolist():
-            self._shown[arm] = verdicts[arm]
+        method takes back otherwise (a provisional one) stays as streamed. Only the workers the
+        method says moved are read, where it can say (``verdict_changes``): then a request
+        costs the same at any number of workers."""
+        arms = self.method.verdict_changes()
+        verdicts = self.method.verdicts() if arms is None else self.method.verdicts_of(arms)
+        shown = self._shown if arms is None else self._shown[arms]
+        changed = (verdicts != 0) & (verdicts != shown) & ((shown == 0) | (verdicts < 0))
+        rows = np.flatnonzero(changed)
+        moved = rows if arms is None else arms[rows]
+        for arm, verdict in zip(moved.tolist(), verdicts[rows].tolist(), strict=True):
+            self._shown[arm] = verdict
             state = self.workers[self._arm_worker[arm]]
             if state.arm != arm or state.banned:
                 continue  # an arm a reopened screening left behind
-            banned = verdicts[arm] < 0
+            banned = verdict < 0
             state.status = Status.BANNED if banned else Status.QUALIFIED
             self._decide(state, "banned" if banned else "accepted", self.method.explain(arm))
 
@@ -432,7 +437,7 @@ class Gate:
         self.method.set_unavailable(state.arm, "screening reopened")
         state.arm = int(self.method.add_workers(1)[0])
         self._arm_worker.append(state.worker)
-        self._shown = np.append(self._shown, np.int8(0))
+        self._shown = grown(self._shown, 1, 0)
         if self.judge is not None:
             self.judge.add_arm(state.requests)
         self.detector.restart(state.row)

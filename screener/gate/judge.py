@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from screener.algorithms import CrowdPrior
+from screener.arrays import grown
 from screener.gate.roster import WorkerState
 from screener.gate.settings import GateSettings
 from screener.gate.tenure import TenurePriors
@@ -36,7 +37,7 @@ class ValueJudge:
 
     def add_arm(self, age: int) -> None:
         """A new arm (a worker joined, or was screened again at ``age`` requests)."""
-        self._ages = np.append(self._ages, float(age))
+        self._ages = grown(self._ages, 1, float(age))
 
     def grew(self, state: WorkerState) -> None:
         """``state`` made a request."""

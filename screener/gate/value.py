@@ -121,8 +121,9 @@ class RequestLengths:
     def __init__(self, expected: float) -> None:
         self.expected = float(expected)
         self._counts: dict[int, int] = {}  # requests made -> workers at that count
-        self._sorted: list[int] = []
-        self._suffix: list[int] = [0]
+        self._sorted: list[int] = []  # the distinct request counts, ascending
+        self._longer: list[int] = [0]  # workers at _sorted[i] or more requests
+        self._suffix: list[int] = [0]  # their requests, summed
         self._since = 0
 
     def grew(self, count: int) -> None:
@@ -137,16 +138,21 @@ class RequestLengths:
     def remaining(self, age: int) -> float:
         """Expected further requests of a worker who has made ``age``."""
         first = bisect.bisect_right(self._sorted, age)
-        longer = len(self._sorted) - first
+        longer = self._longer[first]
         total = self._suffix[first] - age * longer
         weight = self.PRIOR_WORKERS
         guess = max(self.expected - age, 1.0)
         return max((total + weight * guess) / (longer + weight), float(age))
 
     def _rebuild(self) -> None:
+        """Suffix sums over the distinct counts, not over workers: k distinct counts take at
+        least k (k + 1) / 2 requests, so there are a few thousand at most."""
         self._since = 0
-        self._sorted = sorted(c for c, n in self._counts.items() for _ in range(n))
-        suffix = [0] * (len(self._sorted) + 1)
+        self._sorted = sorted(c for c, n in self._counts.items() if n > 0)
+        longer, suffix = [0] * (len(self._sorted) + 1), [0] * (len(self._sorted) + 1)
         for index in range(len(self._sorted) - 1, -1, -1):
-            suffix[index] = suffix[index + 1] + self._sorted[index]
-        self._suffix = suffix
+            count = self._sorted[index]
+            workers = self._counts[count]
+            longer[index] = longer[index + 1] + workers
+            suffix[index] = suffix[index + 1] + count * workers
+        self._longer, self._suffix = longer, suffix

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from screener.arrays import FloatArray
+from screener.arrays import FloatArray, grown
 
 __all__ = ["DROPS", "ChangeDetector", "kelly_bet"]
 
@@ -110,7 +110,7 @@ class ChangeDetector:
 
     def add(self) -> int:
         """A new worker's row (no evidence yet)."""
-        self._log_m = np.vstack([self._log_m, np.zeros((1, self.lams.size))])
+        self._log_m = grown(self._log_m, 1, 0.0)
         return self.rows - 1
 
     def restart(self, row: int) -> None:

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from screener.arrays import FloatArray
+from screener.arrays import FloatArray, grown
 
 __all__ = ["BET_FRACTIONS", "BettingEProcess", "e_bh"]
 
@@ -118,10 +118,9 @@ class BettingEProcess:
     def grow(self, count: int) -> None:
         """Make room for ``count`` more arms, with no answers yet (workers who joined)."""
         self.n_arms += count
-        rows = np.zeros((count, self.fractions.size))
-        self._log_wealth_below = np.concatenate([self._log_wealth_below, rows])
-        self._log_wealth_above = np.concatenate([self._log_wealth_above, rows])
-        self._count = np.concatenate([self._count, np.zeros(count, dtype=np.int64)])
+        self._log_wealth_below = grown(self._log_wealth_below, count, 0.0)
+        self._log_wealth_above = grown(self._log_wealth_above, count, 0.0)
+        self._count = grown(self._count, count, 0)
 
     def update_many(self, arms: ArrayLike, rewards: ArrayLike) -> None:
         """Add answers (rewards in [0, 1]) in the order given; repeated arms are fine."""

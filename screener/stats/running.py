@@ -7,6 +7,8 @@ from typing import TypeVar, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from screener.arrays import grown
+
 __all__ = ["ArmRuns", "ArmStats"]
 
 _T = TypeVar("_T", bound=np.generic)
@@ -69,11 +71,11 @@ class ArmStats:
     def grow(self, count: int) -> None:
         """Make room for ``count`` more arms, with no answers yet (workers who joined)."""
         self.n_arms += count
-        self._count = _extended(self._count, count)
-        self._sum = _extended(self._sum, count)
-        self._sum_sq = _extended(self._sum_sq, count)
-        self._successes = _extended(self._successes, count)
-        self._means = np.concatenate([self._means, np.full(count, np.nan)])
+        self._count = grown(self._count, count, 0)
+        self._sum = grown(self._sum, count, 0.0)
+        self._sum_sq = grown(self._sum_sq, count, 0.0)
+        self._successes = grown(self._successes, count, 0)
+        self._means = grown(self._means, count, np.nan)
         self._views()
 
     def update(self, arm: int, reward: float) -> None:
@@ -138,11 +140,6 @@ class ArmStats:
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = self._sum / self._count
             return np.maximum(self._sum_sq / self._count - mean * mean, 0.0)
-
-
-def _extended(array: NDArray[_T], count: int) -> NDArray[_T]:
-    """``array`` with ``count`` zeros after it."""
-    return np.concatenate([array, np.zeros(count, dtype=array.dtype)])
 
 
 def _readonly(array: NDArray[_T]) -> NDArray[_T]:

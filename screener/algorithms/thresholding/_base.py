@@ -15,11 +15,11 @@ from screener.algorithms._checks import check_budget_given
 from screener.algorithms.base import Algorithm
 from screener.algorithms.result import Decision, Result, Threshold, WorkerResult
 from screener.algorithms.thresholding._scheduler import fill_at_once, heap_picks, surely_needed
-from screener.arrays import FloatArray, IntArray
+from screener.arrays import FloatArray, IntArray, grown
 from screener.errors import ConfigError
 from screener.stats import hoeffding_radius
 
-__all__ = ["INFO_LEVEL", "NO_CONFIDENCE", "ThresholdingAlgorithm", "grown"]
+__all__ = ["INFO_LEVEL", "NO_CONFIDENCE", "ThresholdingAlgorithm"]
 
 #: Per-side miss level of the informational interval shown by fixed-budget algorithms.
 INFO_LEVEL = 0.025
@@ -100,6 +100,16 @@ class ThresholdingAlgorithm(Algorithm):
         decided = self._decided_now()
         above = np.where(self._above(), 1, -1).astype(np.int8)
         return np.where(decided & (self.stats.count > 0), above, 0).astype(np.int8)
+
+    def verdicts_of(self, arms: IntArray) -> NDArray[np.int8]:
+        """``verdicts()`` of ``arms`` alone."""
+        return self.verdicts()[arms]
+
+    def verdict_changes(self) -> IntArray | None:
+        """The workers whose verdict may have moved since the last call, in index order, so
+        a stream that shows each decision as it is made need not read every worker's; None
+        when the method cannot say (read ``verdicts()``). The base cannot: always None."""
+        return None
 
     def explain(self, arm: int) -> str:
         """Why worker ``arm`` stands where ``verdicts`` puts it: the reason its result line
@@ -250,11 +260,6 @@ class ThresholdingAlgorithm(Algorithm):
             threshold=Threshold(theta, theta, theta),
             extra={"threshold": theta, "fixed_budget": self.fixed_budget},
         )
-
-
-def grown(array: NDArray[Any], count: int, fill: Any) -> NDArray[Any]:
-    """A per-worker array with ``count`` new workers' entries (``fill``) after it."""
-    return np.concatenate([array, np.full(count, fill, dtype=array.dtype)])
 
 
 def _rank_key(line: WorkerResult) -> tuple[float, int]:

@@ -13,7 +13,6 @@ from numpy.typing import NDArray
 from screener.algorithms._checks import check_choice, check_count, check_delta
 from screener.algorithms._test_setups import AROUND_MEANS, SLOW_BAR, AlgorithmSetup
 from screener.algorithms.result import Decision, Result
-from screener.algorithms.thresholding._base import grown
 from screener.algorithms.thresholding._clearing import ClearingKey, clearing_counts, clearing_table
 from screener.algorithms.thresholding._intervals import (
     CONFIDENT_INTERVALS,
@@ -21,7 +20,7 @@ from screener.algorithms.thresholding._intervals import (
     IntervalFamily,
 )
 from screener.algorithms.thresholding._roster import RosterThresholding, check_max_workers
-from screener.arrays import FloatArray, IntArray
+from screener.arrays import FloatArray, IntArray, grown
 from screener.errors import ConfigError
 from screener.stats import anytime_radius, kl_bounds
 

@@ -21,10 +21,9 @@ from numpy.typing import NDArray
 from screener.algorithms._test_setups import AROUND_MEANS, BUDGET, AlgorithmSetup
 from screener.algorithms.base import Ask
 from screener.algorithms.result import Decision, Result
-from screener.algorithms.thresholding._base import grown
 from screener.algorithms.thresholding._roster import RosterThresholding, check_max_workers
 from screener.algorithms.topk import water_fill
-from screener.arrays import BoolArray, FloatArray, IntArray
+from screener.arrays import BoolArray, FloatArray, IntArray, grown
 from screener.errors import ConfigError
 from screener.stats import BettingEProcess, e_bh
 

@@ -10,9 +10,9 @@ from numpy.typing import NDArray
 
 from screener.algorithms._test_setups import AROUND_MEANS, BAR, AlgorithmSetup
 from screener.algorithms.result import Result
-from screener.algorithms.thresholding._base import NO_CONFIDENCE, ThresholdingAlgorithm, grown
+from screener.algorithms.thresholding._base import NO_CONFIDENCE, ThresholdingAlgorithm
 from screener.algorithms.thresholding._scheduler import heap_picks
-from screener.arrays import FloatArray, IntArray
+from screener.arrays import FloatArray, IntArray, grown
 from screener.errors import ConfigError
 from screener.stats import beta_tails
 

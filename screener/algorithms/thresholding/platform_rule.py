@@ -39,8 +39,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms.result import Decision
-from screener.algorithms.thresholding._base import ThresholdingAlgorithm, grown
-from screener.arrays import FloatArray, IntArray
+from screener.algorithms.thresholding._base import ThresholdingAlgorithm
+from screener.arrays import FloatArray, IntArray, grown
 
 __all__ = ["NO_GUARANTEE", "PlatformRule", "percent"]
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from screener.arrays import BoolArray, FloatArray
+from screener.arrays import BoolArray, FloatArray, grown
 from screener.stats.confseq.mixture import check_alpha
 from screener.stats.running import ArmRuns
 
@@ -94,15 +94,10 @@ class BettingCS:
     def grow(self, count: int) -> None:
         """Make room for ``count`` more arms, with no answers yet (workers who joined)."""
         self.n_arms += count
-        rows = np.zeros((count, self.grid.size))
-        self._log_plus = np.concatenate([self._log_plus, rows])
-        self._log_minus = np.concatenate([self._log_minus, rows])
-        self._best_plus = np.concatenate([self._best_plus, rows])
-        self._best_minus = np.concatenate([self._best_minus, rows])
-        self.counts = np.concatenate([self.counts, np.zeros(count, dtype=np.int64)])
-        self.sums = np.concatenate([self.sums, np.zeros(count)])
-        self._squares = np.concatenate([self._squares, np.zeros(count)])
-        self._variance = np.concatenate([self._variance, np.full(count, 0.25)])
+        for name in ("_log_plus", "_log_minus", "_best_plus", "_best_minus", "sums", "_squares"):
+            setattr(self, name, grown(getattr(self, name), count, 0.0))
+        self.counts = grown(self.counts, count, 0)
+        self._variance = grown(self._variance, count, 0.25)
 
     @property
     def log_plus(self) -> FloatArray:

@@ -8,9 +8,9 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms.thresholding._base import ThresholdingAlgorithm, grown
+from screener.algorithms.thresholding._base import ThresholdingAlgorithm
 from screener.algorithms.thresholding.crowd_prior._checks import ROBUST_LEVEL
-from screener.arrays import FloatArray, IntArray
+from screener.arrays import FloatArray, IntArray, grown
 from screener.stats.prior import (
     GridPrior,
     PriorSet,
@@ -73,6 +73,14 @@ class PriorJudging(ThresholdingAlgorithm):
             self.in_pilot[:] = False
             self.in_pilot[self.rng.permutation(self.n_arms)[: self.pilot]] = True
         self.piloting = not self.in_pilot.all()
+        self._pilot_size = int(self.in_pilot.sum())
+        self._undecided = self.n_arms
+        # Workers that can be asked (undecided, under max_answers, available), all and in the
+        # pilot: kept per change of the arms a step touches, so no ask reads every worker.
+        self._askable = self._askable_in_pilot = 0
+        self._recount(np.arange(self.n_arms), +1)
+        #: Arms decided since ``verdict_changes`` last looked (None: no one looks yet).
+        self._changed: list[int] | None = None
         #: Answers before a worker may be decided: min_answers in the pilot, none outside it.
         self.min_counts = np.where(self.in_pilot, self.min_answers, 0).astype(np.int64)
         self._period = int(self.in_pilot.sum())  # answers between two refits
@@ -104,12 +112,15 @@ class PriorJudging(ThresholdingAlgorithm):
             refit_in = self._period - self._since_refit
             length = refit_in
             if self.piloting:
-                length = min(length, max(1, int(self._pilot_open().sum()) - 1))
+                length = min(length, max(1, self._askable_in_pilot - 1))
             stop = min(arms.size, start + length)
             successes, counts = self._counts_after(arms[start:stop], rewards[start:stop])
             scaled = (rewards[start:stop] - self.lower) / self.width
             self.fit.record(successes - scaled, counts - 1, scaled)
+            touched = _distinct(arms[start:stop])
+            self._recount(touched, -1)
             self.stats.update_many(arms[start:stop], rewards[start:stop])
+            self._recount(touched, +1)
             self._since_refit += stop - start
             if stop - start == refit_in:  # the stretch's last answer completes the period
                 last = stop - start - 1
@@ -129,12 +140,31 @@ class PriorJudging(ThresholdingAlgorithm):
         if not self.fit.over and not self._can_progress():
             self._refit(final=True)
 
-    def _pilot_open(self) -> NDArray[np.bool_]:
-        """Pilot workers that can still be asked (undecided, under max_answers, available)."""
-        return self.in_pilot & self.available & self._undecided_under_bound()
-
     def _pilot_settled(self) -> bool:
-        return not self._pilot_open().any()
+        """No pilot worker can still be asked (undecided, under max_answers, available)."""
+        return self._askable_in_pilot == 0
+
+    def _recount(self, arms: IntArray, sign: int) -> None:
+        """Add (+1) or take out (-1) ``arms`` (distinct) from the askable counts: around a
+        step that changes them, out before it and in after it."""
+        open_ = (
+            self.available[arms]
+            & (self.state[arms] == UNDECIDED)
+            & (self.stats.count[arms] < self.max_answers)
+        )
+        self._askable += sign * int(np.count_nonzero(open_))
+        self._askable_in_pilot += sign * int(np.count_nonzero(open_ & self.in_pilot[arms]))
+
+    def tallies(self) -> tuple[int, int, int]:
+        """(undecided, askable, askable in the pilot) as kept step by step; equal to
+        ``recounted_tallies`` at every step (the tests check it against numpy)."""
+        return self._undecided, self._askable, self._askable_in_pilot
+
+    def recounted_tallies(self) -> tuple[int, int, int]:
+        """The same three counts read from every worker's arrays."""
+        open_ = self.available & self._undecided_under_bound()
+        undecided = int(np.count_nonzero(self.state == UNDECIDED))
+        return undecided, int(open_.sum()), int((open_ & self.in_pilot).sum())
 
     def _end_pilot(self) -> None:
         """Refit on the pilot's answers and judge every other worker before its first question."""
@@ -163,13 +193,18 @@ class PriorJudging(ThresholdingAlgorithm):
         count = arms.size
         self.state = grown(self.state, count, UNDECIDED)
         self.decided_at = grown(self.decided_at, count, math.nan)
-        room = count if self.pilot is None else max(0, self.pilot - int(self.in_pilot.sum()))
+        room = count if self.pilot is None else max(0, self.pilot - self._pilot_size)
         joins_pilot = np.arange(count) < room
         if self.piloting:  # a pilot of the starting roster is running: it is full
             joins_pilot[:] = False
-        self.in_pilot = np.concatenate([self.in_pilot, joins_pilot])
-        minimum = np.where(joins_pilot, self.min_answers, 0).astype(np.int64)
-        self.min_counts = np.concatenate([self.min_counts, minimum])
+        first = self.in_pilot.size
+        self.in_pilot = grown(self.in_pilot, count, False)
+        self.in_pilot[first:] = joins_pilot
+        self.min_counts = grown(self.min_counts, count, 0)
+        self.min_counts[first:] = np.where(joins_pilot, self.min_answers, 0)
+        self._pilot_size += int(joins_pilot.sum())
+        self._undecided += count
+        self._recount(arms, +1)
         if not self.piloting:
             self._period = self.n_arms
             self._judge_unasked(arms[~joins_pilot])
@@ -190,9 +225,19 @@ class PriorJudging(ThresholdingAlgorithm):
         return bool(actions[0] != StoppingTable.CONTINUE and (actions == actions[0]).all())
 
     def _on_unavailable(self, arm: int) -> None:
+        self._available_changed(arm, -1)
         if self.piloting and self._pilot_settled():
             self._end_pilot()
         self._finish_if_over()
+
+    def _on_returned(self, arm: int) -> None:
+        self._available_changed(arm, +1)
+
+    def _available_changed(self, arm: int, sign: int) -> None:
+        """``arm`` left (-1) or came back (+1): the askable counts follow."""
+        if self.state[arm] == UNDECIDED and self.stats.count[arm] < self.max_answers:
+            self._askable += sign
+            self._askable_in_pilot += sign * int(self.in_pilot[arm])
 
     def _counts_after(
         self, arms: IntArray, rewards: FloatArray
@@ -263,7 +308,12 @@ class PriorJudging(ThresholdingAlgorithm):
             return
         _, first = np.unique(arms[decided], return_index=True)
         rows = decided[first]
+        newly = arms[rows][~accepted[rows]]  # first decisions (not a reconsidered one's ban)
+        self._recount(newly, -1)
+        self._undecided -= newly.size
         self.state[arms[rows]] = np.where(ban[rows], BANNED, ACCEPTED)
+        if self._changed is not None:
+            self._changed += arms[rows].tolist()
         if p_bad is None:  # the table decided: P(bad) is recorded, so needed only now
             # Of every answer here, not of the decided ones alone: numpy's exp may round an
             # element differently when the array around it changes.
@@ -272,3 +322,13 @@ class PriorJudging(ThresholdingAlgorithm):
 
     def _undecided_under_bound(self) -> NDArray[np.bool_]:
         return np.asarray((self.state == UNDECIDED) & (self.stats.count < self.max_answers))
+
+    def _open_at(self, arms: IntArray) -> NDArray[np.bool_]:
+        """``_open`` (the workers to ask) of ``arms`` alone."""
+        open_ = (self.state[arms] == UNDECIDED) & (self.stats.count[arms] < self.max_answers)
+        return np.asarray(open_ & self.in_pilot[arms] if self.piloting else open_)
+
+
+def _distinct(arms: IntArray) -> IntArray:
+    """``arms`` without repeats (one answer's: as it is)."""
+    return arms if arms.size == 1 else np.unique(arms)

@@ -144,6 +144,7 @@ class CrowdPrior(PriorJudging):
         self.min_answers = int(min_answers)
         self.max_answers = int(max_answers)
         self.bar = (self.threshold - self.lower) / self.width
+        self._means_stale = True
         self._start()
 
     def _param_value(self, name: str) -> Any:
@@ -155,8 +156,17 @@ class CrowdPrior(PriorJudging):
 
     # ------------------------------------------------------------------ the schedule
     def _refresh(self) -> None:
-        super()._refresh()
+        # The means are the result's alone (the schedule and the decisions read the counts),
+        # so they are recomputed when a result reads them: an ask between answers costs the
+        # same at any number of workers.
         self._prob_below = None
+        self._means_stale = True
+
+    def _fresh_means(self) -> FloatArray:
+        if self._means_stale:
+            super()._refresh()
+            self._means_stale = False
+        return self.means
 
     @property
     def prob_below(self) -> FloatArray:
@@ -169,10 +179,10 @@ class CrowdPrior(PriorJudging):
 
     def n_undecided(self) -> int:
         # _decide and _decide_unanswered: undecided exactly while the state says so.
-        return int(np.count_nonzero(self.state == UNDECIDED))
+        return self._undecided
 
     def _condition_met(self) -> bool:
-        return bool((self.state != UNDECIDED).all())
+        return self._undecided == 0
 
     def _audits(self, arm: int) -> bool:
         """With ``reconsider``, an accepted worker's audit answers may still ban it, and an
@@ -188,13 +198,25 @@ class CrowdPrior(PriorJudging):
         """+1 accepted, -1 banned, 0 undecided (decisions are final, answers or none)."""
         return _VERDICTS[self.state]
 
+    def verdicts_of(self, arms: IntArray) -> NDArray[np.int8]:
+        return _VERDICTS[self.state[arms]]
+
+    def verdict_changes(self) -> IntArray | None:
+        """The workers decided since the last call, each once, in index order (None at the
+        first call: from then on each decision is kept for the next)."""
+        if self._changed is None:
+            self._changed = []
+            return None
+        changed, self._changed = self._changed, []
+        return np.unique(np.asarray(changed, dtype=np.int64))
+
     def _open(self) -> NDArray[np.bool_]:
         """Workers to ask: undecided, under max_answers and, while a pilot runs, in it."""
         open_ = self._undecided_under_bound()
         return open_ & self.in_pilot if self.piloting else open_
 
     def _can_progress(self) -> bool:
-        return bool((self.available & self._open()).any())
+        return (self._askable_in_pilot if self.piloting else self._askable) > 0
 
     def _horizon(self) -> NDArray[np.int64]:
         """Up to ``min_answers`` answers, or the next one, for an open worker (see the
@@ -204,7 +226,7 @@ class CrowdPrior(PriorJudging):
 
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
         in_flight = effective > self.stats.count[arms]
-        eligible = self._open()[arms] & ~in_flight
+        eligible = self._open_at(arms) & ~in_flight
         return np.where(eligible, effective, math.inf)
 
     # ------------------------------------------------------------------------- result
@@ -227,7 +249,7 @@ class CrowdPrior(PriorJudging):
     def _estimate(self) -> tuple[FloatArray, FloatArray | None]:
         """The posterior mean, with the worker's own share correct beside it."""
         mean = self._posterior() @ self.prior.grid
-        return self.lower + self.width * mean, self.means
+        return self.lower + self.width * mean, self._fresh_means()
 
     def _interval(self) -> tuple[FloatArray, FloatArray]:
         """A central posterior interval of probability 1 - 2q (posterior mode's q)."""
