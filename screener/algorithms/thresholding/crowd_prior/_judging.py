@@ -10,7 +10,8 @@ from numpy.typing import NDArray
 
 from screener.algorithms.thresholding._base import ThresholdingAlgorithm
 from screener.algorithms.thresholding.crowd_prior._checks import ROBUST_LEVEL
-from screener.arrays import FloatArray, IntArray, grown
+from screener.arrays import BoolArray, FloatArray, IntArray, grown
+from screener.stats.confseq import mixture_bounds
 from screener.stats.prior import (
     GridPrior,
     PriorSet,
@@ -53,6 +54,8 @@ class PriorJudging(ThresholdingAlgorithm):
         self.state = np.zeros(self.n_arms, dtype=np.int8)
         self._prob_below: FloatArray | None = None  # computed when read (``prob_below``)
         self.decided_at: FloatArray = np.full(self.n_arms, math.nan)
+        #: Decided by its own answers alone (anytime interval at level q), whatever the prior.
+        self.own_decided = np.zeros(self.n_arms, dtype=bool)
         self.prior = GridPrior.uniform()
         uniform = self.prior
         #: The family in force, the predictive checks and the misfit flag (``PriorChoice``).
@@ -193,6 +196,7 @@ class PriorJudging(ThresholdingAlgorithm):
         count = arms.size
         self.state = grown(self.state, count, UNDECIDED)
         self.decided_at = grown(self.decided_at, count, math.nan)
+        self.own_decided = grown(self.own_decided, count, False)
         room = count if self.pilot is None else max(0, self.pilot - self._pilot_size)
         joins_pilot = np.arange(count) < room
         if self.piloting:  # a pilot of the starting roster is running: it is full
@@ -287,21 +291,19 @@ class PriorJudging(ThresholdingAlgorithm):
         state = self.state[arms]
         accepted = state == ACCEPTED if self.reconsider else np.zeros(arms.size, dtype=bool)
         open_ = ((state == UNDECIDED) | accepted) & (counts >= self.min_counts[arms])
-        if not self.identified or not open_.any():
+        if not open_.any():
             return
         arms, successes, counts = arms[open_], successes[open_], counts[open_]
         accepted = accepted[open_]
+        # A worker's own answers, where they settle it alone, are never outvoted by the prior.
+        low, high = mixture_bounds(successes, counts, self.q)
+        own_ban, own_accept = high < self.bar, low >= self.bar
         p_bad: FloatArray | None = None  # each answer's P(bad) to record, if known here
-        if self.table is None and self.robust:
-            lowest, highest = self.region.prob_below_range(successes, counts, self.bar)
-            ban, accept = lowest >= 1.0 - self.q, highest <= self.q
-            p_bad = np.where(ban, lowest, highest)  # the worst case, where the region decides
-        elif self.table is None:
-            p_bad = self.prior.prob_below(successes, counts, self.bar)
-            ban, accept = p_bad >= 1.0 - self.q, p_bad <= self.q
+        if self.identified:
+            ban, accept, p_bad = self._prior_rule(successes, counts)
+            ban, accept = own_ban | (ban & ~own_accept), own_accept | (accept & ~own_ban)
         else:
-            action = self.table.lookup(successes, counts)[0]
-            ban, accept = action == StoppingTable.BAN, action == StoppingTable.ACCEPT
+            ban, accept = own_ban, own_accept
         accept &= ~accepted  # an accepted worker reconsidered can only be banned
         decided = np.flatnonzero(ban | accept)
         if decided.size == 0:
@@ -312,6 +314,7 @@ class PriorJudging(ThresholdingAlgorithm):
         self._recount(newly, -1)
         self._undecided -= newly.size
         self.state[arms[rows]] = np.where(ban[rows], BANNED, ACCEPTED)
+        self.own_decided[arms[rows]] = (own_ban | own_accept)[rows]
         if self._changed is not None:
             self._changed += arms[rows].tolist()
         if p_bad is None:  # the table decided: P(bad) is recorded, so needed only now
@@ -319,6 +322,20 @@ class PriorJudging(ThresholdingAlgorithm):
             # element differently when the array around it changes.
             p_bad = self.prior.prob_below(successes, counts, self.bar)
         self.decided_at[arms[rows]] = p_bad[rows]
+
+    def _prior_rule(
+        self, successes: FloatArray, counts: NDArray[np.int64]
+    ) -> tuple[BoolArray, BoolArray, FloatArray | None]:
+        """(ban, accept, P(bad) to record or None) of each answer under the crowd prior."""
+        if self.table is None and self.robust:
+            lowest, highest = self.region.prob_below_range(successes, counts, self.bar)
+            ban, accept = lowest >= 1.0 - self.q, highest <= self.q
+            return ban, accept, np.where(ban, lowest, highest)  # the worst case, where decided
+        if self.table is None:
+            p_bad = self.prior.prob_below(successes, counts, self.bar)
+            return p_bad >= 1.0 - self.q, p_bad <= self.q, p_bad
+        action = self.table.lookup(successes, counts)[0]
+        return action == StoppingTable.BAN, action == StoppingTable.ACCEPT, None
 
     def _undecided_under_bound(self) -> NDArray[np.bool_]:
         return np.asarray((self.state == UNDECIDED) & (self.stats.count < self.max_answers))

@@ -9,6 +9,7 @@ __all__ = [
     "decided_evidence",
     "misfit_warnings",
     "open_evidence",
+    "own_evidence",
     "promise",
 ]
 
@@ -50,6 +51,11 @@ def promise(*, cost_mode: bool, robust: bool, two_beta: bool, pilot: int | None)
         text = _MIXTURE_GUARANTEE if two_beta else _ROBUST_GUARANTEE
     else:
         text = BAYES_GUARANTEE
+    text += (
+        "; and a worker whose own answers alone put it on one side of the bar (an anytime "
+        "interval at level q) is decided so whatever the prior says: such a decision is "
+        "wrong with probability at most q for any worker"
+    )
     if pilot is not None:
         text += (
             f"; the prior was fitted on a pilot of {pilot} workers and "
@@ -124,3 +130,13 @@ def misfit_warnings(fit: PriorChoice, bans_before_misfit: int | None) -> list[st
         f"{misfit.check.answers:,} answers, after {bans_before_misfit} bans; the "
         f"decisions' promise assumes the prior fits{then}"
     ]
+
+
+def own_evidence(count: int, right: float, threshold: float, q: float, *, banned: bool) -> str:
+    """Why a worker decided on its own ``count`` answers alone (``right`` of them right,
+    fractional when graded) stands where it does."""
+    side = "under" if banned else "at or over"
+    return (
+        f"its own {count} answers ({right:g} right) put it {side} {threshold:g} whatever "
+        f"the crowd prior says (anytime interval, wrong with probability at most {q:g})"
+    )

@@ -28,6 +28,7 @@ from screener.algorithms.thresholding.crowd_prior._reasons import (
     decided_evidence,
     misfit_warnings,
     open_evidence,
+    own_evidence,
     promise,
 )
 from screener.arrays import FloatArray, IntArray
@@ -261,6 +262,8 @@ class CrowdPrior(PriorJudging):
 
     def _decide(self, arm: int, leaning: Decision) -> tuple[Decision, str]:
         state = int(self.state[arm])
+        if state != UNDECIDED and self.own_decided[arm]:
+            return self._decided_on_own_answers(arm, banned=state == BANNED)
         if state != UNDECIDED:
             banned = state == BANNED
             evidence = decided_evidence(
@@ -280,6 +283,14 @@ class CrowdPrior(PriorJudging):
         if unavailable is not None:
             why.append(unavailable)
         return Decision.UNDECIDED, "; ".join(why)
+
+    def _decided_on_own_answers(self, arm: int, *, banned: bool) -> tuple[Decision, str]:
+        count = int(self.stats.count[arm])
+        right = (float(self.stats.total[arm]) - self.lower * count) / self.width
+        why = own_evidence(count, right, self.threshold, self.q, banned=banned)
+        return (
+            (Decision.BELOW, f"banned: {why}") if banned else (Decision.ABOVE, f"accepted: {why}")
+        )
 
     def _below(self) -> str:
         return f"P(below {self.threshold:g})"
