@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "DatabaseGoneError",
     "InvalidRewardError",
     "JournalError",
     "JournalMismatchError",
@@ -70,6 +71,11 @@ class OracleError(ScreenerError, RuntimeError):
 
 class JournalError(ScreenerError, RuntimeError):
     """The journal (run database) cannot be opened or written."""
+
+
+class DatabaseGoneError(JournalError):
+    """The database file a journal opened was deleted, moved or replaced while open: what it
+    wrote from then on would go to a file nobody can open again, so it writes nothing."""
 
 
 class SchemaVersionError(JournalError):

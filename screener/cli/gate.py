@@ -195,9 +195,10 @@ async def _serve(
     await runner.cleanup()
     await session.close("interrupted" if stop is None else STOPS[stop][0])
     if session.failure is not None:
+        resume = f"continue it with `screener gate --resume {run_id} --db {shown}`"
         raise ConfigError(
             f"gate run {run_id} stopped: {session.failure}",
-            f"continue it with `screener gate --resume {run_id} --db {shown}`",
+            "its run database is gone: nothing of the run is kept" if session.lost else resume,
         )
     assert stop is not None
     note(f"stopped: gate run {run_id} is saved; continue it with "

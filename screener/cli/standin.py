@@ -144,6 +144,7 @@ def render(report: StandInReport) -> str:
         f"bought: {report.gold_answers:,} gold answers and {report.task_labels:,} task labels "
         f"({report.replacements:,} replacements, {report.discarded:,} discarded after bans) "
         f"for {report.money.get('total', 0.0):,.2f}",
+        _beside_the_gate(report),
         f"label accuracy (majority vote): {accuracy}",
         f"decisions: {len(report.decisions):,} ({', '.join(f'{n} {k}' for k, n in kinds.items())});"
         f" {during:,} read while workers were still served"
@@ -162,3 +163,14 @@ def render(report: StandInReport) -> str:
         fate = "not banned" if ban is None else f"banned at gate request {ban['request']:,}"
         lines.append(f"turned to spam from its request {after}: {worker}, {fate}")
     return "\n".join(lines)
+
+
+def _beside_the_gate(report: StandInReport) -> str:
+    """Why the stand-in's money is not the gate's: each says what it counts."""
+    gate = report.gate
+    handed_out = gate.get("money", {}).get("total", 0.0)
+    return (
+        f"  of which {report.money.get('replacements', 0.0):,.2f} for the replacements, bought "
+        f"outside the gate; the gate's status says {handed_out:,.2f}: the "
+        f"{gate.get('gold', 0):,} gold questions and {gate.get('tasks', 0):,} tasks it handed out"
+    )

@@ -25,6 +25,7 @@ from screener.gate_service.protocol import (
     LEAVE_PATH,
     NEXT_PATH,
     STATUS_PATH,
+    TOKEN_ENV,
     GateApiError,
     parse_answers,
     parse_decisions_query,
@@ -37,6 +38,12 @@ from screener.gate_service.session import GateSession, GateStoppedError
 __all__ = ["gate_app", "listen", "serve_gate"]
 
 log = logging.getLogger(__name__)
+
+#: The 401's reason: how to send the token, and where the gate took it from.
+WRONG_TOKEN = (
+    "missing or wrong bearer token: send the header `Authorization: Bearer <token>` with the "
+    f"token the gate was started with (its {TOKEN_ENV})"
+)
 
 
 def gate_app(session: GateSession, token: str | None) -> web.Application:
@@ -83,9 +90,8 @@ def _guard(session: GateSession, token: str | None) -> Middleware:
 
     @web.middleware
     async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-        given = request.headers.get("Authorization", "").encode()
-        if expected is not None and not hmac.compare_digest(given, expected):
-            return _error(401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
+        if expected is not None and not hmac.compare_digest(_authorization(request), expected):
+            return _error(401, WRONG_TOKEN, {"WWW-Authenticate": "Bearer"})
         try:
             return await handler(request)
         except web.HTTPException as error:
@@ -119,6 +125,12 @@ async def serve_gate(
     await web.SockSite(runner, sock).start()
     host, port = sock.getsockname()[:2]
     return runner, f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+def _authorization(request: web.Request) -> bytes:
+    """The Authorization header's bytes as sent: aiohttp keeps bytes that are not UTF-8 as
+    surrogates, which a plain ``encode`` refuses (a 500 for a header that is only wrong)."""
+    return request.headers.get("Authorization", "").encode("utf-8", "surrogateescape")
 
 
 def _status_of(error: ScreenerError) -> int:

@@ -9,7 +9,9 @@ are streamed only once committed, so a client never holds a decision the journal
 If a commit fails, or another process takes the run's lease over, the gate in memory is
 ahead of its journal: the session stops serving at once (every call gets
 ``GateStoppedError``, HTTP 503) and ``stopped`` is set; ``screener gate --resume`` rebuilds
-the gate from the journal, which holds exactly the calls whose replies were sent.
+the gate from the journal, which holds exactly the calls whose replies were sent. If the
+database file itself was deleted or replaced (found at the next commit or lease renewal),
+the run is ``lost``: there is nothing to resume.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import time
 from typing import Any
 
 from screener.bank import GoldBank
-from screener.errors import JournalError, ScreenerError
+from screener.errors import DatabaseGoneError, JournalError, ScreenerError
 from screener.gate import Gate, GateSettings, Reply
 from screener.gate_service.journaled import (
     answer_event,
@@ -67,6 +69,7 @@ class GateSession:
         self.run_id = run_id
         self.stopped = asyncio.Event()
         self.failure: str | None = None
+        self.lost = False  # the journal's database file is gone: nothing to resume
         self._made = made  # when each decision was made
         self._committed = len(made)  # decisions whose events are committed
         self._grown = asyncio.Event()  # set, and replaced, when decisions are committed
@@ -211,8 +214,13 @@ class GateSession:
         try:
             detail = why if self.failure is None else f"failed: {self.failure}"
             stop = Event(kind=EventKind.STOPPED, at=time.time(), detail=detail)
-            with contextlib.suppress(JournalError):  # a lost lease or journal takes nothing
+            try:
                 await self.journal.append(self.run_id, [stop])
+            except DatabaseGoneError as error:  # never report such a run as saved
+                if self.failure is None:
+                    self._fail(f"its journal failed: {error}", lost=True)
+            except JournalError:
+                pass  # a lost lease or a full disk takes nothing
             with contextlib.suppress(JournalError):
                 await self.journal.release(self.run_id)
         finally:
@@ -244,7 +252,8 @@ class GateSession:
                 try:
                     await self.journal.append(self.run_id, events)
                 except Exception as error:
-                    self._fail(f"its journal failed: {error}", batch)
+                    lost = isinstance(error, DatabaseGoneError)
+                    self._fail(f"its journal failed: {error}", batch, lost=lost)
                     return
                 self._committed = decided
                 batch.set_result(None)
@@ -256,9 +265,11 @@ class GateSession:
         """Stop serving for good (an error left the gate's state in doubt)."""
         self._fail(why)
 
-    def _fail(self, why: str, batch: asyncio.Future[None] | None = None) -> None:
+    def _fail(
+        self, why: str, batch: asyncio.Future[None] | None = None, *, lost: bool = False
+    ) -> None:
         """Stop serving for good: the gate in memory may be ahead of its journal."""
-        self.failure = why
+        self.failure, self.lost = why, lost
         self.stopped.set()
         stopped = GateStoppedError(f"the gate stopped: {why}", self._resume_hint())
         for waiting in (batch, self._batch):
@@ -288,6 +299,9 @@ class GateSession:
             except LeaseLostError as error:
                 self._fail(str(error))
                 return
+            except DatabaseGoneError as error:  # stop now, not at the next request
+                self._fail(f"its journal failed: {error}", lost=True)
+                return
             except JournalError:
                 pass  # a busy database: the next beat tries again, long before the expiry
 
@@ -299,6 +313,8 @@ class GateSession:
             raise GateStoppedError("the gate is shutting down", "try again once it is back")
 
     def _resume_hint(self) -> str:
+        if self.lost:
+            return "its run database is gone: start a new gate run"
         return f"resume it with `screener gate --resume {self.run_id}`"
 
     def _reply_body(self, reply: Reply, request_id: str | None) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from screener.errors import JournalError
+from screener.errors import DatabaseGoneError, JournalError
 
 __all__ = [
     "check_file",
@@ -156,11 +156,14 @@ def reason(error: BaseException) -> str:
 
 @contextmanager
 def database_errors(doing: str) -> Iterator[None]:
-    """Turn database errors into one-line JournalErrors (the cause stays chained)."""
+    """Turn database errors into one-line JournalErrors (the cause stays chained), saying
+    what was being done."""
     try:
         yield
     except SQLAlchemyError as error:
         raise JournalError(f"{doing}: {reason(error)}") from error
+    except DatabaseGoneError as error:  # the same class, named by what was being done
+        raise DatabaseGoneError(f"{doing}: {error}") from None
     except ModuleNotFoundError as error:  # the URL names a driver that is not installed
         raise JournalError(f"{doing}: {error}", "install the database driver") from error
 

@@ -118,7 +118,15 @@ class Journal:
         self, url: URL, db_file: Path | None, synchronous: str, create: bool, check_version: bool
     ) -> JournalBackend:
         """The backend, once the database is known to be screener's: a SQLite file that holds
-        anything is read first through a connection that cannot write (journal.opening)."""
+        anything is read first through a connection that cannot write (journal.opening). A
+        file this journal could not write is refused before that look, which would leave a
+        ``-wal`` and a ``-shm`` beside it."""
+        locked = db_file is not None and db_file.exists() and not writable(db_file)
+        if locked and not self.read_only:
+            raise JournalError(
+                f"cannot write to {self.name}: it is read-only (or its folder is)",
+                "pass another --db path, or copy the database to a writable place",
+            )
         if self.read_only or (db_file is not None and has_content(db_file)):
             with database_errors(f"cannot open {self.name}"):
                 reader = read_only_engine(url, db_file)
@@ -130,15 +138,11 @@ class Journal:
             if self.read_only:
                 return backend_for(reader, db_file, synchronous)
             reader.dispose()
-            if db_file is not None and not writable(db_file):
-                raise JournalError(
-                    f"cannot write to {self.name}: it is read-only (or its folder is)",
-                    "pass another --db path, or copy the database to a writable place",
-                )
         with database_errors(f"cannot open {self.name}"):
             backend = backend_for(writer_engine(url, synchronous), db_file, synchronous)
         try:
             self._open(backend, create, check_version)
+            backend.check_storage()  # its first call notes which file was opened
         except BaseException:
             backend.engine.dispose()
             raise
@@ -229,13 +233,14 @@ class Journal:
 
     def renew(self, run_id: str) -> None:
         """Extend the lease this journal holds on the run (a heartbeat); LeaseLostError if
-        another process has taken the run over."""
+        another process has taken the run over, DatabaseGoneError if its file was deleted."""
         lease = self._leases[run_id]
         with (
             database_errors(f"cannot renew the lease of run {run_id}"),
             self._writer.begin() as conn,
         ):
             leases.renew(conn, lease, time.time())
+            self._backend.check_storage()
 
     def release(self, run_id: str) -> None:
         """Give up the run's lease, if this journal holds it."""
@@ -266,6 +271,7 @@ class Journal:
 
     def _insert_events(self, conn: Connection, run_id: str, events: Sequence[Event]) -> None:
         self._backend.append(conn, run_id, rows_from_events(run_id, events))
+        self._backend.check_storage()  # a file deleted under it would lose the commit
 
     def save_snapshot(self, run_id: str, state: bytes) -> int:
         """Keep ``state`` as the run's snapshot after its events so far, with its digest

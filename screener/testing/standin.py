@@ -56,7 +56,10 @@ class StandInReport:
     decision, reason, ``at`` when the gate made it, ``received`` when the stand-in read it,
     ``during``: read while requests were still being served); ``tasks_before_gold``: the most
     real tasks a worker did before its first gold question; ``unscreened``: workers who did
-    real tasks and never got one."""
+    real tasks and never got one. ``money`` is what the platform paid: every gold answer and
+    task label it received (discarded ones included) and the ``replacements`` it bought
+    outside the gate, at the gate's prices; the gate's own status (``gate["money"]``) counts
+    only the gold questions and tasks the gate handed out."""
 
     dataset: str
     requests: int = 0
@@ -221,8 +224,10 @@ class StandIn:
         report.gold_answers, report.task_labels = outcome.gold_answers, outcome.task_labels
         report.replacements, report.discarded = outcome.replacements, outcome.discarded
         gold, tasks = outcome.gold_answers * prices["gold"], outcome.task_labels * prices["task"]
+        bought_outside = outcome.replacements * prices["task"]
         report.money = {"gold": round(gold, 10), "tasks": round(tasks, 10),
-                        "total": round(gold + tasks, 10)}  # fmt: skip
+                        "total": round(gold + tasks, 10),
+                        "replacements": round(bought_outside, 10)}  # fmt: skip
         accuracy = outcome.label_accuracy(self.settings.seed)
         report.accuracy = None if accuracy != accuracy else accuracy
         report.banned = sorted(outcome.banned)

@@ -85,6 +85,31 @@ def read_only_copy(source: Path, folder: Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
+def read_only_file(path: Path) -> Iterator[Path]:
+    """``path`` made read-only in its writable folder: by permissions for a user, by a
+    read-only bind mount of the file on itself for root (whom permissions do not stop);
+    skipped when neither is possible."""
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        try:
+            yield path
+        finally:
+            path.chmod(0o644)
+        return
+    if shutil.which("mount") is None:
+        pytest.skip("a read-only bind mount needs mount(8)")
+    bound = subprocess.run(["mount", "--bind", str(path), str(path)], capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    if bound.returncode != 0:
+        pytest.skip(f"cannot bind-mount a file here ({bound.stderr.strip()})")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(path)], check=True)
+        yield path
+    finally:
+        subprocess.run(["umount", str(path)], check=False)
+
+
+@contextlib.contextmanager
 def mounted_tmpfs(folder: Path, size: str) -> Iterator[Path]:
     """A tmpfs of ``size`` on ``folder`` (root only; skipped when it cannot be mounted)."""
     folder.mkdir(exist_ok=True)

@@ -9,7 +9,15 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from refusals import DB, finished_run, read_only_copy, refused, screener, snapshot
+from refusals import (
+    DB,
+    finished_run,
+    read_only_copy,
+    read_only_file,
+    refused,
+    screener,
+    snapshot,
+)
 
 from screener.cli.commands import every_command
 from screener.cli.main import cli
@@ -153,6 +161,22 @@ def test_a_database_on_read_only_media_is_reported(tmp_path: Path) -> None:
             "(pass another --db path, or copy the database to a writable place)"
         )
         assert snapshot(archived.parent) == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["gate", "--port", "0"], COMMANDS["run"]])
+def test_a_read_only_database_file_is_refused_leaving_nothing_beside_it(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """Issue 50: the refusal came after a read-only look at the file, which left a -wal and
+    a -shm beside it (the folder is writable, only the file is not)."""
+    finished_run(tmp_path / DB)
+    with read_only_file(tmp_path / DB):
+        line = refused(tmp_path, *command, "--db", DB)
+    assert line == (
+        f"error: cannot write to {DB}: it is read-only (or its folder is) "
+        "(pass another --db path, or copy the database to a writable place)"
+    )
 
 
 @pytest.mark.slow

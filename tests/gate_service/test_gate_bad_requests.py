@@ -3,12 +3,16 @@ neither the gate (its status) nor its journal (not one event)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 from gate_helpers import events, serving
+
+from screener.gate_service import TOKEN_ENV
 
 GOLD = "@gold"  # stands for the gold question ann owes when the request is sent
 
@@ -83,12 +87,53 @@ async def test_a_token_is_required_when_set_and_never_echoed(tmp_path: Path) -> 
                 assert response.status == 401
                 assert response.headers["WWW-Authenticate"] == "Bearer"
                 assert token not in await response.text()
+                reason = (await response.json())["error"]
+                assert "`Authorization: Bearer <token>`" in reason and TOKEN_ENV in reason
         assert session.gate.requests == 0 and len(events(db, session.run_id)) == 1  # "started"
         good = {"Authorization": f"Bearer {token}"}
         async with http.post(f"{url}/v1/next", json={"worker": "ann"}, headers=good) as response:
             assert response.status == 200
     for written in tmp_path.iterdir():  # the database, its WAL
         assert token.encode() not in written.read_bytes(), written.name
+
+
+@pytest.mark.parametrize("token", [None, "s3cret-token-for-the-gate"])
+async def test_an_authorization_header_that_is_not_utf8_is_no_internal_error(
+    tmp_path: Path, token: str | None
+) -> None:
+    """Issue 50: such a header got a 500 (which the API documents as "the gate stopped
+    serving") while the gate went on. It is a wrong token (401), or no matter without one."""
+    db = str(tmp_path / "gate.db")
+    async with serving(db, token=token) as (session, url):
+        status, reason = await _raw_post(url, b"Authorization: Bearer \xff\xfe" + b"x" * 20)
+        assert status == (200 if token is None else 401), reason
+        if token is not None:
+            assert TOKEN_ENV in reason
+        assert session.failure is None and not session.stopped.is_set()
+        good = {} if token is None else {"Authorization": f"Bearer {token}"}
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(f"{url}/v1/next", json={"worker": "bob"}, headers=good) as response,
+        ):
+            assert response.status == 200  # still serving
+
+
+async def _raw_post(url: str, header: bytes) -> tuple[int, str]:
+    """POST /v1/next for ann on a socket of its own, with ``header`` as raw bytes: the
+    status and the error's reason (empty for a 200)."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    body = b'{"worker": "ann"}'
+    writer.write(b"POST /v1/next HTTP/1.1\r\nHost: gate\r\nConnection: close\r\n" + header
+                 + b"\r\nContent-Type: application/json\r\nContent-Length: "
+                 + str(len(body)).encode() + b"\r\n\r\n" + body)  # fmt: skip
+    await writer.drain()
+    reply = await reader.read()
+    writer.close()
+    await writer.wait_closed()
+    head, _, payload = reply.partition(b"\r\n\r\n")
+    status = int(head.split()[1])
+    return status, "" if status == 200 else str(json.loads(payload)["error"])
 
 
 async def _post(http: aiohttp.ClientSession, url: str, body: object) -> dict[str, Any]:

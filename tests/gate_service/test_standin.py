@@ -118,6 +118,17 @@ async def test_the_standin_command_reports_what_was_bought(tmp_path: Path) -> No
     text = render(report)
     assert f"{report.requests:,} requests to the gate" in text
     assert "(the gate's limit: 3)" in text and "turned to spam from its request 20" in text
+    # Issue 50: the gate's status said 100.15 where the stand-in said 159.65; each says
+    # what it counts (the stand-in: what it paid, replacements bought outside the gate too).
+    paid = report.money
+    assert paid["replacements"] == pytest.approx(report.replacements * 0.05)
+    assert paid["total"] == pytest.approx((report.gold_answers + report.task_labels) * 0.05)
+    beside = (
+        f"  of which {paid['replacements']:,.2f} for the replacements, bought outside the "
+        f"gate; the gate's status says {status['money']['total']:,.2f}: the "
+        f"{status['gold']:,} gold questions and {status['tasks']:,} tasks it handed out"
+    )
+    assert beside in text.splitlines()
 
 
 # ---------------------------------------------------------------------- a real dataset

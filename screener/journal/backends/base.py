@@ -71,6 +71,11 @@ class JournalBackend:
         EVENT_FIELDS order and journal order (``events_from_rows`` makes them events)."""
         return conn.execute(events_query(run_id, after_id, kinds)).all()
 
+    def check_storage(self) -> None:
+        """Raise DatabaseGoneError when the database this backend opened is no longer where it
+        was opened (called before the commit of every append and lease renewal). A server
+        database cannot be deleted under its open connections: nothing to check."""
+
     def lock_schema(self, conn: Connection) -> None:
         """Serialise creating or upgrading the schema across processes, in ``conn``'s
         transaction: a write transaction that locks the whole database already does."""

@@ -10,18 +10,26 @@ the database the append goes to the thread, which waits its turn. With ``synchro
 every commit fsyncs, so every append goes to the thread, as do batches of more than
 ``SQLITE_LOOP_ROWS`` rows (a run's batches are at most twice its concurrency), so the loop
 never stalls for long.
+
+SQLite goes on writing to a file deleted, moved or replaced under it, through the
+descriptors it holds open (in WAL mode it never checks), and the commits are lost with it. So
+every write transaction first checks that the file at the journal's path is still the one it
+opened (the same device and inode: one ``stat``, a microsecond), and writes nothing if not.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
-from collections.abc import Sequence
+import urllib.parse
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Row
 
+from screener.errors import DatabaseGoneError
 from screener.journal.backends.base import JournalBackend, LoopWriter
 from screener.journal.events import EVENT_FIELDS, EventKind
 from screener.journal.leases import Lease, check_sql
@@ -49,6 +57,26 @@ class SqliteBackend(JournalBackend):
         super().__init__(engine)
         self._sqlite_file = sqlite_file
         self._synchronous = synchronous
+        self._opened: tuple[int, int] | None = None  # the file's (device, inode)
+
+    def check_storage(self) -> None:
+        """DatabaseGoneError unless the file at the journal's path is the one it opened (its
+        identity is taken at the first call, which ``Journal`` makes once the file is open)."""
+        if self._sqlite_file is None:
+            return
+        try:
+            found = os.stat(self._sqlite_file)
+        except OSError:
+            identity = None
+        else:
+            identity = (found.st_dev, found.st_ino)
+        if self._opened is None:
+            self._opened = identity
+        if identity is None or identity != self._opened:
+            raise DatabaseGoneError(
+                "its file was deleted, moved or replaced while open, and nothing written to it "
+                "since is kept"
+            )
 
     def read(
         self,
@@ -69,8 +97,9 @@ class SqliteBackend(JournalBackend):
             return None
         try:
             return _SqliteLoopWriter(
-                str(self._sqlite_file), self.insert_sql, check_sql(self.engine.dialect)[0]
-            )
+                str(self._sqlite_file), self.insert_sql, check_sql(self.engine.dialect)[0],
+                self.check_storage,
+            )  # fmt: skip
         except sqlite3.Error:
             return None  # the thread's connections will report why
 
@@ -78,20 +107,25 @@ class SqliteBackend(JournalBackend):
 class _SqliteLoopWriter:
     atomic = True
 
-    def __init__(self, path: str, insert_sql: str, lease_sql: str) -> None:
+    def __init__(
+        self, path: str, insert_sql: str, lease_sql: str, check_storage: Callable[[], None]
+    ) -> None:
         # The journal has already made the file WAL (a setting of the file); the rest are
         # settings of this connection.
-        self._conn = sqlite3.connect(path, isolation_level=None)
+        # mode=rw: a file gone by now is not created again, empty
+        uri = f"file:{urllib.parse.quote(path)}?mode=rw"
+        self._conn = sqlite3.connect(uri, uri=True, isolation_level=None)
         for pragma in ("busy_timeout=0", "synchronous=NORMAL", "foreign_keys=ON"):
             self._conn.execute(f"PRAGMA {pragma}")
         self._insert_sql = insert_sql
         self._lease_sql = lease_sql
+        self._check_storage = check_storage
 
     async def append(
         self, run_id: str, rows: Sequence[tuple[Any, ...]], lease: Lease | None
     ) -> bool:
-        """The thread's transaction (BEGIN IMMEDIATE, the lease check, the insert), or
-        nothing and False when the database is locked or anything fails."""
+        """The thread's transaction (BEGIN IMMEDIATE, the lease check, the insert, the file
+        check), or nothing and False when the database is locked or anything fails."""
         if len(rows) > SQLITE_LOOP_ROWS:
             return False
         conn = self._conn
@@ -105,8 +139,9 @@ class _SqliteLoopWriter:
                 conn.execute("ROLLBACK")
                 return False
             conn.executemany(self._insert_sql, rows)
+            self._check_storage()
             conn.execute("COMMIT")
-        except sqlite3.Error:
+        except (sqlite3.Error, DatabaseGoneError):  # the thread's append raises the error
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
             return False
