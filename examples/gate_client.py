@@ -4,8 +4,10 @@ Python's standard library only. Three things a platform does:
 
 * when a worker comes for work, ``client.next(worker, request_id)`` says what to give it
   (a gold question, a real task, or nothing: blocked);
-* when the worker answers a gold question, ``client.answer(reply.gold, reward=...)`` (or
-  ``answer=`` the raw answer, which the gate scores against its bank);
+* when the worker answers a gold question, ``client.answer(reply.gold, worker=..., reward=...)``
+  (or ``answer=`` the raw answer, which the gate scores against its bank): the worker is the
+  one the reply was for, taken from the platform's own session, never from the worker's
+  browser (the gate refuses an answer by another worker);
 * meanwhile, ``client.follow(cursor)`` yields each decision (ban, accept, reopen) as the gate
   makes it, to act on at once.
 
@@ -93,15 +95,22 @@ class GateClient:
         return _read(Reply, reply)
 
     def answer(
-        self, gold: str, *, reward: float | None = None, answer: str | float | None = None
+        self,
+        gold: str,
+        *,
+        worker: str,
+        reward: float | None = None,
+        answer: str | float | None = None,
     ) -> str:
-        """Hand back the answer to gold question ``gold``: "accepted", "duplicate" or "late"."""
-        item: dict[str, Any] = {"gold": gold}
+        """Hand back ``worker``'s answer to its gold question ``gold``: "accepted",
+        "duplicate" or "late"."""
+        item: dict[str, Any] = {"gold": gold, "worker": worker}
         item.update({"reward": reward} if answer is None else {"answer": answer})
         return self.answers([item])[0]
 
     def answers(self, items: list[dict[str, Any]]) -> list[str]:
-        """Several answers at once (``{"gold", "reward"|"answer"}`` each), checked whole."""
+        """Several answers at once (``{"gold", "worker", "reward"|"answer"}`` each), checked
+        whole."""
         reply = self._call("POST", "/v1/answers", {"answers": items})
         return [str(result["outcome"]) for result in reply["results"]]
 

@@ -94,7 +94,7 @@ def test_the_gate_is_exported_at_the_top_level_like_run() -> None:
         for worker, reward in rewards.items():
             reply = gate.next(worker)
             if reply.gold is not None:
-                gate.answer(reply.gold, reward=reward)
+                gate.answer(reply.gold, worker=reply.worker, reward=reward)
     result = gate.result()
     assert [result.name(arm) for arm in result.banned] == ["spammer"]
     assert "steady" not in {result.name(arm) for arm in result.banned}

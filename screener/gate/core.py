@@ -29,7 +29,9 @@ Rules, in the order a request meets them:
 The gate is a pure decision object, as the algorithms are: no I/O, no clock, no awaits. The
 same calls in the same order give the same replies and decisions, so a service journals the
 calls and a restarted one replays them (``request_id`` makes a repeated request return its
-first reply, so a retried request is served once).
+first reply, so a retried request is served once). Gold ids are keyed
+(``screener.gate.ids``): an answer names its worker, and only that worker's answer to its own
+question is taken.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from screener.arrays import grown
 from screener.bank import GoldBank
 from screener.errors import UnknownPullError, UnknownWorkerError
 from screener.gate.agreement import AgreementJudge, reference_floor
+from screener.gate.ids import gold_id
 from screener.gate.judge import ValueJudge
 from screener.gate.labels import LabelOutcome, TaskLabels, check_item, label_text
 from screener.gate.replies import (
@@ -69,9 +72,9 @@ class Gate:
     >>> from screener.gate import Gate, GateSettings
     >>> gate = Gate(GateSettings(policy="first", max_unscreened=0))
     >>> reply = gate.next("ann")
-    >>> reply.kind.value, reply.gold
-    ('gold', 'g0')
-    >>> gate.answer(reply.gold, reward=1.0).value
+    >>> reply.kind.value, reply.gold == gate.next("ann").gold  # the same one until answered
+    ('gold', True)
+    >>> gate.answer(reply.gold, worker="ann", reward=1.0).value
     'accepted'
     >>> gate.next("ann").kind.value  # ann is still being screened
     'gold'
@@ -106,7 +109,8 @@ class Gate:
     def next(self, worker: str, request_id: str | None = None) -> Reply:
         """Gold or task for ``worker``, who asks for work (joining if new, back if it left).
         A ``request_id`` seen before returns that request's reply, changing nothing."""
-        if request_id is not None and request_id in self._replies:
+        if self.repeats(request_id):
+            assert request_id is not None
             return self._replies.repeated(request_id, worker)
         check_worker(worker)
         self.requests += 1
@@ -125,12 +129,18 @@ class Gate:
             self._replies.remember(request_id, worker, reply)
         return reply
 
+    def repeats(self, request_id: str | None) -> bool:
+        """Whether ``next`` served a request with this id (then it returns that reply and
+        changes nothing)."""
+        return request_id is not None and request_id in self._replies
+
     def answer(
-        self, gold: str, *, reward: float | None = None, answer: object = None
+        self, gold: str, *, worker: str, reward: float | None = None, answer: object = None
     ) -> AnswerOutcome:
-        """The answer to gold question ``gold``: its ``reward`` (1 right, 0 wrong, or a grade),
-        or the raw ``answer``, scored against the bank's key."""
-        value = self.check_answer(gold, reward=reward, answer=answer)
+        """``worker``'s answer to gold question ``gold``: its ``reward`` (1 right, 0 wrong, or
+        a grade), or the raw ``answer``, scored against the bank's key. Only the worker the
+        question was given to may answer it."""
+        value = self.check_answer(gold, worker=worker, reward=reward, answer=answer)
         record = self.golds[gold]
         if record.answered:
             return AnswerOutcome.DUPLICATE
@@ -153,15 +163,21 @@ class Gate:
         return AnswerOutcome.ACCEPTED
 
     def check_answer(
-        self, gold: str, *, reward: float | None = None, answer: object = None
+        self, gold: str, *, worker: str, reward: float | None = None, answer: object = None
     ) -> float:
         """The reward ``answer`` would take for this answer, or the error it would raise;
         changes nothing (so a batch of answers can be checked whole before any is used)."""
+        check_worker(worker)
         record = self.golds.get(gold)
         if record is None:
             raise UnknownPullError(
                 f"no gold question {gold!r} was handed out by this gate",
                 "answer with the gold id of a reply",
+            )
+        if record.worker != worker:  # an id passed on to, or guessed by, another worker
+            raise UnknownPullError(
+                f"gold question {gold!r} was not given to worker {worker!r}",
+                "send the answer with the worker whose reply carried that gold id",
             )
         return reward_of(record, reward, answer, self.bank, self.method)
 
@@ -358,7 +374,8 @@ class Gate:
         *,
         audit: bool = False,
     ) -> Reply:
-        record = Gold(f"g{len(self.golds)}", state.worker, pull, question, audit)
+        ident = gold_id(self.settings.gold_key, len(self.golds), self.golds)
+        record = Gold(ident, state.worker, pull, question, audit)
         self.golds[record.id] = record
         state.owed = record
         state.golds += 1

@@ -78,7 +78,8 @@ class TaskLabels:
     ) -> LabelOutcome:
         """Keep ``worker``'s ``label`` of ``item`` (text from ``label_text``), unless it is a
         second one or its request was seen; the outcome."""
-        if request_id is not None and request_id in self._requests:
+        if self.repeats(request_id):
+            assert request_id is not None
             return self._requests.repeated(request_id, worker)  # a retry: the first reply
         labels = self.by_item.setdefault(item, {})
         outcome = LabelOutcome.DUPLICATE if worker in labels else LabelOutcome.ACCEPTED
@@ -89,6 +90,11 @@ class TaskLabels:
         if request_id is not None:
             self._requests.remember(request_id, worker, outcome)
         return outcome
+
+    def repeats(self, request_id: str | None) -> bool:
+        """Whether a label request with this id was told (then ``add`` returns its outcome
+        and changes nothing)."""
+        return request_id is not None and request_id in self._requests
 
     def of_item(self, item: str) -> dict[str, str]:
         """The labels of ``item`` by worker (empty if none)."""

@@ -11,6 +11,7 @@ from typing import Any, Literal, get_args
 from screener.algorithms import ALGORITHMS
 from screener.algorithms._checks import check_count, check_seed
 from screener.errors import ConfigError
+from screener.gate.ids import check_gold_key, new_gold_key
 
 __all__ = [
     "DEFAULT_PARAMS",
@@ -167,7 +168,11 @@ class GateSettings:
     ``binary_labels``: the task labels have two classes (agreement then counts two wrong
     labels as one, a sharper test); ``panel``: the references the gate makes on purpose with
     extra gold, with ``agreement`` (0: only those the method's gold makes). ``seed``: the
-    audits' draws.
+    audits' draws. ``gold_key``: the secret the gold ids are made with
+    (``screener.gate.ids``), drawn at random unless given, so that the same settings give the
+    same ids; kept out of ``to_dict`` and ``repr``, and stored only where a resume needs it
+    (the run's spec in the journal, ``gate_spec``); None only for a gate journaled before
+    gold keys (sequential ids ``g0, g1, ...``).
 
     Examples
     --------
@@ -194,6 +199,7 @@ class GateSettings:
     binary_labels: bool = False
     panel: int = 5
     seed: int = 0
+    gold_key: str | None = field(default_factory=new_gold_key, repr=False)
 
     def __post_init__(self) -> None:
         self._check_method()
@@ -218,6 +224,7 @@ class GateSettings:
                 "give it with --seed N (seed= in Python), not -p seed=",
             )
         check_seed(self.seed)
+        check_gold_key(self.gold_key)
 
     def _check_policy(self) -> None:
         _choice("policy", self.policy, get_args(GoldPolicy))
@@ -263,20 +270,27 @@ class GateSettings:
             raise ConfigError(f"bad_label must be a cost >= 0, got {self.bad_label}")
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON values, which ``from_dict`` turns back into these settings.
+        """Plain JSON values of every setting but the secret ``gold_key`` (this is what
+        status and reports show), which ``from_dict`` turns back into these settings when
+        given the key.
 
         Examples
         --------
         >>> settings = GateSettings(policy="share", prices=Prices(gold=0.1))
-        >>> GateSettings.from_dict(settings.to_dict()) == settings
+        >>> "gold_key" in settings.to_dict()
+        False
+        >>> stored = {**settings.to_dict(), "gold_key": settings.gold_key}
+        >>> GateSettings.from_dict(stored) == settings
         True
         """
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        del values["gold_key"]
         return {**values, "params": dict(self.params), "prices": self.prices.to_dict()}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GateSettings:
-        """The settings ``to_dict`` wrote; ConfigError, naming the keys, for any other."""
+        """The settings ``to_dict`` wrote (a fresh ``gold_key`` unless ``data`` holds one);
+        ConfigError, naming the keys, for any other."""
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:

@@ -87,10 +87,16 @@ class GateClient:
         return [str(result["outcome"]) for result in reply["results"]]
 
     async def answer(
-        self, gold: str, *, reward: float | None = None, answer: str | float | None = None
+        self,
+        gold: str,
+        *,
+        worker: str,
+        reward: float | None = None,
+        answer: str | float | None = None,
     ) -> str:
-        """One gold answer: its ``reward``, or the raw ``answer`` scored by the gate."""
-        return (await self.answers([AnswerItem(gold, reward, answer)]))[0]
+        """``worker``'s answer to its gold question ``gold``: its ``reward``, or the raw
+        ``answer`` scored by the gate."""
+        return (await self.answers([AnswerItem(gold, worker, reward, answer)]))[0]
 
     async def labels(self, items: Sequence[LabelItem]) -> list[str]:
         """Report task labels; each one's outcome: accepted, or duplicate (the worker's first

@@ -1,16 +1,28 @@
 """What the journal records of a gate run, and the gate rebuilt from it.
 
 A gate run is a run (``RunSpec``) whose oracle is ``{"name": "gate"}``, whose ``config``
-holds the ``GateSettings`` (``{"gate": ...}``) and whose ``pool`` holds the gold question
-bank, if any (``{"workers": [], "bank": ...}``). Its events are the gate's calls, each with
-what it returned, in the order the gate served them:
+holds the ``GateSettings`` (``{"gate": ...}``) and their secret gold key (``"gold_key"``),
+and whose ``pool`` holds the gold question bank, if any (``{"workers": [], "bank": ...}``).
+The gold key is in the run database because a resume must name its gold questions as the
+first gate did (the database holds the ids handed out anyway); it is kept out of the
+settings every output shows (``GateSettings.to_dict``: status, reports, logs). A run
+journaled before gold keys has none: its gate keeps the sequential ids ``g0, g1, ...``.
+
+Its events are the calls that changed the gate, each with what it returned, in the order the
+gate served them. A call that changes nothing is not journaled (its reply waits, as every
+reply does, until what came before it is committed): a refused request (a 4xx), a repeated
+request id (``next`` and labels: the first reply again), a ``duplicate`` or ``late`` answer
+(the gate ignores it), a second label of an item without a request id, a leave of a worker
+the gate does not know or who left already. The gate rebuilt from the journal is therefore
+the gate that served, request memory included. The events:
 
 * ``requested``: ``Gate.next``: ``worker``, ``detail`` the request id (None without one),
   ``question`` the bank's question of a gold reply, ``response`` JSON
   ``{"kind", "gold", "reason"}``;
-* ``answered``, ``duplicate`` or ``late`` (what the gate did with it): ``Gate.answer``:
-  ``worker``, ``detail`` the gold id, ``question``, and ``reward`` as given, or ``response``
-  the raw answer as JSON (then ``reward`` is None);
+* ``answered``: ``Gate.answer``: ``worker`` (the gold question's, which the answer named),
+  ``detail`` the gold id, ``question``, and ``reward`` as given, or ``response`` the raw
+  answer as JSON (then ``reward`` is None); ``duplicate`` and ``late`` are the answers the
+  gate ignored, as journals written before this rule hold them;
 * ``labelled``: ``Gate.tell_label``: ``worker``, ``detail`` the item, ``response`` JSON
   ``{"label", "request_id", "outcome"}``;
 * ``unavailable``: ``Gate.leave``: ``worker``, ``detail`` the reason;
@@ -55,6 +67,8 @@ _OUTCOME_KINDS = {
     AnswerOutcome.LATE: EventKind.LATE,
 }
 _ANSWER_KINDS = frozenset(_OUTCOME_KINDS.values())
+#: Where a gate run's config keeps the secret its gold ids are made with.
+_GOLD_KEY = "gold_key"
 
 
 def gate_spec(settings: GateSettings, bank: GoldBank | None) -> RunSpec:
@@ -68,7 +82,7 @@ def gate_spec(settings: GateSettings, bank: GoldBank | None) -> RunSpec:
         seed=settings.seed,
         oracle={"name": GATE_ORACLE},
         pool=pool,
-        config={"gate": settings.to_dict()},
+        config={"gate": settings.to_dict(), _GOLD_KEY: settings.gold_key},
     )
 
 
@@ -78,7 +92,9 @@ def run_gate(record: RunRecord) -> Gate:
         raise JournalError(
             f"run {record.id} is not a gate run", "give the id of a run `screener gate` started"
         )
-    settings = GateSettings.from_dict(record.config["gate"])
+    # no key stored: a run journaled before gold keys, whose ids were sequential
+    stored = {**record.config["gate"], _GOLD_KEY: record.config.get(_GOLD_KEY)}
+    settings = GateSettings.from_dict(stored)
     bank = record.pool.get("bank")
     return Gate(settings, None if bank is None else GoldBank.from_dict(bank))
 
@@ -91,12 +107,11 @@ def request_event(gate: Gate, reply: Reply, request_id: str | None, at: float) -
     )  # fmt: skip
 
 
-def answer_event(
-    gate: Gate, gold: str, reward: float | None, answer: object, outcome: AnswerOutcome, at: float
-) -> Event:
+def answer_event(gate: Gate, gold: str, reward: float | None, answer: object, at: float) -> Event:
+    """The event of an answer the gate used (the only answers journaled)."""
     record = gate.golds[gold]
     return Event(
-        kind=_OUTCOME_KINDS[outcome], at=at, worker=record.worker, detail=gold,
+        kind=EventKind.ANSWERED, at=at, worker=record.worker, detail=gold,
         question=record.question, reward=reward,
         response=None if answer is None else json.dumps(answer),
     )  # fmt: skip
@@ -155,7 +170,8 @@ def _replay_one(gate: Gate, event: Event, made: list[float]) -> None:
     elif kind in _ANSWER_KINDS:
         raw = None if event.response is None else json.loads(event.response)
         gold = _text(event.detail, event)
-        outcome = gate.answer(gold, reward=event.reward, answer=raw)
+        worker = _text(event.worker, event)  # the answer was checked against it when served
+        outcome = gate.answer(gold, worker=worker, reward=event.reward, answer=raw)
         if _OUTCOME_KINDS[outcome] is not kind:
             raise _mismatch(event, f"the gate now calls the answer {outcome.value}")
     elif kind is EventKind.LABELLED:

@@ -77,15 +77,17 @@ class NextRequest:
 
 @dataclass(frozen=True, slots=True)
 class AnswerItem:
-    """One gold answer: the ``gold`` id of a reply, and its ``reward`` or raw ``answer``."""
+    """One gold answer: the ``gold`` id of a reply, the ``worker`` who answered (the one the
+    reply was for), and its ``reward`` or raw ``answer``."""
 
     gold: str
+    worker: str
     reward: float | None = None
     answer: str | float | None = None
 
     def to_json(self) -> dict[str, Any]:
         value = {"reward": self.reward} if self.answer is None else {"answer": self.answer}
-        return {"gold": self.gold, **value}
+        return {"gold": self.gold, "worker": self.worker, **value}
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +130,7 @@ def parse_leave(body: object) -> str:
 
 
 def parse_answers(body: object) -> list[AnswerItem]:
-    """POST /v1/answers: one answer (``{"gold", "reward"|"answer"}``) or a batch
+    """POST /v1/answers: one answer (``{"gold", "worker", "reward"|"answer"}``) or a batch
     (``{"answers": [...]}``), as a list."""
     return _one_or_batch(body, "answers", _answer, "the answer")
 
@@ -190,17 +192,23 @@ def _identifier(value: object, name: str) -> str:
 
 
 def _answer(body: object, where: str) -> AnswerItem:
-    fields = _object(body, where, {"gold", "reward", "answer"})
+    fields = _object(body, where, {"gold", "worker", "reward", "answer"})
     gold = _identifier(fields.get("gold"), f"{where}: gold")
+    if "worker" not in fields:
+        raise GateApiError(
+            f"malformed request: {where} needs worker: send the id of the worker who answered "
+            "(the one the gold question was given to)"
+        )
+    worker = _identifier(fields["worker"], f"{where}: worker")
     reward, answer = fields.get("reward"), fields.get("answer")
     if (reward is None) == (answer is None):
         raise GateApiError(f"malformed request: {where} needs a reward or an answer (one)")
     if reward is not None:
         if not _finite(reward):
             raise GateApiError(f"malformed request: {where}: reward must be a number")
-        return AnswerItem(gold, reward=float(reward))
+        return AnswerItem(gold, worker, reward=float(reward))
     if isinstance(answer, str) or (isinstance(answer, int | float) and _finite(answer)):
-        return AnswerItem(gold, answer=answer)
+        return AnswerItem(gold, worker, answer=answer)
     raise GateApiError(f"malformed request: {where}: answer must be a string or a number")
 
 

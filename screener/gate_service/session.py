@@ -3,8 +3,11 @@
 ``GateSession`` owns a ``Gate``, the run's journal (``AsyncJournal``) and the run's lease. A
 call is made on the gate at once (the gate is pure and fast), its events join the batch
 being written, and the call's reply waits until that batch is committed: calls are served in
-the order they are journaled, and concurrent calls share one commit (group commit). Decisions
-are streamed only once committed, so a client never holds a decision the journal could lose.
+the order they are journaled, and concurrent calls share one commit (group commit). A call
+that changes nothing journals nothing (``screener.gate_service.journaled`` says which); its
+reply still waits until every call before it is committed, so a repeated request never gets
+a reply the journal could lose. Decisions are streamed only once committed, so a client never
+holds a decision the journal could lose.
 
 If a commit fails, or another process takes the run's lease over, the gate in memory is
 ahead of its journal: the session stops serving at once (every call gets
@@ -24,7 +27,7 @@ from typing import Any
 
 from screener.bank import GoldBank
 from screener.errors import DatabaseGoneError, JournalError, ScreenerError
-from screener.gate import Gate, GateSettings, Reply
+from screener.gate import AnswerOutcome, Gate, GateSettings, LabelOutcome, Reply
 from screener.gate_service.journaled import (
     answer_event,
     decision_events,
@@ -74,7 +77,8 @@ class GateSession:
         self._committed = len(made)  # decisions whose events are committed
         self._grown = asyncio.Event()  # set, and replaced, when decisions are committed
         self._pending: list[Event] = []
-        self._batch: asyncio.Future[None] | None = None
+        self._batch: asyncio.Future[None] | None = None  # the events waiting to be written
+        self._writing: asyncio.Future[None] | None = None  # the batch being written
         self._flusher: asyncio.Task[None] | None = None
         self._heartbeat = asyncio.create_task(self._keep_lease())
 
@@ -111,6 +115,10 @@ class GateSession:
     async def next(self, request: NextRequest) -> dict[str, Any]:
         """POST /v1/next: the gate's reply for a worker asking for work."""
         self._check_serving()
+        if self.gate.repeats(request.request_id):  # the first reply, which changes nothing
+            reply = self.gate.next(request.worker, request.request_id)
+            await self._commit([])
+            return self._reply_body(reply, request.request_id)
         known = len(self.gate.decisions)
         reply = self.gate.next(request.worker, request.request_id)
         at = time.time()
@@ -123,16 +131,21 @@ class GateSession:
         whole request); the outcome of each, in order."""
         self._check_serving()
         for item in items:
-            self.gate.check_answer(item.gold, reward=item.reward, answer=item.answer)
+            self.gate.check_answer(
+                item.gold, worker=item.worker, reward=item.reward, answer=item.answer
+            )
         at = time.time()
         events: list[Event] = []
         results = []
         for item in items:
             known = len(self.gate.decisions)
-            outcome = self.gate.answer(item.gold, reward=item.reward, answer=item.answer)
-            events.append(answer_event(self.gate, item.gold, item.reward, item.answer, outcome, at))
+            outcome = self.gate.answer(
+                item.gold, worker=item.worker, reward=item.reward, answer=item.answer
+            )
+            if outcome is AnswerOutcome.ACCEPTED:  # a duplicate or late answer changes nothing
+                events.append(answer_event(self.gate, item.gold, item.reward, item.answer, at))
             events += self._decided(known, at)
-            results.append({"gold": item.gold, "outcome": outcome.value})
+            results.append({"gold": item.gold, "worker": item.worker, "outcome": outcome.value})
         await self._commit(events)
         return results
 
@@ -147,10 +160,13 @@ class GateSession:
         results = []
         for item in items:
             known = len(self.gate.decisions)
+            repeated = self.gate.labels.repeats(item.request_id)
             outcome = self.gate.tell_label(item.worker, item.item, item.label, item.request_id)
-            events.append(
-                label_event(item.worker, item.item, item.label, item.request_id, outcome, at)
-            )
+            # a new request id is remembered even for a duplicate label: journaled, for replay
+            if not repeated and (outcome is LabelOutcome.ACCEPTED or item.request_id is not None):
+                events.append(
+                    label_event(item.worker, item.item, item.label, item.request_id, outcome, at)
+                )
             events += self._decided(known, at)
             results.append({"worker": item.worker, "item": item.item, "outcome": outcome.value})
         await self._commit(events)
@@ -164,7 +180,8 @@ class GateSession:
         known = len(self.gate.decisions)
         self.gate.leave(worker, "left")
         at = time.time()
-        await self._commit([leave_event(worker, "left", at), *self._decided(known, at)])
+        events = [leave_event(worker, "left", at)] if present else []
+        await self._commit([*events, *self._decided(known, at)])
         return {"worker": worker, "left": present}
 
     async def decisions(self, query: DecisionsQuery) -> dict[str, Any]:
@@ -233,7 +250,13 @@ class GateSession:
         return decision_events(self.gate, made, at)
 
     async def _commit(self, events: list[Event]) -> None:
-        """Add ``events`` to the batch being written; return once it is committed."""
+        """Add ``events`` to the batch being written; return once it is committed. No
+        events (a call that changed nothing): return once every call before is committed."""
+        if not events:
+            waiting = self._batch or self._writing  # batches are committed in order
+            if waiting is not None:
+                await asyncio.shield(waiting)
+            return
         self._pending += events
         if self._batch is None:
             self._batch = asyncio.get_running_loop().create_future()
@@ -249,12 +272,15 @@ class GateSession:
                 decided = len(self.gate.decisions)  # every one made by a call in this batch
                 self._pending, self._batch = [], None
                 assert batch is not None
+                self._writing = batch
                 try:
                     await self.journal.append(self.run_id, events)
                 except Exception as error:
                     lost = isinstance(error, DatabaseGoneError)
                     self._fail(f"its journal failed: {error}", batch, lost=lost)
                     return
+                finally:
+                    self._writing = None
                 self._committed = decided
                 batch.set_result(None)
                 self._signal()

@@ -424,7 +424,7 @@ def run_stream(stream: TaskStream, gate: Gate | None) -> tuple[StreamOutcome, in
         else:
             assert gate is not None and reply.gold is not None
             screened.add(worker)
-            gate.answer(reply.gold, reward=stream.gold(worker)[1])
+            gate.answer(reply.gold, worker=worker, reward=stream.gold(worker)[1])
         if gate is not None and len(gate.decisions) > acted:
             for decision in gate.decisions[acted:]:
                 if decision.decision == "banned":

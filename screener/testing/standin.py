@@ -164,7 +164,7 @@ class StandIn:
             _, reward = self.stream.gold(worker)
             if self._wrong(worker, index):
                 reward = 0.0
-            await self.client.answer(str(reply["gold"]), reward=reward)
+            await self.client.answer(str(reply["gold"]), worker=worker, reward=reward)
         elif (item := self.stream.task(worker)) is None:
             await self._send_away(worker)  # no work left for this worker
         else:

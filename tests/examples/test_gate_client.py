@@ -48,8 +48,8 @@ def screen(example: ModuleType, url: str) -> list[object]:
                 key = BANK.get(reply.question).key
                 assert reply.payload == BANK.get(reply.question).payload
                 answer = key if right else "wrong"
-                assert client.answer(reply.gold, answer=answer) == "accepted"
-                assert client.answer(reply.gold, reward=1.0) == "duplicate"
+                assert client.answer(reply.gold, worker=worker, answer=answer) == "accepted"
+                assert client.answer(reply.gold, worker=worker, reward=1.0) == "duplicate"
     assert client.leave("cy") is True
     decisions, cursor = client.decisions()
     followed = []
@@ -59,7 +59,7 @@ def screen(example: ModuleType, url: str) -> list[object]:
             break
     assert followed == decisions
     with pytest.raises(example.GateError) as refused:
-        client.answer("g999", reward=1.0)
+        client.answer("g999", worker="ann", reward=1.0)
     assert refused.value.status == 404 and "g999" in refused.value.message
     with pytest.raises(example.GateError) as unauthorised:
         example.GateClient(url, "wrong").status()

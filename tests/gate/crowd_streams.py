@@ -53,5 +53,5 @@ def drive(gate: Gate, people: Crowd, requests: int, seed: int) -> dict[str, list
         if reply.kind is ReplyKind.GOLD:
             assert reply.gold is not None
             right = rng.random() < people.rate(worker, len(seen[worker]))
-            gate.answer(reply.gold, reward=float(right))
+            gate.answer(reply.gold, worker=reply.worker, reward=float(right))
     return seen

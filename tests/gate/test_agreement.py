@@ -89,7 +89,7 @@ def _run(crowd: list[Member], order: str, seed: int, alpha: float = 0.05) -> Gat
         reply = gate.next(name)
         if reply.kind is ReplyKind.GOLD:
             assert reply.gold is not None
-            gate.answer(reply.gold, reward=float(rng.random() < member.gold))
+            gate.answer(reply.gold, worker=reply.worker, reward=float(rng.random() < member.gold))
         elif reply.kind is not ReplyKind.BLOCKED:
             while next_item.get(cursor, 0) >= 3:
                 cursor += 1
@@ -167,7 +167,7 @@ def test_the_panel_trains_at_most_its_size_and_stops_once_full() -> None:
                 assert reply.gold is not None
                 if reply.reason == "reference panel":
                     panel_gold[worker] = panel_gold.get(worker, 0) + 1
-                gate.answer(reply.gold, reward=1.0)
+                gate.answer(reply.gold, worker=reply.worker, reward=1.0)
             assert len(gate.agreement.trainees) <= 2
         if len(gate.agreement.references) == 2:
             break
@@ -178,5 +178,5 @@ def test_the_panel_trains_at_most_its_size_and_stops_once_full() -> None:
             reply = gate.next(worker)
             assert reply.reason != "reference panel"
             if reply.kind is ReplyKind.GOLD and reply.gold is not None:
-                gate.answer(reply.gold, reward=1.0)
+                gate.answer(reply.gold, worker=reply.worker, reward=1.0)
     assert panel_gold == given and not gate.agreement.trainees

@@ -49,27 +49,28 @@ def test_answers_are_idempotent_and_checked() -> None:
     reply = gate.next("ann")
     assert reply.gold is not None
     with pytest.raises(InvalidRewardError):
-        gate.answer(reply.gold, reward=1.5)
-    assert gate.answer(reply.gold, reward=1.0) is AnswerOutcome.ACCEPTED
-    assert gate.answer(reply.gold, reward=0.0) is AnswerOutcome.DUPLICATE
+        gate.answer(reply.gold, worker=reply.worker, reward=1.5)
+    assert gate.answer(reply.gold, worker=reply.worker, reward=1.0) is AnswerOutcome.ACCEPTED
+    assert gate.answer(reply.gold, worker=reply.worker, reward=0.0) is AnswerOutcome.DUPLICATE
     with pytest.raises(UnknownPullError):
-        gate.answer("g999", reward=1.0)
+        gate.answer("g999", worker="ann", reward=1.0)
     with pytest.raises(ConfigError):
-        gate.answer(reply.gold)  # neither a reward nor an answer
+        gate.answer(reply.gold, worker=reply.worker)  # neither a reward nor an answer
 
 
 def test_checking_an_answer_changes_nothing() -> None:
     gate = Gate(GateSettings(policy="first", max_unscreened=0))
     reply = gate.next("ann")
     assert reply.gold is not None
-    assert gate.check_answer(reply.gold, reward=1.0) == 1.0
+    assert gate.check_answer(reply.gold, worker="ann", reward=1.0) == 1.0
     for bad in ({"reward": 2.0}, {}, {"answer": "4"}):  # out of range, none, no bank
         with pytest.raises((InvalidRewardError, ConfigError)):
-            gate.check_answer(reply.gold, **bad)
+            gate.check_answer(reply.gold, worker="ann", **bad)
     with pytest.raises(UnknownPullError):
-        gate.check_answer("g7", reward=1.0)
-    assert gate.answer(reply.gold, reward=1.0) is AnswerOutcome.ACCEPTED  # still unanswered
-    assert gate.check_answer(reply.gold, reward=0.0) == 0.0  # a duplicate is no error
+        gate.check_answer("g7", worker="ann", reward=1.0)
+    accepted = gate.answer(reply.gold, worker="ann", reward=1.0)
+    assert accepted is AnswerOutcome.ACCEPTED  # still unanswered
+    assert gate.check_answer(reply.gold, worker="ann", reward=0.0) == 0.0  # a duplicate is fine
 
 
 def test_an_answer_after_the_worker_left_is_late() -> None:
@@ -77,7 +78,7 @@ def test_an_answer_after_the_worker_left_is_late() -> None:
     reply = gate.next("ann")
     gate.leave("ann")
     assert reply.gold is not None
-    assert gate.answer(reply.gold, reward=1.0) is AnswerOutcome.LATE
+    assert gate.answer(reply.gold, worker=reply.worker, reward=1.0) is AnswerOutcome.LATE
     back = gate.next("ann")  # back: asked again (the released pull is reissued)
     assert back.kind is ReplyKind.GOLD and back.gold != reply.gold
 
@@ -107,7 +108,7 @@ def test_a_bank_names_questions_never_repeated_and_scores_raw_answers() -> None:
             break
         assert reply.gold is not None
         asked.append(reply.question)
-        gate.answer(reply.gold, answer="4")
+        gate.answer(reply.gold, worker=reply.worker, answer="4")
     assert len(asked) == len(set(asked)) >= 3
 
 
@@ -145,7 +146,8 @@ def test_prices_are_read_from_one_flag_or_refused_in_one_line(text: str) -> None
 
 def test_settings_round_trip_through_plain_values() -> None:
     settings = GateSettings(policy="share", gold_every=3, gold_share=0.2, prices=Prices(0.1, 0.2))
-    assert GateSettings.from_dict(settings.to_dict()) == settings
+    stored = {**settings.to_dict(), "gold_key": settings.gold_key}  # the journal keeps the key
+    assert GateSettings.from_dict(stored) == settings
     with pytest.raises(ConfigError):
         GateSettings.from_dict({**settings.to_dict(), "colour": "red"})
 

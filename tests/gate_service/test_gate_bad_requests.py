@@ -15,6 +15,7 @@ from gate_helpers import events, serving
 from screener.gate_service import TOKEN_ENV
 
 GOLD = "@gold"  # stands for the gold question ann owes when the request is sent
+ANNS = {"gold": GOLD, "worker": "ann"}  # an answer to it, by ann
 
 CASES: list[tuple[str, str, Any, int, str]] = [
     # (method, path, body: JSON, or bytes sent as they are, status, words of the reason)
@@ -28,18 +29,27 @@ CASES: list[tuple[str, str, Any, int, str]] = [
     ("POST", "/v1/next", {"worker": "w" * 300}, 400, "1 to 256 characters"),
     ("POST", "/v1/next", {"worker": "ann", "colour": 1}, 400, "unknown field 'colour'"),
     ("POST", "/v1/next", {"worker": "bob", "request_id": "r-ann"}, 400, "was made for worker"),
-    ("POST", "/v1/answers", {"gold": "g99", "reward": 1}, 404, "no gold question 'g99'"),
-    ("POST", "/v1/answers", {"gold": GOLD, "reward": 1.5}, 400, "outside [0, 1]"),
-    ("POST", "/v1/answers", {"gold": GOLD}, 400, "needs a reward or an answer"),
-    ("POST", "/v1/answers", {"gold": GOLD, "reward": 1, "answer": "4"}, 400, "(one)"),
-    ("POST", "/v1/answers", {"gold": GOLD, "reward": True}, 400, "reward must be a number"),
-    ("POST", "/v1/answers", b'{"gold": "g0", "reward": NaN}', 400, "reward must be a number"),
-    ("POST", "/v1/answers", {"gold": GOLD, "answer": [4]}, 400, "a string or a number"),
-    ("POST", "/v1/answers", {"gold": GOLD, "answer": "4"}, 400, "no gold question bank"),
+    ("POST", "/v1/answers", {**ANNS, "gold": "g99", "reward": 1}, 404, "no gold question 'g99'"),
+    ("POST", "/v1/answers", {**ANNS, "reward": 1.5}, 400, "outside [0, 1]"),
+    ("POST", "/v1/answers", ANNS, 400, "needs a reward or an answer"),
+    ("POST", "/v1/answers", {**ANNS, "reward": 1, "answer": "4"}, 400, "(one)"),
+    ("POST", "/v1/answers", {**ANNS, "reward": True}, 400, "reward must be a number"),
+    ("POST", "/v1/answers", b'{"gold": "g0", "worker": "ann", "reward": NaN}', 400,
+     "reward must be a number"),
+    ("POST", "/v1/answers", {**ANNS, "answer": [4]}, 400, "a string or a number"),
+    ("POST", "/v1/answers", {**ANNS, "answer": "4"}, 400, "no gold question bank"),
+    ("POST", "/v1/answers", {"gold": GOLD, "reward": 1}, 400, "needs worker"),
+    ("POST", "/v1/answers", {"gold": GOLD, "worker": 7, "reward": 1}, 400, "worker must be"),
+    # ann's gold answered as another worker's (an id passed through a browser): refused
+    ("POST", "/v1/answers", {"gold": GOLD, "worker": "bob", "reward": 1}, 404,
+     "not given to worker 'bob'"),
+    ("POST", "/v1/labels", {"worker": "bob", "item": "t1", "label": 1}, 404, "never asked"),
+    ("POST", "/v1/labels", {"worker": "ann", "item": "t1", "label": [1]}, 400, "label must be"),
     ("POST", "/v1/answers", {"answers": []}, 400, "non-empty list"),
-    ("POST", "/v1/answers", {"answers": [{"gold": GOLD, "reward": 1}] * 1001}, 400, "too many"),
+    ("POST", "/v1/answers", {"answers": [{**ANNS, "reward": 1}] * 1001}, 400, "too many"),
     # one bad item refuses the batch: the good one before it is not used either
-    ("POST", "/v1/answers", {"answers": [{"gold": GOLD, "reward": 1}, {"gold": "g7", "reward": 0}]},
+    ("POST", "/v1/answers",
+     {"answers": [{**ANNS, "reward": 1}, {**ANNS, "gold": "g7", "reward": 0}]},
      404, "no gold question 'g7'"),
     ("POST", "/v1/leave", {}, 400, "worker must be"),
     ("POST", "/v1/leave", {"worker": "ann", "reason": "bored"}, 400, "unknown field 'reason'"),
@@ -73,7 +83,9 @@ async def test_a_bad_request_is_refused_in_one_line_and_changes_nothing(
         assert set(got) == {"error"} and reason in got["error"]
         assert "\n" not in got["error"] and len(got["error"]) < 400
         assert (session.gate.summary(), len(events(db, session.run_id))) == before
-        answered = await _post(http, f"{url}/v1/answers", {"gold": owed["gold"], "reward": 1})
+        answered = await _post(
+            http, f"{url}/v1/answers", {"gold": owed["gold"], "worker": "ann", "reward": 1}
+        )
         assert answered["results"][0]["outcome"] == "accepted"  # still owed: nothing was used
 
 

@@ -24,7 +24,11 @@ async def test_a_gate_runs_decisions_come_out_as_a_runs_do(tmp_path: Path) -> No
             for worker, accuracy in CROWD.items():
                 reply = await client.next(worker, f"{worker}:{round_}")
                 if reply["kind"] == "gold":
-                    await client.answer(str(reply["gold"]), reward=float(draw.random() < accuracy))
+                    await client.answer(
+                        str(reply["gold"]),
+                        worker=str(reply["worker"]),
+                        reward=float(draw.random() < accuracy),
+                    )
         streamed, _ = await client.decisions()
     run_id = session.run_id
     made = run_decisions(db, run_id)
