@@ -114,7 +114,7 @@ class PullBookkeeping:
             new_ids = ids[accepted]
             arms = self._ledger.arms_of(new_ids)
             self._ledger.mark(new_ids, _ledger.ANSWERED)
-            self.pending -= np.bincount(arms, minlength=self.n_arms)
+            np.subtract.at(self.pending, arms, 1)  # the batch's arms only, not every worker's
             self._on_answers(new_ids, arms, values[accepted])
             self._dirty = True
         return outcomes

@@ -445,8 +445,11 @@ class Algorithm(PullBookkeeping, abc.ABC):
 
 
 def _count_into(counts: IntArray, arms: IntArray) -> None:
-    """``counts += bincount(arms)``; one or no arm without the bincount."""
-    if arms.size > 1:
+    """``counts += bincount(arms)``; one or no arm without the bincount, and a few arms of
+    many without touching the others."""
+    if arms.size * 8 < counts.size:
+        np.add.at(counts, arms, 1)
+    elif arms.size > 1:
         counts += np.bincount(arms, minlength=counts.size)
     elif arms.size == 1:
         counts[arms[0]] += 1

@@ -26,7 +26,6 @@ from screener.algorithms import (
     Result,
     ThresholdingAlgorithm,
     Verdict,
-    streamable_verdicts,
     verdict_of,
 )
 from screener.journal import Event, EventKind
@@ -78,6 +77,7 @@ class DecisionStream:
         self.sink = sink
         self._signs = np.zeros(len(workers), dtype=np.int8)
         self._seq = 0
+        self._watching = False  # whether the algorithm logs its decisions for ``made``
         for event in journaled:
             if event.kind is EventKind.DECIDED and event.arm is not None and event.detail:
                 self._signs[event.arm] = _SIGNS[Verdict(event.detail)]
@@ -93,13 +93,24 @@ class DecisionStream:
         hold yet (none for an algorithm whose decisions are provisional until it stops)."""
         if not isinstance(algorithm, ThresholdingAlgorithm):
             return []
-        verdicts = streamable_verdicts(algorithm)
-        if verdicts is None:
-            return []
-        changed = np.flatnonzero((verdicts != 0) & (verdicts != self._signs))
+        if not algorithm.verdicts_final:
+            return []  # provisional until it stops (``streamable_verdicts``)
+        # The workers decided since the last look, where the algorithm logs them; the first
+        # look (a resumed run's too), and an algorithm that cannot say, read everyone.
+        arms = algorithm.verdict_changes() if self._watching else None
+        if not self._watching:
+            algorithm.verdict_changes()  # starts the log
+            self._watching = True
+        if arms is None:
+            verdicts = algorithm.verdicts()
+            arms = np.flatnonzero(verdicts != 0)
+            signs = verdicts[arms]
+        else:
+            signs = algorithm.verdicts_of(arms)
+        changed = (signs != 0) & (signs != self._signs[arms])
         return [
-            self._event(at, arm, Verdict.of_sign(int(verdicts[arm])), algorithm.explain(arm))
-            for arm in changed.tolist()
+            self._event(at, arm, Verdict.of_sign(sign), algorithm.explain(arm))
+            for arm, sign in zip(arms[changed].tolist(), signs[changed].tolist(), strict=True)
         ]
 
     def final(self, result: Result, at: float) -> list[Event]:

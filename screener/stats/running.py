@@ -15,6 +15,9 @@ _T = TypeVar("_T", bound=np.generic)
 #: ``ArmRuns.running`` pads the runs into rows while the padding is at most the values plus
 #: this many cells; past it, it goes rank by rank, and finishes the last few runs one by one.
 _PADDING = 1024
+#: ``ArmStats.update_many`` updates only the arms of a batch this many times smaller than
+#: the pool (a run's batch of answers among many workers), not every arm's sums.
+_FEW = 8
 _LAST_RUNS = 4
 #: What ``ArmStats`` keeps beside its sums, derived from them (not pickled).
 _DERIVED = ("_means", "_means_stale", "_answers", "_count_v", "_sum_v", "_sum_sq_v",
@@ -98,9 +101,19 @@ class ArmStats:
         if a.size == 1:
             self.update(int(a.reshape(-1)[0]), float(r.reshape(-1)[0]))
             return
+        self._answers += a.size
+        if a.size * _FEW < self.n_arms:  # a few arms of many: touch only theirs
+            arms, rows = np.unique(a, return_inverse=True)
+            # bincount adds each arm's rewards in the order given, as the whole-pool one does
+            self._count[arms] += np.bincount(rows)
+            self._sum[arms] += np.bincount(rows, weights=r)
+            self._sum_sq[arms] += np.bincount(rows, weights=r * r)
+            self._successes[arms] += np.bincount(rows, weights=r == 1.0).astype(np.int64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                self._means[arms] = self._sum[arms] / self._count[arms]
+            return
         n = self.n_arms
         self._count += np.bincount(a, minlength=n)
-        self._answers += a.size
         self._sum += np.bincount(a, weights=r, minlength=n)
         self._sum_sq += np.bincount(a, weights=r * r, minlength=n)
         self._successes += np.bincount(a[r == 1.0], minlength=n)

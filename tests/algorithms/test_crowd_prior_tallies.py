@@ -11,11 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from screener.algorithms.thresholding import CrowdPrior
+from screener.algorithms.thresholding import CrowdPrior, ThresholdingAlgorithm
 
 
-def _random_steps(algorithm: CrowdPrior, seed: int, steps: int) -> None:
+def _random_steps(algorithm: CrowdPrior, seed: int, steps: int) -> list[list[int]]:
+    """Random joins, departures, returns, asks (one worker's, audits, batches), releases and
+    answers, checking the kept counts and the decision log at every step; the asks made."""
     rng = np.random.default_rng(seed)
+    asked: list[list[int]] = []
     rates = list(rng.choice([0.3, 0.55, 0.9], algorithm.n_arms))
     algorithm.verdict_changes()  # start the log
     shown = algorithm.verdicts().copy()
@@ -39,6 +42,7 @@ def _random_steps(algorithm: CrowdPrior, seed: int, steps: int) -> None:
                 algorithm.tell(int(ask.first_id), float(rng.random() < rates[arm]))
         else:
             ask = algorithm.ask(int(rng.integers(1, 6)))
+            asked.append(ask.arms.tolist())
             if len(ask):
                 rewards = (rng.random(len(ask)) < np.asarray(rates)[ask.arms]).astype(float)
                 algorithm.tell_many(ask.ids, rewards)
@@ -53,6 +57,7 @@ def _random_steps(algorithm: CrowdPrior, seed: int, steps: int) -> None:
         assert logged.tolist() == sorted(set(logged.tolist()))
         np.testing.assert_array_equal(algorithm.verdicts_of(logged), verdicts[logged])
         shown = verdicts.copy()
+    return asked
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -78,3 +83,17 @@ def test_the_first_look_says_read_everyone() -> None:
     assert algorithm.verdict_changes() is None
     logged = algorithm.verdict_changes()
     assert logged is not None and logged.size == 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_queue_picks_what_every_workers_key_picks(seed: int) -> None:
+    """The schedule from the per-answer queue hands out exactly the pulls the index over every
+    worker does, through joins, departures, returns, releases and decisions."""
+    queued = CrowdPrior(8, threshold=0.6, seed=seed, pilot=3, max_answers=12)
+    everyone = CrowdPrior(8, threshold=0.6, seed=seed, pilot=3, max_answers=12)
+    generic = ThresholdingAlgorithm._index_schedule.__get__(everyone)
+    everyone._index_schedule = generic  # type: ignore[method-assign]
+    asks = _random_steps(queued, seed, 600)
+    assert _random_steps(everyone, seed, 600) == asks
+    assert sum(len(ask) for ask in asks) > 100  # the steps asked
+    np.testing.assert_array_equal(queued.verdicts(), everyone.verdicts())

@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 
 from screener.algorithms.thresholding._base import ThresholdingAlgorithm
 from screener.algorithms.thresholding.crowd_prior._checks import ROBUST_LEVEL
+from screener.algorithms.thresholding.crowd_prior._queue import FewestFirst
 from screener.arrays import BoolArray, FloatArray, IntArray, grown
 from screener.stats.confseq import mixture_bounds
 from screener.stats.prior import (
@@ -84,6 +85,8 @@ class PriorJudging(ThresholdingAlgorithm):
         self._recount(np.arange(self.n_arms), +1)
         #: Arms decided since ``verdict_changes`` last looked (None: no one looks yet).
         self._changed: list[int] | None = None
+        #: The askable workers by answers (built at the first ask after a pilot).
+        self._queue: FewestFirst | None = None
         #: Answers before a worker may be decided: min_answers in the pilot, none outside it.
         self.min_counts = np.where(self.in_pilot, self.min_answers, 0).astype(np.int64)
         self._period = int(self.in_pilot.sum())  # answers between two refits
@@ -135,7 +138,16 @@ class PriorJudging(ThresholdingAlgorithm):
             if self.piloting and self._pilot_settled():
                 self._end_pilot()
             start = stop
+        self._queue_again(_distinct(arms))
         self._finish_if_over()
+
+    def _queue_again(self, arms: IntArray) -> None:
+        """Put ``arms`` back in the schedule's queue where they may be asked again."""
+        if self._queue is None or self.piloting:
+            return
+        for arm, count in zip(arms.tolist(), self.stats.count[arms].tolist(), strict=True):
+            if count < self.max_answers:
+                self._queue.push(arm, count)  # checked when it comes up
 
     def _finish_if_over(self) -> None:
         """Once no worker can be asked again, refit on every answer for the final look at the
@@ -172,6 +184,7 @@ class PriorJudging(ThresholdingAlgorithm):
     def _end_pilot(self) -> None:
         """Refit on the pilot's answers and judge every other worker before its first question."""
         self.piloting = False
+        self._queue = None  # every worker outside the pilot may be asked now: built anew
         self._period = self.n_arms
         self._refit()
         self._judge_unasked(np.flatnonzero(~self.in_pilot & (self.state == UNDECIDED)))
@@ -212,6 +225,7 @@ class PriorJudging(ThresholdingAlgorithm):
         if not self.piloting:
             self._period = self.n_arms
             self._judge_unasked(arms[~joins_pilot])
+            self._queue_again(arms)
 
     def _prior_alone_decides(self) -> bool:
         """Cost mode: whether every Beta prior of the 95% likelihood-ratio region (as
@@ -236,6 +250,7 @@ class PriorJudging(ThresholdingAlgorithm):
 
     def _on_returned(self, arm: int) -> None:
         self._available_changed(arm, +1)
+        self._queue_again(np.array([arm], dtype=np.int64))
 
     def _available_changed(self, arm: int, sign: int) -> None:
         """``arm`` left (-1) or came back (+1): the askable counts follow."""

@@ -23,6 +23,7 @@ from screener.algorithms.thresholding.crowd_prior._judging import (
     UNDECIDED,
     PriorJudging,
 )
+from screener.algorithms.thresholding.crowd_prior._queue import FewestFirst
 from screener.algorithms.thresholding.crowd_prior._reasons import (
     BAYES_GUARANTEE,
     decided_evidence,
@@ -224,6 +225,27 @@ class CrowdPrior(PriorJudging):
         class docstring, "Under concurrency")."""
         upto = np.minimum(np.maximum(self.stats.count + 1, self.min_counts), self.max_answers)
         return np.where(self._open(), upto, 0)
+
+    def _index_schedule(self, limit: int) -> IntArray:
+        """The index's picks (fewest answers first, then the lowest index, among the open
+        workers with nothing in flight) from a queue kept per answer (``FewestFirst``), not
+        from every worker's key; while a pilot runs, from every worker's key."""
+        if self.piloting:
+            return super()._index_schedule(limit)
+        if self._queue is None:
+            askable = np.flatnonzero(self.available & self._open() & (self.pending == 0))
+            counts = self.stats.count[askable].tolist()
+            self._queue = FewestFirst(self.max_answers, zip(askable.tolist(), counts, strict=True))
+        return np.array(self._queue.picks(limit, self._askable_now), dtype=np.int64)
+
+    def _askable_now(self, arm: int, count: int) -> bool:
+        """Whether the schedule may ask ``arm`` (with ``count`` answers) now."""
+        return bool(
+            self.pending[arm] == 0
+            and self.available[arm]
+            and self.state[arm] == UNDECIDED
+            and self.stats.count[arm] == count
+        )
 
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
         in_flight = effective > self.stats.count[arms]
