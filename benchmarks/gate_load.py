@@ -13,8 +13,9 @@ and its ``-wal``), the time from starting ``screener gate --resume`` to its firs
 SQLite's own rate for the same rows (the steady state's events, read back, appended through
 ``Journal.append`` with the lease check to a fresh file; a batch holds one request's rows
 per connection, the most one group commit of the gate can gather). Beside it, the pure
-``Gate``'s cost per call in this process (no HTTP, no journal), also at 1,000,000 workers
-with ``--million``.
+``Gate``'s cost per call in this process (no HTTP, no journal; the same calls at every
+scale, from 1,000 workers spread over the pool), also at 1,000,000 workers with
+``--million``.
 
 Registering workers stops after ``--limit-seconds`` (said in the tables), and so does a
 resume. Everything runs on 127.0.0.1 in temporary directories.
@@ -41,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.gate_harness import (
+    ACTIVITY,
     Crowd,
     Progress,
     cpu_seconds,
@@ -54,6 +56,7 @@ from benchmarks.gate_harness import (
     stop_server,
 )
 from benchmarks.harness import describe_machine, machine_info, markdown_table, seed_of, write_json
+from screener.arrays import IntArray
 from screener.gate import Gate, GateSettings
 from screener.gate_service.journaled import gate_spec
 from screener.gate_service.protocol import ANSWERS_PATH
@@ -62,6 +65,7 @@ from screener.journal import Event, Journal
 FULL_SCALES = (1_000, 10_000, 100_000)
 QUICK_SCALES = (1_000, 10_000)
 MILLION = 1_000_000
+PURE_ACTIVE = 1_000  # the workers who ask in the pure gate's steady state, at every scale
 START_SECONDS = 60.0  # the most a new gate may take to print its URL
 
 
@@ -92,16 +96,21 @@ def measure_pure(scale: int, plan: Plan) -> dict[str, Any]:
     row = {"workers": scale, "registered": progress.done, "register_s": progress.seconds}
     if progress.done < scale:
         return row
-    rng = np.random.default_rng(seed_of(plan.seed, scale, 1))
+    # The same calls at every scale, so that only the workers the gate knows differ: the
+    # PURE_ACTIVE workers spread over the pool ask (heavy-tailed among them), each with the
+    # same accuracy at every scale.
+    active = np.linspace(0, scale - 1, min(PURE_ACTIVE, scale)).astype(np.int64)
+    crowd.accuracy[active] = Crowd(active.size, plan.seed).accuracy
+    rng = np.random.default_rng(seed_of(plan.seed, 1))
     calls, started = 0, time.perf_counter()
     while time.perf_counter() - started < plan.seconds:
-        calls += sum(_pure_request(gate, crowd, rng) for _ in range(100))
+        calls += sum(_pure_request(gate, crowd, active, rng) for _ in range(100))
     return {**row, "calls": calls, "us_per_call": (time.perf_counter() - started) / calls * 1e6}
 
 
-def _pure_request(gate: Gate, crowd: Crowd, rng: np.random.Generator) -> int:
-    """One worker's request and its follow-up on ``gate``: the calls made."""
-    worker = crowd.pick(rng)
+def _pure_request(gate: Gate, crowd: Crowd, active: IntArray, rng: np.random.Generator) -> int:
+    """One request of an ``active`` worker and its follow-up on ``gate``: the calls made."""
+    worker = int(active[min(int(active.size * rng.random() ** ACTIVITY), active.size - 1)])
     reply = gate.next(crowd.name(worker))
     follow = crowd.follow_up(reply.kind.value, reply.gold, worker, rng)
     if follow is None:
@@ -254,7 +263,8 @@ def format_report(report: dict[str, Any]) -> str:
         "The journal: bytes are the growth of the database and its -wal; SQLite appends the "
         "same rows alone, batch rows a commit; resume: from starting `screener gate --resume` "
         f"to its first reply\n\n{_table(http, journal_header, _journal_cells, limit)}\n\n"
-        f"The pure Gate in this process (no HTTP, no journal), {plan['seconds']:g} s of calls"
+        f"The pure Gate in this process (no HTTP, no journal), {plan['seconds']:g} s of the same "
+        f"calls at every scale ({PURE_ACTIVE:,} workers spread over the pool ask)"
         f"\n\n{_table(pure, pure_header, pure_cells, limit)}\n"
     )
 
