@@ -23,7 +23,7 @@ from typing import Any
 from screener.algorithms.base import Algorithm
 from screener.errors import SnapshotError
 
-__all__ = ["dump_state", "load_state"]
+__all__ = ["AllowListUnpickler", "dump_state", "load_state"]
 
 _PACKAGES = ("screener.algorithms.", "screener.stats.")
 _NUMPY_CALLABLES = frozenset(
@@ -96,7 +96,7 @@ def load_state(data: bytes, expected: type[Algorithm]) -> Algorithm:
     SnapshotError
     """
     try:
-        state = _Loader(io.BytesIO(data), expected).load()
+        state = AllowListUnpickler(io.BytesIO(data), expected).load()
     except SnapshotError:
         raise
     except Exception as error:  # any damage to the bytes lands here
@@ -108,8 +108,10 @@ def load_state(data: bytes, expected: type[Algorithm]) -> Algorithm:
     return state
 
 
-class _Loader(pickle.Unpickler):
-    """An unpickler that resolves only the allow-listed names."""
+class AllowListUnpickler(pickle.Unpickler):
+    """An unpickler that resolves only the allow-listed names (module docstring): a class of
+    screener's algorithms and statistics is one defined in the module named, not a name
+    imported there."""
 
     def __init__(self, file: io.BytesIO, expected: type[Algorithm]) -> None:
         super().__init__(file)
@@ -121,7 +123,7 @@ class _Loader(pickle.Unpickler):
             return super().find_class(module, name)
         if module == self._own_module or module.startswith(_PACKAGES):
             found = super().find_class(module, name)
-            if isinstance(found, type):
+            if isinstance(found, type) and found.__module__ == module:
                 return found
         if module.startswith("numpy.random.") or module == "numpy.dtypes":
             found = super().find_class(module, name)

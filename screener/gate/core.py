@@ -57,7 +57,14 @@ from screener.gate.replies import (
     RequestMemory,
     check_worker,
 )
-from screener.gate.roster import Gold, Status, WorkerState, reward_of
+from screener.gate.roster import (
+    Gold,
+    Status,
+    WorkerState,
+    pack_roster,
+    reward_of,
+    unpack_roster,
+)
 from screener.gate.settings import GateSettings
 from screener.stats.change import ChangeDetector
 
@@ -104,6 +111,18 @@ class Gate:
         self._arm_worker: list[str] = []
         self._shown = np.zeros(0, dtype=np.int8)  # the verdict last streamed, per arm
         self._replies: RequestMemory[Reply] = RequestMemory()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling keeps (a snapshot): every attribute, the workers, gold records and
+        decisions as columns (``pack_roster``: a live gate pauses while it is pickled)."""
+        packed = ("workers", "golds", "decisions")
+        state = {k: v for k, v in self.__dict__.items() if k not in packed}
+        return {**state, "roster": pack_roster(self.workers, self.golds, self.decisions)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        self.workers, self.golds, self.decisions = unpack_roster(state.pop("roster"))
+        self.__dict__.update(state)
 
     # ------------------------------------------------------------------ the platform's calls
     def next(self, worker: str, request_id: str | None = None) -> Reply:

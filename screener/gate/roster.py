@@ -3,14 +3,18 @@ its answers."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import operator
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from screener.algorithms import ThresholdingAlgorithm
 from screener.bank import GoldBank
 from screener.errors import ConfigError, InvalidRewardError
+from screener.gate.replies import Decided
 
-__all__ = ["Gold", "Status", "WorkerState", "reward_of"]
+__all__ = ["Gold", "Status", "WorkerState", "pack_roster", "reward_of", "unpack_roster"]
 
 
 class Status(enum.StrEnum):
@@ -100,3 +104,44 @@ def reward_of(
             "send 1 for a right answer, 0 for a wrong one, or a grade in between",
         )
     return float(reward)
+
+
+def pack_roster(
+    workers: dict[str, WorkerState], golds: dict[str, Gold], decisions: list[Decided]
+) -> dict[str, Any]:
+    """The gate's workers, gold records and decisions as columns of plain values (a worker's
+    owed question by its id), in their order: pickled about ten times faster than as
+    objects, which is what a snapshot of a live gate pauses it for
+    (``screener.gate_service.snapshots``)."""
+    owed = [None if w.owed is None else w.owed.id for w in workers.values()]
+    return {
+        "workers": {**_columns(list(workers.values()), WorkerState), "owed": owed},
+        "golds": _columns(list(golds.values()), Gold),
+        "decisions": _columns(decisions, Decided),
+    }
+
+
+def unpack_roster(
+    packed: dict[str, Any],
+) -> tuple[dict[str, WorkerState], dict[str, Gold], list[Decided]]:
+    """The workers, gold records and decisions ``pack_roster`` packed, each owed question
+    the same object as its record, as in the gate that was packed."""
+    golds = {g.id: g for g in _rows(packed["golds"], Gold)}
+    columns = dict(packed["workers"])
+    columns["owed"] = [None if ident is None else golds[ident] for ident in columns["owed"]]
+    workers = {w.worker: w for w in _rows(columns, WorkerState)}
+    return workers, golds, _rows(packed["decisions"], Decided)
+
+
+_Record = TypeVar("_Record", WorkerState, Gold, Decided)
+
+
+def _columns(rows: list[_Record], kind: type[_Record]) -> dict[str, list[Any]]:
+    return {f.name: list(map(operator.attrgetter(f.name), rows)) for f in dataclasses.fields(kind)}
+
+
+def _rows(columns: dict[str, list[Any]], kind: type[_Record]) -> list[_Record]:
+    fields = [f.name for f in dataclasses.fields(kind)]
+    if set(columns) != set(fields) or len({len(column) for column in columns.values()}) > 1:
+        raise ValueError(f"the columns are not those of the gate's {kind.__name__} records")
+    return list(map(kind, *(columns[name] for name in fields)))

@@ -2,7 +2,8 @@
 
 ``GateSession``: a ``screener.gate.Gate`` whose every call is journaled, with the decisions
 it made, before its reply, in a run that one process owns through the journal's lease, and
-that a restarted process rebuilds by replaying the journaled calls (``journaled``).
+that a restarted process rebuilds by replaying the journaled calls (``journaled``) after the
+gate's latest snapshot (``snapshots``).
 ``gate_app`` / ``serve_gate``: the aiohttp service over a session; ``GateClient``: an asyncio
 client of that API (the platform stand-in's), ``protocol``: what both sides read and write.
 """
@@ -18,6 +19,7 @@ from screener.gate_service.protocol import (
     LabelItem,
 )
 from screener.gate_service.session import GateSession, GateStoppedError
+from screener.gate_service.snapshots import RebuiltGate, rebuild_gate
 
 __all__ = [
     "GATE_ORACLE",
@@ -29,9 +31,11 @@ __all__ = [
     "GateSession",
     "GateStoppedError",
     "LabelItem",
+    "RebuiltGate",
     "gate_app",
     "gate_spec",
     "listen",
+    "rebuild_gate",
     "replay_gate",
     "run_gate",
     "serve_gate",

@@ -142,11 +142,12 @@ def decision_events(gate: Gate, decisions: Sequence[Decided], at: float) -> list
 
 
 # ------------------------------------------------------------------ events to calls
-def replay_gate(gate: Gate, events: Sequence[Event]) -> list[float]:
-    """Make the calls of ``events`` (a gate run's, in journal order) on the fresh ``gate``,
-    checking each against what was journaled; return when each decision was made.
-    JournalMismatchError at the first disagreement."""
-    made: list[float] = []
+def replay_gate(gate: Gate, events: Sequence[Event], made: Sequence[float] = ()) -> list[float]:
+    """Make the calls of ``events`` (a gate run's, in journal order) on ``gate``, checking
+    each against what was journaled; return when each decision was made. ``gate`` is fresh,
+    or a snapshot's (``screener.gate_service.snapshots``: ``events`` are those after it,
+    ``made`` the times of its decisions). JournalMismatchError at the first disagreement."""
+    made = list(made)
     for event in events:
         try:
             _replay_one(gate, event, made)

@@ -9,6 +9,11 @@ reply still waits until every call before it is committed, so a repeated request
 a reply the journal could lose. Decisions are streamed only once committed, so a client never
 holds a decision the journal could lose.
 
+Every so many events (``snapshots.snapshot_due``) the session stores a snapshot of the gate
+as it stands after the batch it has just committed (all calls made so far, and no other, are
+in that batch or before it), tagged with that batch's last event, so that a resume replays
+only the events after it (``snapshots.rebuild_gate``).
+
 If a commit fails, or another process takes the run's lease over, the gate in memory is
 ahead of its journal: the session stops serving at once (every call gets
 ``GateStoppedError``, HTTP 503) and ``stopped`` is set; ``screener gate --resume`` rebuilds
@@ -26,7 +31,7 @@ import time
 from typing import Any
 
 from screener.bank import GoldBank
-from screener.errors import DatabaseGoneError, JournalError, ScreenerError
+from screener.errors import DatabaseGoneError, JournalError, ScreenerError, SnapshotError
 from screener.gate import AnswerOutcome, Gate, GateSettings, LabelOutcome, Reply
 from screener.gate_service.journaled import (
     answer_event,
@@ -34,7 +39,6 @@ from screener.gate_service.journaled import (
     gate_spec,
     label_event,
     leave_event,
-    replay_gate,
     request_event,
     run_gate,
 )
@@ -44,6 +48,13 @@ from screener.gate_service.protocol import (
     GateApiError,
     LabelItem,
     NextRequest,
+)
+from screener.gate_service.snapshots import (
+    SNAPSHOT_EVENTS,
+    RebuiltGate,
+    dump_gate,
+    rebuild_gate,
+    snapshot_due,
 )
 from screener.journal import (
     HEARTBEAT_SECONDS,
@@ -64,9 +75,13 @@ class GateStoppedError(ScreenerError):
 
 class GateSession:
     """One gate run being served (see the module docstring). Build it with ``create`` or
-    ``resume``; ``close`` ends it."""
+    ``resume``; ``close`` ends it. ``snapshot_every``: the fewest events between snapshots
+    (``snapshot_due``; 0: none)."""
 
-    def __init__(self, gate: Gate, journal: AsyncJournal, run_id: str, made: list[float]):
+    def __init__(
+        self, gate: Gate, journal: AsyncJournal, run_id: str, made: list[float],
+        *, snapshot_every: int = SNAPSHOT_EVENTS, since_snapshot: int = 0,
+    ):  # fmt: skip
         self.gate = gate
         self.journal = journal
         self.run_id = run_id
@@ -80,10 +95,15 @@ class GateSession:
         self._batch: asyncio.Future[None] | None = None  # the events waiting to be written
         self._writing: asyncio.Future[None] | None = None  # the batch being written
         self._flusher: asyncio.Task[None] | None = None
+        self._snapshot_every = snapshot_every
+        self._since_snapshot = since_snapshot  # events journaled since the last snapshot
         self._heartbeat = asyncio.create_task(self._keep_lease())
 
     @classmethod
-    async def create(cls, settings: GateSettings, bank: GoldBank | None, db: str) -> GateSession:
+    async def create(
+        cls, settings: GateSettings, bank: GoldBank | None, db: str,
+        *, snapshot_every: int = SNAPSHOT_EVENTS,
+    ) -> GateSession:  # fmt: skip
         """A new gate run in ``db``, its lease held by this process."""
         gate = Gate(settings, bank)
         journal = AsyncJournal(Journal(db))
@@ -92,24 +112,30 @@ class GateSession:
         except BaseException:
             await journal.aclose()
             raise
-        return cls(gate, journal, run_id, [])
+        return cls(gate, journal, run_id, [], snapshot_every=snapshot_every)
 
     @classmethod
-    async def resume(cls, run_id: str, db: str) -> GateSession:
-        """Gate run ``run_id`` of ``db``, rebuilt by replaying its journal (checked call by
-        call); refused, writing nothing, when another live process serves it."""
+    async def resume(
+        cls, run_id: str, db: str, *, snapshot_every: int = SNAPSHOT_EVENTS
+    ) -> GateSession:
+        """Gate run ``run_id`` of ``db``, rebuilt from its latest snapshot and the events
+        after it, or by replaying its whole journal (``rebuild_gate``; checked call by call);
+        refused, writing nothing, when another live process serves it."""
         journal = AsyncJournal(Journal.open_existing(db))
         try:
-            gate = run_gate(await journal.get_run(run_id))
+            fresh = run_gate(await journal.get_run(run_id))
             await journal.claim(run_id)
-            made = replay_gate(gate, await journal.events(run_id))
+            rebuilt: RebuiltGate = await journal.read(lambda j: rebuild_gate(j, run_id, fresh))
             await journal.append(run_id, [Event(kind=EventKind.RESUMED, at=time.time())])
         except BaseException:
             with contextlib.suppress(JournalError):
                 await journal.release(run_id)
             await journal.aclose()
             raise
-        return cls(gate, journal, run_id, made)
+        return cls(
+            rebuilt.gate, journal, run_id, rebuilt.made,
+            snapshot_every=snapshot_every, since_snapshot=rebuilt.replayed,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ the calls
     async def next(self, request: NextRequest) -> dict[str, Any]:
@@ -270,6 +296,7 @@ class GateSession:
             while self._pending and self.failure is None:
                 events, batch = self._pending, self._batch
                 decided = len(self.gate.decisions)  # every one made by a call in this batch
+                state = self._snapshot_if_due(len(events))  # the gate after exactly this batch
                 self._pending, self._batch = [], None
                 assert batch is not None
                 self._writing = batch
@@ -284,8 +311,30 @@ class GateSession:
                 self._committed = decided
                 batch.set_result(None)
                 self._signal()
+                if state is not None:  # before the next batch: it is tagged with the last event
+                    await self._save_snapshot(state)
         finally:
             self._flusher = None
+
+    def _snapshot_if_due(self, events: int) -> bytes | None:
+        """The gate's snapshot when one is due after ``events`` more; None otherwise. A gate
+        that cannot be pickled serves on without snapshots (a resume replays everything)."""
+        self._since_snapshot += events
+        if not snapshot_due(self._since_snapshot, len(self.gate.workers), self._snapshot_every):
+            return None
+        self._since_snapshot = 0
+        try:
+            return dump_gate(self.gate, self._made)
+        except SnapshotError:
+            self._snapshot_every = 0
+            return None
+
+    async def _save_snapshot(self, state: bytes) -> None:
+        """Store ``state`` as the run's snapshot, tagged with its last event (the flusher
+        appends nothing until it is stored). Derived data: a failure loses nothing, and the
+        next append or lease renewal meets whatever caused it."""
+        with contextlib.suppress(JournalError):
+            await self.journal.save_snapshot(self.run_id, state)
 
     def fail(self, why: str) -> None:
         """Stop serving for good (an error left the gate's state in doubt)."""

@@ -142,6 +142,11 @@ class AsyncJournal:
     async def get_run(self, run_id: str) -> RunRecord:
         return await self._call(self._journal.get_run, run_id)
 
+    async def read(self, reader: Callable[[Journal], _T]) -> _T:
+        """``reader(journal)`` on the journal's thread, in turn with the other calls: a read
+        written once for ``Journal`` (``screener.gate_service.rebuild_gate``) serves both."""
+        return await self._call(reader, self._journal)
+
     async def aclose(self) -> None:
         """Let queued calls finish, stop the thread, close the journal. Safe to call twice."""
         if self._closed:

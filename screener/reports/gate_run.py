@@ -18,7 +18,7 @@ from screener.algorithms import Decision, Result, Verdict, WorkerResult
 from screener.crowd import WorkerPool
 from screener.errors import RunNotFoundError
 from screener.gate import money
-from screener.gate_service import replay_gate, run_gate
+from screener.gate_service import rebuild_gate, run_gate
 from screener.journal import Event, EventKind, Journal, RunRecord
 from screener.reports.data import render_csv, render_json
 from screener.reports.summary import Only
@@ -96,16 +96,16 @@ def is_gate_run(db: str, run_id: str | None) -> bool:
 
 
 def load_gate_run(db: str, run_id: str | None = None) -> GateRun:
-    """Gate run ``run_id`` (None: the latest) of ``db``, its gate rebuilt by replaying the
-    journal, checked call by call (JournalMismatchError where they disagree)."""
+    """Gate run ``run_id`` (None: the latest) of ``db``, its gate rebuilt from its latest
+    snapshot and the events after it, or from the whole journal (``rebuild_gate``), checked
+    call by call (JournalMismatchError where they disagree)."""
     with Journal(db, read_only=True) as journal:
         chosen = run_id or journal.latest_run_id()
         assert chosen is not None  # is_gate_run said so
         record = journal.get_run(chosen)
-        events = journal.events(chosen)
-    gate = run_gate(record)
-    replay_gate(gate, events)
-    standing = _standing_by_arm(events)
+        gate = rebuild_gate(journal, chosen, run_gate(record)).gate
+        decided = journal.events(chosen, kinds=[EventKind.DECIDED])
+    standing = _standing_by_arm(decided)
     method = gate.result()
     result = replace(method, workers=tuple(_as_standing(w, standing) for w in method.workers))
     own = sum(
