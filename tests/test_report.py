@@ -263,7 +263,10 @@ def test_a_results_repr_is_short_and_its_notebook_view_shows_the_first_rows() ->
     algorithm = CrowdPrior(len(pool), threshold=0.6, max_answers=5)
     result = simulate(algorithm, BernoulliRewards(pool.require_accuracies(), 1)).named(pool.workers)
     text = repr(result)
-    assert text.startswith("<Result crowd-prior: 1,000 workers (") and len(text) < 200
+    banned = [result.name(arm) for arm in result.banned]
+    lead = f"banned {banned[0]}" if banned else "1,000 workers ("  # the bans come first
+    assert text.startswith(f"<Result crowd-prior: {lead}") and len(text) < 200
+    assert "1,000 workers (" in text
     page = result._repr_html_()
     assert page.count("<tr>") == 1 + 10 and "990 more" in page
     assert html.escape(result.ranking[0].reason) in page and html.escape(result.status()) in page

@@ -16,6 +16,7 @@ from test_report_html import screener
 
 from screener.algorithms import Decision
 from screener.algorithms.verdicts import decision_word
+from screener.stats.confseq import mixture_bounds
 
 #: Real processes (the screener command, a browser, ...): the full suite only.
 pytestmark = pytest.mark.subprocess
@@ -118,7 +119,12 @@ def test_every_reason_states_the_condition_its_decision_rests_on(
     for row in rows:
         reason, decision = row["reason"], row["decision"]
         below = rf"P\(below {BAR:g}\)"
-        if decision == "banned":
+        own = re.match(r"(banned|accepted): its own (\d+) answers \(([\d.]+) right\)", reason)
+        if own:  # decided on its own answers, whatever the prior: the interval clears the bar
+            low, high = mixture_bounds(float(own[3]), int(own[2]), Q)
+            assert (own[1] == decision) and (high < BAR if own[1] == "banned" else low >= BAR)
+            assert f"wrong with probability at most {Q:g}" in reason, row
+        elif decision == "banned":
             found = re.match(rf"banned: {below} at least ([\d.]+) .*\(needs >= ([\d.]+)\)", reason)
             assert found and float(found[1]) >= float(found[2]) == 1 - Q, row
         elif decision == "accepted":
