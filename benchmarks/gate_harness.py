@@ -224,12 +224,10 @@ async def register(url: str, crowd: Crowd, connections: int, limit: float) -> Pr
             progress.step()
 
     async with client(connections) as http:
-        try:
+        with contextlib.suppress(TimeoutError):  # the limit: the workers registered so far
             async with asyncio.timeout(limit), asyncio.TaskGroup() as group:
                 for _ in range(connections):
                     group.create_task(connection(http))
-        except TimeoutError:
-            pass
     return progress
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from screener.algorithms.base import Algorithm
 from screener.errors import SnapshotError
 
-__all__ = ["AllowListUnpickler", "dump_state", "load_state"]
+__all__ = ["AllowListUnpickler", "dump_state", "load_state", "unpickled"]
 
 _PACKAGES = ("screener.algorithms.", "screener.stats.")
 _NUMPY_CALLABLES = frozenset(
@@ -95,17 +95,25 @@ def load_state(data: bytes, expected: type[Algorithm]) -> Algorithm:
     ...     print(type(error).__name__)
     SnapshotError
     """
-    try:
-        state = AllowListUnpickler(io.BytesIO(data), expected).load()
-    except SnapshotError:
-        raise
-    except Exception as error:  # any damage to the bytes lands here
-        raise SnapshotError(f"the stored state cannot be read: {type(error).__name__}") from None
+    state = unpickled(data, expected)
     if type(state) is not expected:
         raise SnapshotError(
             f"the stored state is a {type(state).__name__}, not a {expected.__name__}"
         )
     return state
+
+
+def unpickled(
+    data: bytes, expected: type[Algorithm], unpickler: type[AllowListUnpickler] | None = None
+) -> object:
+    """What ``data`` pickles, read through ``unpickler`` (the allow-list, for a state whose
+    algorithm is an ``expected``); SnapshotError for damaged bytes or a name outside it."""
+    try:
+        return (unpickler or AllowListUnpickler)(io.BytesIO(data), expected).load()
+    except SnapshotError:
+        raise
+    except Exception as error:  # any damage to the bytes lands here
+        raise SnapshotError(f"the stored state cannot be read: {type(error).__name__}") from None
 
 
 class AllowListUnpickler(pickle.Unpickler):

@@ -17,14 +17,13 @@ agree, else by replaying the whole journal. A bad snapshot never refuses a resum
 
 from __future__ import annotations
 
-import io
 import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from screener.algorithms import Algorithm
-from screener.algorithms.snapshot import AllowListUnpickler
+from screener.algorithms.snapshot import AllowListUnpickler, unpickled
 from screener.errors import SnapshotError
 from screener.gate import Gate
 from screener.gate_service.journaled import replay_gate
@@ -87,12 +86,7 @@ def load_gate(data: bytes, method: type[Algorithm]) -> tuple[Gate, list[float]]:
     ...     print(error)
     the stored state names posix.getcwd, which is not allowed
     """
-    try:
-        state = _GateLoader(io.BytesIO(data), method).load()
-    except SnapshotError:
-        raise
-    except Exception as error:  # any damage to the bytes lands here
-        raise SnapshotError(f"the stored gate cannot be read: {type(error).__name__}") from None
+    state = unpickled(data, method, _GateLoader)
     if not (isinstance(state, tuple) and len(state) == 2 and type(state[0]) is Gate):
         raise SnapshotError(f"the stored state is a {type(state).__name__}, not a gate's")
     gate, made = state
@@ -123,15 +117,24 @@ def rebuild_gate(journal: Journal, run_id: str, fresh: Gate) -> RebuiltGate:
     restored = _restored(journal.snapshot(run_id), fresh)
     if restored is not None:
         gate, made, after = restored
-        events = journal.events(run_id, after_id=after)
-        try:
-            made = replay_gate(gate, events, made)
-        except Exception:  # a snapshot the later events disagree with: replay them all
-            pass
-        else:
-            return RebuiltGate(gate, made, len(events), from_snapshot=True)
+        rebuilt = _replayed_after(journal, run_id, gate, made, after)
+        if rebuilt is not None:
+            return rebuilt
     events = journal.events(run_id)
     return RebuiltGate(fresh, replay_gate(fresh, events), len(events), from_snapshot=False)
+
+
+def _replayed_after(
+    journal: Journal, run_id: str, gate: Gate, made: list[float], after: int
+) -> RebuiltGate | None:
+    """The snapshot's gate with the events after it replayed; None when they disagree with
+    it (then the whole journal is replayed)."""
+    events = journal.events(run_id, after_id=after)
+    try:
+        made = replay_gate(gate, events, made)
+    except Exception:  # a snapshot the later events disagree with, however it shows
+        return None
+    return RebuiltGate(gate, made, len(events), from_snapshot=True)
 
 
 def _restored(snapshot: Snapshot | None, fresh: Gate) -> tuple[Gate, list[float], int] | None:
