@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import abc
 import math
-from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,6 +22,16 @@ __all__ = ["INFO_LEVEL", "NO_CONFIDENCE", "ThresholdingAlgorithm"]
 
 #: Per-side miss level of the informational interval shown by fixed-budget algorithms.
 INFO_LEVEL = 0.025
+#: A fixed-budget classification's reason, by whether the budget is spent (one string each,
+#: not one per worker).
+_CLASSIFIED = {
+    finished: f"classified by its estimate {when}; no per-worker guarantee, interval "
+    f"informational (Hoeffding, each side misses with probability <= {INFO_LEVEL}, pointwise)"
+    for finished, when in (
+        (True, "at the end of the budget"),
+        (False, "so far (anytime; budget not spent yet)"),
+    )
+}
 #: The last words of a fixed-budget method's guarantee.
 NO_CONFIDENCE = "no per-worker confidence"
 
@@ -202,14 +211,7 @@ class ThresholdingAlgorithm(Algorithm):
 
     def _decide(self, arm: int, leaning: Decision) -> tuple[Decision, str]:
         """Decision and reason of an arm with answers (fixed budget: the classification)."""
-        if self.finished:
-            reason = "classified by its estimate at the end of the budget"
-        else:
-            reason = "classified by its estimate so far (anytime; budget not spent yet)"
-        reason += (
-            f"; no per-worker guarantee, interval informational (Hoeffding, each side "
-            f"misses with probability <= {INFO_LEVEL}, pointwise)"
-        )
+        reason = _CLASSIFIED[self.finished]
         unavailable = self._availability_reason(arm)
         if unavailable is not None:
             reason += f"; {unavailable}"
@@ -224,22 +226,23 @@ class ThresholdingAlgorithm(Algorithm):
         above = self._above()
         estimates, shares = self._estimate()
         lows, highs = self._interval()
-        counts = self.stats.count
         # Without an estimate (no answers), the interval is the whole reward range.
         known = np.isfinite(estimates)
-        lows = np.where(known, np.maximum(lows, self.lower), self.lower)
-        highs = np.where(known, np.minimum(highs, self.upper), self.upper)
+        lows = np.where(known, np.maximum(lows, self.lower), self.lower).tolist()
+        highs = np.where(known, np.minimum(highs, self.upper), self.upper).tolist()
+        counts, pendings = self.stats.count.tolist(), self.pending[: self.n_arms].tolist()
+        share_of = None if shares is None else shares.tolist()
+        values = estimates.tolist()
         lines: list[WorkerResult] = []
-        for arm in range(self.n_arms):
-            pending = int(self.pending[arm])
-            estimate = float(estimates[arm]) if known[arm] else math.nan
-            low, high = float(lows[arm]), float(highs[arm])
-            share = None if shares is None else float(shares[arm]) if counts[arm] else math.nan
+        for rank, arm in enumerate(_ranked_arms(estimates).tolist(), start=1):
+            estimate = values[arm] if known[arm] else math.nan
+            share = None if share_of is None else share_of[arm] if counts[arm] else math.nan
+            low, high, pending = lows[arm], highs[arm], pendings[arm]
             if counts[arm] == 0:
                 decision, reason = self._decide_unanswered(arm)
                 lines.append(
                     WorkerResult(
-                        arm, estimate, low, high, 0, pending, decision, decision, reason, 0,
+                        arm, estimate, low, high, 0, pending, decision, decision, reason, rank,
                         share=share,
                     )
                 )  # fmt: skip
@@ -248,21 +251,20 @@ class ThresholdingAlgorithm(Algorithm):
             decision, reason = self._decide(arm, leaning)
             lines.append(
                 WorkerResult(
-                    arm, estimate, low, high, int(counts[arm]), pending, decision, leaning,
-                    reason, 0, estimate - self.threshold, share,
+                    arm, estimate, low, high, counts[arm], pending, decision, leaning, reason,
+                    rank, estimate - self.threshold, share,
                 )
             )  # fmt: skip
-        ranked = sorted(lines, key=_rank_key)
-        workers = tuple(replace(w, rank=position) for position, w in enumerate(ranked, start=1))
         theta = self.threshold
         return self._result(
-            workers,
+            tuple(lines),
             threshold=Threshold(theta, theta, theta),
             extra={"threshold": theta, "fixed_budget": self.fixed_budget},
         )
 
 
-def _rank_key(line: WorkerResult) -> tuple[float, int]:
-    """Estimate descending; workers without answers last; ties by worker index."""
-    estimate = line.estimate if math.isfinite(line.estimate) else -math.inf
-    return (-estimate, line.arm)
+def _ranked_arms(estimates: FloatArray) -> IntArray:
+    """Workers in rank order: estimate descending, workers without answers (no finite
+    estimate) last, ties by worker index (a stable sort; -0.0 and 0.0 tie, as in Python)."""
+    key = np.where(np.isfinite(estimates), -estimates, np.inf)
+    return np.argsort(key, kind="stable").astype(np.int64)
