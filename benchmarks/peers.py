@@ -41,6 +41,7 @@ imports ``absl``: ``pip install absl-py``).
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import statistics
@@ -244,6 +245,11 @@ def measure(peers: _Peers, sizes: Sequence[int], repeat: int, scale: float) -> l
             answers = _answers(means, pulls)
             table = RecordedRewards([str(i) for i in range(n)], answers, SEED,
                                     replacement=False, shuffle=False)  # fmt: skip
+            # The tables are the benchmark's, not either side's: frozen, so that a full
+            # collection does not walk their n x pulls entries and land on whichever side
+            # happens to allocate the object that triggers it.
+            gc.collect()
+            gc.freeze()
             one: list[float] = []
             theirs: list[float] = []
             batched: list[float] = []
@@ -267,6 +273,7 @@ def measure(peers: _Peers, sizes: Sequence[int], repeat: int, scale: float) -> l
                       statistics.median(batched_table))  # fmt: skip
             rows.append(row)
             print(_line(row), file=sys.stderr, flush=True)
+            gc.unfreeze()
     return rows
 
 

@@ -26,6 +26,8 @@ from screener.arrays import IntArray
 from screener.errors import ConfigError, InvalidRewardError, UnknownPullError
 from screener.stats import ArmStats
 
+_PENDING = _ledger.PENDING  # read once a pull by tell1
+
 __all__ = ["PullBookkeeping", "overrides_batch_form"]
 
 
@@ -105,7 +107,7 @@ class PullBookkeeping:
         self._check_known(ids)
         if ids.size == 1 and self.accepts_reward(float(values[0])):  # the one-answer path
             return self._tell_one(ids, values)
-        bad = ~np.isfinite(values) | (values < self.lower) | (values > self.upper)
+        bad = ~((values >= self.lower) & (values <= self.upper))  # NaN fails both
         if bad.any():
             raise self._reward_error(int(ids[bad][0]), float(values[bad][0]))
         outcomes = self._outcomes(ids)
@@ -150,10 +152,11 @@ class PullBookkeeping:
         if not 0 <= pull_id < ledger.size:
             self._check_known(np.array([pull_id], dtype=np.int64))  # raises, one message
         reward = float(reward)
-        if not (math.isfinite(reward) and self.lower <= reward <= self.upper):
+        # lower <= reward <= upper is False for NaN; infinities fail it too (finite bounds)
+        if not self.lower <= reward <= self.upper:
             raise self._reward_error(pull_id, reward)
         state = ledger.state(pull_id)
-        if state != _ledger.PENDING:
+        if state != _PENDING:
             return OUTCOMES[state]
         arm = ledger.answer1(pull_id)
         self.pending[arm] -= 1
@@ -186,7 +189,7 @@ class PullBookkeeping:
         states = self._ledger.states_of(ids)
         outcomes = OUTCOME_BY_STATE[states]
         accepted = states == _ledger.PENDING
-        if ids.size > 1 and not bool(np.all(ids[1:] > ids[:-1])) and accepted.any():
+        if ids.size > 1 and not (ids[1:] > ids[:-1]).all() and accepted.any():
             # The same pending id twice in one batch: only its first copy counts.
             _, first_index = np.unique(ids, return_index=True)
             first = np.zeros(ids.size, dtype=bool)

@@ -91,7 +91,7 @@ class Algorithm(PullBookkeeping, abc.ABC):
     #: No worker is decided before it has this many answers. Fixed-confidence algorithms take
     #: it as a parameter (``_set_min_answers``); 1 is the papers' behaviour.
     min_answers: int = 1
-    #: True when ``ask1`` may run its scalar steps (``_next_pull``): the class acts around
+    #: True when ``ask1`` may run its scalar steps: the class acts around
     #: no ask (``_before_ask``, ``_on_asked``, ``_next_ask``); set per class, from its hooks.
     _asks_in_scalars: ClassVar[bool] = True
 
@@ -172,15 +172,15 @@ class Algorithm(PullBookkeeping, abc.ABC):
         if not self._asks_in_scalars:
             ask = self.ask(1)
             return (ask.first_id, int(ask.arms[0]), int(ask.seqs[0])) if len(ask) else ask.state
-        return self._next_pull()
-
-    def _next_pull(self) -> PullTuple | AskState:
-        """``_next_ask(1)`` in scalar steps (``ask1``): the same rules in the same order,
-        held to the same pulls by the conformance suite (``scalar_path``)."""
-        self._ensure_fresh()
+        # ``_next_ask(1)`` in scalar steps, written out (this runs once a pull): the same rules
+        # in the same order, held to the same pulls by the conformance suite (``scalar_path``).
+        if self._dirty:
+            self._refresh()
+            self._dirty = False
         if self._condition_met():
             return self._stop(StopReason.CONDITION_MET).state
-        n_pending = self._ledger.n_pending
+        ledger = self._ledger
+        n_pending = ledger.n_pending
         if self.budget is not None and self.budget - self.stats.n_samples - n_pending <= 0:
             return self._stop(StopReason.BUDGET_SPENT).state if n_pending == 0 else AskState.WAIT
         if self._retry:
@@ -193,7 +193,7 @@ class Algorithm(PullBookkeeping, abc.ABC):
             return (
                 self._stop(StopReason.WORKERS_EXHAUSTED).state if n_pending == 0 else AskState.WAIT
             )
-        pull_id, seq = self._ledger.append1(arm)
+        pull_id, seq = ledger.append1(arm)
         self.pending[arm] += 1
         return pull_id, arm, seq
 

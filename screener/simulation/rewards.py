@@ -8,12 +8,18 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from screener.algorithms._bookkeeping import overrides_batch_form
 from screener.arrays import FloatArray
 from screener.errors import ConfigError
-from screener.simulation.hashing import arm_key, stream_key, uniform_at, uniforms
+from screener.simulation.hashing import (
+    arm_key,
+    arm_keys,
+    stream_key,
+    uniform_at,
+    uniforms_at,
+)
 
 __all__ = ["BernoulliRewards", "BetaRewards", "RewardModel", "reward_model_from_dict"]
 
@@ -79,11 +85,15 @@ class BernoulliRewards(RewardModel):
     def __init__(self, means: ArrayLike, seed: int = 0) -> None:
         super().__init__(means, seed)
         self._arm_keys: list[int] = []  # ``arm_key`` per worker, for sample1 (on first use)
+        self._keys: NDArray[np.uint64] | None = None  # the same, for sample (on first use)
         self._means: list[float] = self.means.tolist()
 
     def sample(self, arms: ArrayLike, seqs: ArrayLike) -> FloatArray:
         a = np.asarray(arms, dtype=np.int64)
-        u = uniforms(self.seed, _REWARD_STREAM, a, seqs)
+        if self._keys is None:
+            self._keys = arm_keys(self.seed, _REWARD_STREAM, self.n_arms)
+        s = np.asarray(seqs, dtype=np.int64).astype(np.uint64)
+        u = uniforms_at(self._keys[a], s)
         return (u < self.means[a]).astype(np.float64)
 
     def sample1(self, arm: int, seq: int) -> float:
