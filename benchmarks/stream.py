@@ -5,13 +5,18 @@ workers arrive at seeded times and ask for work as often as they answered in the
 seeded share of the items (``--gold-share``, 10% by default) serves as gold, the others are
 the real tasks, whose truth is hidden from every policy and used only to score. A banned
 worker's labels are discarded and its tasks re-issued and paid again; items left short at the
-end are filled by replacement labels from the workers kept (paid too, and reported). Each
-task item collects labels until its top answer leads by two votes, at most the number it has
-in the data (``--overlap recorded``: always that number).
+end are filled by replacement labels from the whole crowd not banned, never twice from one
+worker on one item, each keeping the item's difficulty (paid too; each policy's share of
+filled labels is reported). Each task item collects labels until its top answer leads by two
+votes, at most the number it has in the data (``--overlap recorded``: always that number).
 
 Policies, each a gate (``screener.gate``) configured before any outcome is seen:
 
-* ``none``: no screening, every request a real task;
+* ``none``: no screening, every request a real task; ``none-lead3`` and ``none-lead4``: the
+  same with labels collected until the top answer leads by 3 / 4 votes (``StreamSettings.lead``):
+  the money-accuracy frontier no screening can buy. A policy is *dominated* on a dataset when
+  one of these three rows is at most as dear and at least as accurate (means over orders);
+  the report counts the datasets on which each policy is not (issue 48's target: 16 of 26);
 * ``toloka-N`` (N = 5, 10, 20): Toloka's control tasks, one in N requests, a ban when fewer
   than 60% of the last 10 control answers are right (from 3 answers on), for ever;
 * ``quiz-N`` (N = 5, 10, 20): Appen's quiz of N questions up front, passed at 60%;
@@ -36,13 +41,23 @@ Policies, each a gate (``screener.gate``) configured before any outcome is seen:
   question, or with the one gold question per kept worker the limit of 3 unscreened tasks
   demands.
 
+Adversarial streams (``benchmarks.stream_adversary``; ``screener.testing._adversaries``):
+beside the real orders, order 0 of every dataset is replayed with the workers under the bar
+first (``spammers-first``), with a colluding group of 20% / 40% of the workers sharing one
+wrong label per item (``collude-20``, ``collude-40``; graded datasets skipped), and with 10% of
+the workers right on every gold question and at chance on real tasks (``recognise-10``; graded
+skipped), through none, toloka-10, toloka-20, screener, screener-agree and oracle-limit: one
+order each, for the full plan's time. An adversary's accuracy on real tasks is what puts it
+under the bar, in the bounds and the scores alike.
+
 Prices: a gold question and a real task 0.05 each (``--price``). Scored per run: money, the
 accuracy of the final labels of the task items (majority vote; Dawid-Skene through crowd-kit,
 when it is installed, for the policies of ``DAWID_SKENE``), labels kept from workers under
 the bar, good workers banned, items left short, and the most real tasks a worker did before
-its first gold question.
+its first gold question. Dawid-Skene is scored on the real orders only. A quick run prints how
+long the full plan would take, estimated from its own runs (``benchmarks.stream_timing``).
 
-    python -m benchmarks.stream --quick      # 4 datasets, 2 orders
+    python -m benchmarks.stream --quick      # 4 datasets, 2 orders (adversaries: 1)
     python -m benchmarks.stream              # every dataset, 3 orders, the gold-share sweep
     python -m benchmarks.stream --seeds 1 --param prior=npmle   # screener's gates otherwise
 """
@@ -61,11 +76,13 @@ from typing import Any
 import numpy as np
 
 from benchmarks import harness
+from benchmarks.stream_adversary import POLICIES as ADVERSARY_POLICIES
+from benchmarks.stream_adversary import adversaries_for
 from benchmarks.stream_oracle import ORACLES, run_oracle
 from benchmarks.stream_scores import RunScore, score_outcome
 from screener.gate import DEFAULT_PARAMS, Gate, GateSettings, Prices
 from screener.oracles.dataset import RecordedAnswers, load_answers
-from screener.testing.platform import StreamSettings, TaskStream, run_stream
+from screener.testing.platform import Adversary, StreamSettings, TaskStream, run_stream
 
 BAR = 0.6
 QUICK_DATASETS = ("EBCC_SMEM_web", "Zheng_d_jn-product", "EBCC_ACT_SP_amt", "Zheng_s4_Dog")
@@ -73,6 +90,8 @@ RULE_SHARES = (5, 10, 20)
 QUIZ_SIZES = (5, 10, 20)
 MAX_WORKERS = 1000  # the roster fdr and confident spread their error level over
 AGREEMENT = 0.05  # the error level of the agreement bans of the -agree policies
+#: No screening at each lead (``StreamSettings.lead``): the rows a policy's dominance is read on.
+LEADS = {"none": 2, "none-lead3": 3, "none-lead4": 4}
 
 
 @dataclass(frozen=True)
@@ -88,6 +107,8 @@ class Plan:
     resume: bool = False
     #: crowd-prior parameters of screener's gates, over the gate's defaults (``--param``)
     params: tuple[tuple[str, Any], ...] = ()
+    #: answer orders each adversarial stream replays (0: none)
+    adversary_seeds: int = 1
 
 
 QUICK = Plan("quick", QUICK_DATASETS, seeds=2)
@@ -105,6 +126,7 @@ class Task:
     task_price: float
     lsa_budget: int = 0
     params: tuple[tuple[str, Any], ...] = ()
+    adversary: Adversary | None = None
 
 
 def policies(
@@ -112,7 +134,7 @@ def policies(
 ) -> dict[str, GateSettings | None]:
     """Every policy but lsa (whose budget comes from toloka-10's run), by name; ``params``:
     crowd-prior parameters of screener's gates over the gate's defaults."""
-    chosen: dict[str, GateSettings | None] = {"none": None}
+    chosen: dict[str, GateSettings | None] = dict.fromkeys(LEADS)
     for share in RULE_SHARES:
         chosen[f"toloka-{share}"] = GateSettings(
             algorithm="toloka-rule", params={"threshold": BAR, "accept_after": 10**9},
@@ -169,10 +191,10 @@ def _answers(path: str) -> RecordedAnswers:
 
 def run_task(task: Task) -> dict[str, Any]:
     answers = _answers(task.path)
-    stream = TaskStream(
-        answers,
-        StreamSettings(gold_share=task.gold_share, overlap=task.overlap, seed=task.seed),  # type: ignore[arg-type]
-    )
+    stream = TaskStream(answers, StreamSettings(
+        gold_share=task.gold_share, overlap=task.overlap, seed=task.seed,  # type: ignore[arg-type]
+        lead=LEADS.get(task.policy, 2), adversary=task.adversary, bar=BAR,
+    ))  # fmt: skip
     clock = harness.clock()
     if task.policy in ORACLES:
         outcome, before_gold = run_oracle(stream, BAR, ORACLES[task.policy])
@@ -184,12 +206,12 @@ def run_task(task: Task) -> dict[str, Any]:
         outcome, before_gold = run_stream(stream, gate)
     seconds = harness.since(0, clock).cpu
     prices = Prices(task.gold_price, task.task_price)
-    dawid_skene = task.policy in DAWID_SKENE and task.gold_share == 0.1
+    dawid_skene = task.policy in DAWID_SKENE and task.gold_share == 0.1 and not task.adversary
     score = score_outcome(outcome, prices, BAR, seed=task.seed, dawid_skene=dawid_skene)
     return {
         "dataset": Path(task.path).stem, "policy": task.policy, "seed": task.seed,
-        "gold_share": task.gold_share, "before_gold": before_gold, "cpu": seconds,
-        **score.to_dict(),
+        "gold_share": task.gold_share, "adversary": task.adversary or "",
+        "before_gold": before_gold, "cpu": seconds, **score.to_dict(),
     }  # fmt: skip
 
 
@@ -200,6 +222,7 @@ def _binary(answers: RecordedAnswers) -> bool:
 
 
 def _tasks(plan: Plan, root: Path) -> list[Task]:
+    """The real orders' runs, then the adversarial streams' (``benchmarks.stream_adversary``)."""
     names = [*policies(Prices()), *ORACLES]
     tasks = []
     for path in _dataset_paths(root, plan.datasets):
@@ -211,7 +234,20 @@ def _tasks(plan: Plan, root: Path) -> list[Task]:
                         Task(str(path), name, seed, share, plan.overlap, plan.gold_price,
                              plan.task_price, params=plan.params)
                     )  # fmt: skip
+    for path in _dataset_paths(root, plan.datasets):
+        for adversary in adversaries_for(_graded(path)):
+            for seed in range(plan.adversary_seeds):
+                tasks += [
+                    Task(str(path), name, seed, 0.1, plan.overlap, plan.gold_price,
+                         plan.task_price, params=plan.params, adversary=adversary)
+                    for name in ADVERSARY_POLICIES
+                ]  # fmt: skip
     return tasks
+
+
+def _graded(path: Path) -> bool:
+    """Whether a dataset's answers are graded (the data's layout: a ``graded`` folder)."""
+    return path.parent.name == "graded"
 
 
 def _lsa_tasks(rows: Sequence[dict[str, Any]], root: Path, plan: Plan) -> list[Task]:
@@ -221,7 +257,7 @@ def _lsa_tasks(rows: Sequence[dict[str, Any]], root: Path, plan: Plan) -> list[T
         Task(paths[row["dataset"]], "lsa", row["seed"], row["gold_share"], plan.overlap,
              plan.gold_price, plan.task_price, lsa_budget=int(row["gold"]), params=plan.params)
         for row in rows
-        if row["policy"] == "toloka-10" and row["gold_share"] == 0.1
+        if row["policy"] == "toloka-10" and row["gold_share"] == 0.1 and not row.get("adversary")
     ]  # fmt: skip
 
 
@@ -243,10 +279,32 @@ def run(plan: Plan) -> harness.Report:
     lsa = _lsa_tasks(rows, root, plan)
     more, extra = harness.run_in_processes("stream-lsa", run_task, lsa, plan.processes, keep=keep)
     from benchmarks.stream_report import summarise
+    from benchmarks.stream_timing import estimate
 
+    skipped = sorted(p.stem for p in _dataset_paths(root, plan.datasets) if _graded(p))
+    full = replace(FULL, overlap=plan.overlap, params=plan.params)
+    timing = estimate(rows + more, seconds + extra, _planned(full, root), _answer_counts(root))
     return harness.new_report("stream", plan, seconds + extra, rows=rows + more, **summarise(
-        rows + more, _under_bar_shares(root, plan)
-    ))  # fmt: skip
+        rows + more, _under_bar_shares(root, plan), skipped
+    ), full_estimate=timing)  # fmt: skip
+
+
+def _planned(plan: Plan, root: Path) -> list[tuple[str, str]]:
+    """The (policy, dataset) runs of ``plan``, lsa's included (one per toloka-10 run on a real
+    order at the default gold share)."""
+    tasks = _tasks(plan, root)
+    lsa = [t for t in tasks if t.policy == "toloka-10" and t.gold_share == 0.1 and not t.adversary]
+    runs = [(t.policy, Path(t.path).stem) for t in tasks]
+    return runs + [("lsa", Path(t.path).stem) for t in lsa]
+
+
+def _answer_counts(root: Path) -> dict[str, int]:
+    """Per dataset, its recorded answers (the rows of its file): what a run's time scales by."""
+    counts = {}
+    for path in _dataset_paths(root, ()):
+        with path.open(encoding="utf-8") as file:
+            counts[path.stem] = sum(1 for _ in file) - 1
+    return counts
 
 
 def _under_bar_shares(root: Path, plan: Plan) -> dict[str, float]:

@@ -1,8 +1,10 @@
 """What right and free screening would buy on a stream: bounds to read the policies against.
 
-``oracle`` knows every worker's recorded accuracy, turns each worker under the bar away at its
-first request (it has made no label, so nothing is discarded or paid again) and asks no gold
-question: the money and final labels of screening that is always right and costs nothing.
+``oracle`` knows every worker's accuracy on real tasks (its recorded one; on an adversarial
+stream an adversary's own: a colluder 0, a gold recogniser chance), turns each worker under
+the bar away at its first request (it has made no label, so nothing is discarded or paid
+again) and asks no gold question: the money and final labels of screening that is always
+right and costs nothing.
 ``oracle-limit`` is the same but gives every worker it keeps one gold question before its
 fourth real task, the fewest the gate's limit of ``max_unscreened`` = 3 unscreened tasks
 allows: a policy keeping that limit asks at least that of every worker reaching a fourth task,
@@ -33,7 +35,7 @@ def run_oracle(stream: TaskStream, bar: float, limit: int | None) -> tuple[Strea
     unscreened: Counter[str] = Counter()
     screened: set[str] = set()
     for worker in stream.requests():
-        if stream.workers[worker].accuracy < bar:
+        if stream.workers[worker].task_accuracy < bar:
             stream.ban(worker)
         elif limit is not None and worker not in screened and unscreened[worker] >= limit:
             screened.add(worker)

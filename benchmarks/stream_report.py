@@ -10,9 +10,11 @@ from typing import Any
 import numpy as np
 
 from benchmarks import harness
+from benchmarks.stream_adversary import format_adversaries, summarise_adversaries
 from benchmarks.stream_oracle import ORACLES
+from benchmarks.stream_timing import format_estimate
 
-__all__ = ["format_report", "overall", "plot_curves", "summarise"]
+__all__ = ["format_report", "not_dominated", "overall", "plot_curves", "summarise"]
 
 DEFAULT = "screener"
 RULES = ("toloka-5", "toloka-10", "toloka-20", "quiz-5", "quiz-10", "quiz-20")
@@ -31,13 +33,21 @@ VARIANTS = ("screener-tenure", "screener-cost")
 #: The bounds (``benchmarks.stream_oracle``), judged as the default is: where they do not win,
 #: no screening that bans the workers under the bar and keeps the others can.
 BOUNDS = tuple(ORACLES)
+#: No screening at leads 2, 3 and 4 (``benchmarks.stream.LEADS``): the frontier it can buy.
+NONE_ROWS = ("none", "none-lead3", "none-lead4")
+#: The issue's target: datasets (of 26) on which a policy is dominated by no none row.
+NOT_DOMINATED = 16
 
 
-def summarise(rows: Sequence[dict[str, Any]], under_bar: dict[str, float]) -> dict[str, Any]:
-    """Means over answer orders per (dataset, gold share, policy), and the targets."""
+def summarise(
+    rows: Sequence[dict[str, Any]], under_bar: dict[str, float], skipped: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Means over the real answer orders per (dataset, gold share, policy), the targets, and
+    the adversarial streams' readings (``skipped``: graded datasets they leave out)."""
     groups: dict[tuple[str, float, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
-        groups[(row["dataset"], row["gold_share"], row["policy"])].append(row)
+        if not row.get("adversary"):
+            groups[(row["dataset"], row["gold_share"], row["policy"])].append(row)
     means = [
         {"dataset": d, "gold_share": g, "policy": p, "runs": len(group),
          **{m: _mean([r[m] for r in group]) for m in MEASURES},
@@ -47,7 +57,8 @@ def summarise(rows: Sequence[dict[str, Any]], under_bar: dict[str, float]) -> di
     variants = {policy: _verdicts(means, under_bar, policy) for policy in VARIANTS}
     bounds = {policy: _verdicts(means, under_bar, policy) for policy in BOUNDS}
     return {"means": means, "under_bar": under_bar, "verdicts": _verdicts(means, under_bar),
-            "variants": variants, "bounds": bounds}  # fmt: skip
+            "variants": variants, "bounds": bounds,
+            "adversaries": summarise_adversaries(rows, skipped)}  # fmt: skip
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -88,7 +99,8 @@ def overall(means: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each policy over every dataset at the default gold share: the geometric mean of its
     money over no screening's (a ratio per dataset, so each dataset counts once whatever its
     size), its mean accuracy change, and on how many datasets it is cheaper / more accurate
-    (by more than ACCURATE). The default first, then its variants, the rules and the bounds."""
+    (by more than ACCURATE), and on how many no none row (``not_dominated``) is at most as dear
+    and at least as accurate. The default first, then its variants, the rules and the bounds."""
     policies = {m["policy"] for m in means if m["gold_share"] == 0.1} - {"none"}
     rank = {policy: i for i, policy in enumerate((DEFAULT, *VARIANTS, *RULES, *BOUNDS))}
     rows = []
@@ -108,8 +120,25 @@ def overall(means: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "cheaper": sum(v["cheaper"] for v in verdicts),
             "more_accurate": sum(g > ACCURATE for g in gains),
             "filled": _mean(filled),
+            "not_dominated": not_dominated(means, policy),
         })  # fmt: skip
     return rows
+
+
+def not_dominated(means: Sequence[dict[str, Any]], policy: str) -> int:
+    """The datasets (default gold share) on which no none row but ``policy`` itself is at most
+    as dear and at least as accurate as ``policy``, means over orders: equal counts as
+    dominated (no screening buys the same for no more)."""
+    by = {(m["dataset"], m["policy"]): m for m in means if m["gold_share"] == 0.1}
+    count = 0
+    for dataset in sorted({d for d, p in by if p == policy}):
+        ours = by[(dataset, policy)]
+        count += not any(
+            (row := by.get((dataset, none))) is not None
+            and row["money"] <= ours["money"] and row["accuracy"] >= ours["accuracy"]
+            for none in NONE_ROWS if none != policy
+        )  # fmt: skip
+    return count
 
 
 def _wins(verdicts: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -142,6 +171,7 @@ def _targets(report: harness.Report) -> list[str]:
     limit = max(
         (m["before_gold_max"] for m in report["means"] if m["policy"] == DEFAULT), default=0
     )
+    datasets = len({m["dataset"] for m in report["means"]})
     lines = [
         f"- datasets where workers under the bar make >= {MANY_UNDER_BAR:.0%} of the labels: "
         f"{len(wins)} of {len(many)} with {DEFAULT} cheaper than no screening, as accurate "
@@ -150,7 +180,11 @@ def _targets(report: harness.Report) -> list[str]:
         f"at most {FRUGAL - 1:.0%} dearer than no screening",
         f"- most real tasks a worker did before its first gold question under {DEFAULT}: "
         f"{limit:g} (its limit: 3)",
+        f"- datasets where no none row (leads 2, 3, 4) is at most as dear and at least as "
+        f"accurate as {DEFAULT}: {not_dominated(report['means'], DEFAULT)} of {datasets} "
+        f"(target: {NOT_DOMINATED} of 26)",
         f"- wall time: {report['seconds']:.0f} s (target: under 600 s for the full run)",
+        *format_estimate(report.get("full_estimate"), report["plan"]["mode"]),
         f"- wrong bans under {DEFAULT}: {_wrong_bans(report['means'], DEFAULT)}",
     ]
     for policy, found in report.get("variants", {}).items():
@@ -179,6 +213,7 @@ def format_report(report: harness.Report) -> str:
         *_targets(report),
         "\n## Over every dataset (gold share 10%): each policy against no screening\n",
         _overall_table(overall(report["means"])),
+        *format_adversaries(report.get("adversaries", {})),
         "\n## Per dataset (gold share 10%): the default against no screening and the rules\n",
         _verdict_table(report["verdicts"]),
         *_bound_tables(report.get("bounds", {})),
@@ -194,11 +229,11 @@ def format_report(report: harness.Report) -> str:
 def _overall_table(rows: Sequence[dict[str, Any]]) -> str:
     header = ["policy", "datasets", "money vs none (geometric mean)", "accuracy vs none (mean)",
               "cheaper on", f"more accurate (> {ACCURATE:g}) on",
-              "filled labels (mean share)"]  # fmt: skip
+              "filled labels (mean share)", "not dominated by a none row on"]  # fmt: skip
     table = [
         [r["policy"], str(r["datasets"]), f"{r['money_ratio']:.3f}x",
          f"{r['accuracy_gain']:+.4f}", str(r["cheaper"]), str(r["more_accurate"]),
-         f"{r['filled']:.1%}"]
+         f"{r['filled']:.1%}", str(r["not_dominated"])]
         for r in rows
     ]  # fmt: skip
     return harness.markdown_table(header, table)

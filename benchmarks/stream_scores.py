@@ -5,6 +5,11 @@ draw; ``StreamOutcome.label_accuracy``, which the platform stand-in reports too)
 Dawid-Skene through crowd-kit when it is installed (its EM over the same labels); graded
 answers: the mean answer, scored ``1 - |mean - truth|``. Accuracy is over the task items only
 (the gold items' truth was the policies' to use).
+
+A worker is under the bar by its accuracy on real tasks as it gave them (``accuracy_of``: an
+adversary's, a colluder's or gold recogniser's, not its recorded one), so banning an adversary
+is a right ban. On an adversarial stream with gold recognisers: how many reached a 50th real
+task (``StreamOutcome.reached_milestone``), and how many of them were banned before it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ class RunScore:
     labels_kept: int  # final labels from the stream (fills aside)
     final_labels: int  # every final label, fills included
     short_items: int
+    recognisers_reached: int  # gold recognisers who reached a 50th real task
+    recognisers_caught: int  # of them, banned before it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -46,6 +53,7 @@ def score_outcome(
     final = [worker for labels in outcome.labels.values() for worker, _ in labels]
     kept = [worker for worker in final if not worker.startswith("replacement:")]
     makers = [worker.removeprefix("replacement:") for worker in final]
+    recognisers = {w for w, role in outcome.roles.items() if role == "recogniser"}
     return RunScore(
         money=outcome.gold_answers * prices.gold + outcome.task_labels * prices.task,
         accuracy=outcome.label_accuracy(seed),
@@ -60,6 +68,8 @@ def score_outcome(
         labels_kept=len(kept),
         final_labels=len(final),
         short_items=outcome.short_items,
+        recognisers_reached=len(recognisers & outcome.reached_milestone),
+        recognisers_caught=len(recognisers & outcome.banned_before_milestone),
     )
 
 

@@ -21,19 +21,23 @@ What a request gets, per the policy's reply:
 
 A banned worker's task labels are discarded and its items need labels again (paid again).
 Each task item needs its recorded number of labels (``overlap="recorded"``), or labels until
-its top answer leads the next by two votes, at most that number (``overlap="dynamic"``, 0/1
-and categorical answers). Items still short at the end are filled by replacement labels, paid
-like tasks, from the whole crowd not banned, never twice from one worker on one item: a
-recorded answer of the item left unused first; else a worker drawn by its recorded activity
-answers right with a chance that keeps the item's difficulty (``_right_chance``: its recorded
-accuracy moved by the item's easiness, fitted to the item's recorded answers), else one of the
-item's other recorded answers (graded: the truth moved by a score drawn from the worker's
-recorded scores).
+its top answer leads the next by ``lead`` votes (two by default), at most that number
+(``overlap="dynamic"``, 0/1 and categorical answers). Items still short at the end are
+filled by replacement labels, paid like tasks, from the whole crowd not banned, never twice
+from one worker on one item: a recorded answer of the item left unused first; else a worker
+drawn by its recorded activity answers right with a chance that keeps the item's difficulty
+(``_right_chance``: its recorded accuracy moved by the item's easiness, fitted to the item's
+recorded answers), else one of the item's other recorded answers (graded: the truth moved by
+a score drawn from the worker's recorded scores).
+
+Adversarial streams (``adversary``, ``screener.testing._adversaries``) replay the same order
+with spammers first, a colluding group or gold-recognising workers; the outcome reports each
+worker's accuracy on real tasks as they gave them (an adversary's, not its recorded one), and
+which workers reached their ``MILESTONE``-th real task and which were banned before it.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -43,8 +47,21 @@ import numpy as np
 
 from screener.gate import Gate, ReplyKind
 from screener.oracles.dataset import Record, RecordedAnswers
+from screener.testing._adversaries import (
+    ADVERSARIES,
+    GROUPS,
+    Adversaries,
+    Adversary,
+    Role,
+    arrivals_spammers_first,
+)
+from screener.testing._difficulty import item_easiness, right_chance
+from screener.testing._outcome import StreamOutcome
 
 __all__ = [
+    "ADVERSARIES",
+    "MILESTONE",
+    "Adversary",
     "StreamOutcome",
     "StreamSettings",
     "TaskStream",
@@ -54,18 +71,32 @@ __all__ = [
 ]
 
 Overlap = Literal["recorded", "dynamic"]
+#: The real task by which a worker who gives no real evidence should be banned (issue 48: of
+#: the gold recognisers who reach a 50th real task, 75% banned before it).
+MILESTONE = 50
 
 
 @dataclass(frozen=True)
 class StreamSettings:
     """``gold_share``: share of the items used as gold; ``overlap``: labels each task item
     needs; ``session``: share of the stream's span one worker's requests spread over;
-    ``seed``: every draw (items, orders, arrivals, replacements)."""
+    ``seed``: every draw (items, orders, arrivals, replacements); ``lead``: the votes the top
+    answer must lead by under dynamic overlap; ``adversary``: an adversarial stream (None: the
+    real order); ``bar``: the accuracy under which a worker is a spammer (``spammers-first``)."""
 
     gold_share: float = 0.1
     overlap: Overlap = "recorded"
     session: float = 0.3
     seed: int = 0
+    lead: int = 2
+    adversary: Adversary | None = None
+    bar: float = 0.6
+
+    def __post_init__(self) -> None:
+        if self.lead < 1:
+            raise ValueError(f"lead={self.lead}: a top answer must lead by at least 1 vote")
+        if self.adversary is not None and self.adversary not in ADVERSARIES:
+            raise ValueError(f"adversary={self.adversary!r}: choose one of {ADVERSARIES}")
 
 
 @dataclass
@@ -75,47 +106,15 @@ class _Worker:
     scores: np.ndarray
     gold: deque[tuple[str, float, str | None]]
     tasks: deque[tuple[str, str]]
+    task_accuracy: float  # its accuracy on real tasks as it gives them (an adversary's own)
+    role: Role = "honest"
     labels: list[str] = field(default_factory=list)  # task items it labelled (kept)
     left: bool = False
     banned: bool = False
-
-
-@dataclass(frozen=True)
-class StreamOutcome:
-    """What the requester bought: the labels kept per task item, and the counts."""
-
-    labels: dict[str, list[tuple[str, str]]]  # item -> (worker, answer), kept labels
-    truth: dict[str, str]
-    graded: bool
-    gold_answers: int
-    task_labels: int  # task labels paid for, discarded ones and replacements included
-    replacements: int
-    discarded: int
-    accuracy_of: dict[str, float]  # worker -> recorded accuracy
-    banned: frozenset[str]
-    short_items: int  # items that needed replacement labels
-
-    def label_accuracy(self, seed: int = 0) -> float:
-        """The accuracy of the final labels of the task items (NaN without any): majority vote
-        over the labels kept, ties broken by a draw seeded with ``seed``; graded answers: the
-        mean answer, scored ``1 - |mean - truth|``; an item left with no label (every worker
-        who could label it banned) scores 0."""
-        rng = np.random.default_rng(seed)
-        right = []
-        for item in sorted(self.labels):
-            answers = [answer for _, answer in self.labels[item]]
-            truth = self.truth[item]
-            if not answers:  # every worker who could label it was banned: none delivered
-                right.append(0.0)
-                continue
-            if self.graded:
-                mean = float(np.mean([float(a) for a in answers]))
-                right.append(max(0.0, 1.0 - abs(mean - float(truth))))
-                continue
-            counts = Counter(answers).most_common()
-            top = sorted(a for a, n in counts if n == counts[0][1])
-            right.append(float(top[int(rng.integers(len(top)))] == truth))
-        return float(np.mean(right)) if right else math.nan
+    done: int = 0  # real tasks given, discarded ones included
+    reached_at: int | None = None  # the stream's clock at its MILESTONE-th real task
+    banned_at: int | None = None  # the stream's clock at its ban
+    could_reach: bool = False  # at its ban: done and task items left needing it reach MILESTONE
 
 
 class TaskStream:
@@ -154,6 +153,7 @@ class TaskStream:
         self.gold_answers = 0
         self.task_labels = 0
         self.discarded = 0
+        self.adversaries = self._arm_adversaries()
 
     # ------------------------------------------------------------------ the stream
     def requests(self) -> Iterator[str]:
@@ -167,13 +167,14 @@ class TaskStream:
         """The worker's answer to a gold question: (item, reward)."""
         state = self.workers[worker]
         self.gold_answers += 1
+        recognised = state.role == "recogniser"
         if state.gold:
             item, reward, _ = state.gold.popleft()
-            return item, reward
+            return item, 1.0 if recognised else reward
         item = self._gold_list[int(self.rng.integers(len(self._gold_list)))]
         if self.graded:
             return item, float(self.rng.choice(state.scores))
-        return item, float(self.rng.random() < state.accuracy)
+        return item, float(self.rng.random() < state.accuracy or recognised)
 
     def has_work(self, worker: str) -> bool:
         """Whether one of the worker's recorded task items still needs a label; without one
@@ -195,6 +196,9 @@ class TaskStream:
         self.kept[item].append((worker, answer))
         state.labels.append(item)
         self.task_labels += 1
+        state.done += 1
+        if state.done == MILESTONE:
+            state.reached_at = self._clock()
         return item
 
     def block(self, worker: str) -> None:
@@ -206,6 +210,9 @@ class TaskStream:
         if state.banned:
             return
         state.banned = state.left = True
+        state.banned_at = self._clock()
+        left = sum(self._needs_label(item) for item, _ in state.tasks)
+        state.could_reach = state.done + left >= MILESTONE
         for item in set(state.labels):
             before = len(self.kept[item])
             self.kept[item] = [(w, a) for w, a in self.kept[item] if w != worker]
@@ -239,10 +246,27 @@ class TaskStream:
             task_labels=self.task_labels + replacements,
             replacements=replacements,
             discarded=self.discarded,
-            accuracy_of={name: w.accuracy for name, w in self.workers.items()},
+            accuracy_of={name: w.task_accuracy for name, w in self.workers.items()},
             banned=frozenset(name for name, w in self.workers.items() if w.banned),
             short_items=short,
+            roles={name: w.role for name, w in self.workers.items() if w.role != "honest"},
+            **self._milestones(),
         )
+
+    def _milestones(self) -> dict[str, frozenset[str]]:
+        """Who reached the MILESTONE-th real task (``StreamOutcome``), who was banned before."""
+        reached = [
+            w for w in self.workers.values()
+            if w.reached_at is not None or (w.banned_at is not None and w.could_reach)
+        ]  # fmt: skip
+        before = [
+            w for w in reached
+            if w.banned_at is not None and (w.reached_at is None or w.banned_at < w.reached_at)
+        ]  # fmt: skip
+        return {
+            "reached_milestone": frozenset(w.name for w in reached),
+            "banned_before_milestone": frozenset(w.name for w in before),
+        }
 
     def _fill(
         self,
@@ -270,6 +294,27 @@ class TaskStream:
         return f"replacement:{who.name}", self._draw(who, item)
 
     # ------------------------------------------------------------------ helpers
+    def _clock(self) -> int:
+        """The stream's time: gold answers and real tasks given so far."""
+        return self.gold_answers + self.task_labels
+
+    def _arm_adversaries(self) -> Adversaries | None:
+        """The adversary's group (``_adversaries``) armed: its members' task answers
+        rewritten, their accuracy on tasks the truth; None on the real order."""
+        adversary = self.settings.adversary
+        if adversary is None or adversary not in GROUPS:
+            return None
+        if self.graded:
+            raise ValueError(f"{adversary}: colluders and gold recognisers need categories")
+        rng = self.rng.spawn(1)[0]  # a child: the stream's own draws stay as they are
+        armed = Adversaries(adversary, list(self.workers), self.answer_set, self.truth, rng)
+        for name, role in armed.roles.items():
+            state = self.workers[name]
+            state.role = role
+            state.tasks = deque((item, armed.label(role, item)) for item, _ in state.tasks)
+            state.task_accuracy = armed.task_accuracy(role, [item for item, _ in state.tasks])
+        return armed
+
     def _needs_label(self, item: str) -> bool:
         labels = self.kept[item]
         cap = self.recorded[item]
@@ -279,9 +324,11 @@ class TaskStream:
             return True
         counts = Counter(answer for _, answer in labels).most_common(2)
         lead = counts[0][1] - (counts[1][1] if len(counts) > 1 else 0)
-        return lead < 2
+        return lead < self.settings.lead
 
     def _draw(self, worker: _Worker, item: str) -> str:
+        if self.adversaries is not None and worker.role != "honest":
+            return self.adversaries.label(worker.role, item)
         truth = self.truth[item]
         if self.graded:
             score = float(self.rng.choice(worker.scores))
@@ -313,18 +360,29 @@ class TaskStream:
                 gold.append((record.item, float(record.reward), record.answer))
             else:
                 tasks.append((record.item, _given(record)))
-        return _Worker(name, float(rewards.mean()), np.asarray(rewards), gold, tasks)
+        accuracy = float(rewards.mean())
+        return _Worker(name, accuracy, np.asarray(rewards), gold, tasks, task_accuracy=accuracy)
 
     def _schedule(self, answers: RecordedAnswers) -> list[str]:
         """Each worker's requests (twice its recorded answers: it leaves when it has no task
-        left) at a seeded arrival time and pace, interleaved by time."""
+        left) at a seeded arrival time and pace, interleaved by time (``spammers-first``: the
+        workers under the bar take the earliest first requests, each keeping its pace)."""
         span = self.settings.session
-        times: list[np.ndarray] = []
+        starts: list[float] = []
+        paces: list[np.ndarray] = []
         names: list[np.ndarray] = []
         for index, rewards in enumerate(answers.rewards):
-            start = self.rng.random() * (1.0 - span)
-            times.append(start + np.sort(self.rng.random(2 * rewards.size)) * span)
+            starts.append(self.rng.random() * (1.0 - span))
+            paces.append(np.sort(self.rng.random(2 * rewards.size)) * span)
             names.append(np.full(2 * rewards.size, index))
+        if self.settings.adversary == "spammers-first":
+            bar = self.settings.bar
+            sizes = np.array([r.size for r in answers.rewards])
+            under = np.array([self.workers[w].accuracy < bar for w in answers.workers])
+            firsts = np.array([start + pace[0] for start, pace in zip(starts, paces, strict=True)])
+            moved = arrivals_spammers_first(firsts, sizes, under)
+            starts = [first - pace[0] for first, pace in zip(moved.tolist(), paces, strict=True)]
+        times = [start + pace for start, pace in zip(starts, paces, strict=True)]
         order = np.argsort(np.concatenate(times), kind="stable")
         workers = answers.workers
         return [workers[i] for i in np.concatenate(names)[order].tolist()]
@@ -342,55 +400,6 @@ def _item_records(
             accuracies.append(workers[name].accuracy)
             rewards.append(float(record.reward))
     return {item: (np.array(a), np.array(r)) for item, (a, r) in found.items()}
-
-
-def right_chance(accuracy: float, easiness: float) -> float:
-    """The chance a worker of this accuracy answers an item of this easiness right."""
-    return float(_sigmoid(_clipped_logits(np.array([accuracy]))[0] + easiness))
-
-
-def item_easiness(accuracies: np.ndarray, rewards: np.ndarray) -> float:
-    """An item's easiness ``b``: the answerers' mean ``sigmoid(logit(accuracy) + b)`` equals
-    the share of their answers that are right, shrunk by ``_PSEUDO_ANSWERS`` answers at the
-    chance their accuracies alone give (so an item with few answers stays near ``b = 0``).
-
-    Checked against the real answers (tests/testing/test_platform.py): held out, on the items
-    most answers got wrong, a good worker's chance is within 0.1 of its real share right on
-    22 of the 24 shared categorical datasets, where its accuracy alone is 0.1-0.69 too high."""
-    logits = _clipped_logits(accuracies)
-    prior = float(_sigmoid(logits).mean())
-    share = (float(rewards.sum()) + _PSEUDO_ANSWERS * prior) / (rewards.size + _PSEUDO_ANSWERS)
-    return _fit_easiness(logits, share)
-
-
-def _clipped_logits(p: np.ndarray) -> np.ndarray:
-    q = np.clip(p, _EDGE, 1.0 - _EDGE)
-    return np.asarray(np.log(q / (1.0 - q)))
-
-
-def _sigmoid(x: float | np.ndarray) -> np.ndarray:
-    return np.asarray(1.0 / (1.0 + np.exp(-np.asarray(x))))
-
-
-def _fit_easiness(logits: np.ndarray, share: float) -> float:
-    """The ``b`` with ``mean(sigmoid(logits + b)) = share`` (clipped into (0, 1)), by
-    bisection: the mean is increasing in ``b``."""
-    target = min(max(share, _EDGE), 1.0 - _EDGE)
-    low, high = -20.0, 20.0
-    for _ in range(60):
-        middle = (low + high) / 2.0
-        if float(_sigmoid(logits + middle).mean()) < target:
-            low = middle
-        else:
-            high = middle
-    return (low + high) / 2.0
-
-
-#: Probabilities are kept this far from 0 and 1 in the difficulty model (finite logits).
-_EDGE = 0.02
-#: Pseudo-answers an item's easiness is shrunk by: chosen on 7 shared datasets by the Brier
-#: score of a held-out answer (2 beat the accuracy alone on 5 of 7; no shrinking on 4).
-_PSEUDO_ANSWERS = 2.0
 
 
 def _given(record: Record) -> str:

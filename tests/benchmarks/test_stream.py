@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 
-from benchmarks.stream import QUICK, _adjust, _options, policies
-from benchmarks.stream_report import MEASURES, overall, summarise
+from benchmarks.stream import QUICK, Plan, _adjust, _options, _tasks, policies
+from benchmarks.stream_adversary import POLICIES as ADVERSARY_POLICIES
+from benchmarks.stream_adversary import format_adversaries
+from benchmarks.stream_report import MEASURES, not_dominated, overall, summarise
+from benchmarks.stream_timing import estimate
 from screener.gate import Prices
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,8 +76,12 @@ def test_quick_mode_on_one_dataset_prints_the_tables(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert "## Targets" in done.stdout
     assert (tmp_path / "stream-quick.json").is_file()  # not over the committed results
+    assert "## Adversarial streams" in done.stdout
+    assert "the full plan estimated from this run" in done.stdout
     for policy in (
         "none",
+        "none-lead3",
+        "none-lead4",
         "screener",
         "screener-tenure",
         "toloka-10",
@@ -120,3 +127,89 @@ def test_over_every_dataset_each_dataset_counts_once() -> None:
     assert (ours["datasets"], ours["cheaper"], ours["more_accurate"]) == (2, 1, 1)
     rule = found["toloka-10"]
     assert (rule["datasets"], rule["money_ratio"]) == (1, pytest.approx(0.9))
+
+
+def test_a_policy_dearer_and_less_accurate_than_a_none_row_is_dominated() -> None:
+    rows = [
+        _row("d", "none", 100.0, 0.80),
+        _row("d", "none-lead3", 110.0, 0.85),
+        _row("d", "none-lead4", 120.0, 0.87),
+        _row("d", "screener", 115.0, 0.84),  # dearer and less accurate than none-lead3
+        _row("d", "toloka-10", 115.0, 0.86),  # between the none rows: not dominated
+        _row("d", "quiz-5", 100.0, 0.80),  # the same as none: dominated (no more for it)
+        _row("e", "none", 100.0, 0.80),
+        _row("e", "screener", 90.0, 0.79),  # cheaper than every none row
+    ]
+    means = summarise(rows, {})["means"]
+    assert not_dominated(means, "screener") == 1  # on e only
+    assert not_dominated(means, "toloka-10") == 1
+    assert not_dominated(means, "quiz-5") == 0
+    assert not_dominated(means, "none-lead4") == 1  # dearest, most accurate: not by the others
+    found = {r["policy"]: r["not_dominated"] for r in overall(means)}
+    assert found["screener"] == 1 and found["quiz-5"] == 0
+
+
+def _adversarial(
+    policy: str, dataset: str, banned: int, good: int, adversary: str = "collude-20"
+) -> dict[str, Any]:
+    row = _row(dataset, policy, 100.0 if policy == "none" else 90.0, 0.7)
+    row.update(adversary=adversary, banned=banned, good_banned=good)
+    return row
+
+
+def test_adversarial_runs_are_read_apart_from_the_real_orders() -> None:
+    rows = [
+        _row("d", "none", 100.0, 0.8),
+        _row("d", "screener", 100.0, 0.9),
+        _adversarial("none", "d", 0, 0),
+        _adversarial("screener", "d", 12, 3),  # 25% wrong, over 15%
+        _adversarial("none", "e", 0, 0),
+        _adversarial("screener", "e", 20, 1),
+        _adversarial("toloka-10", "e", 5, 5),  # under 10 bans: not read
+        {**_adversarial("screener", "d", 4, 0, "recognise-10"), "recognisers_reached": 3,
+         "recognisers_caught": 2},
+        _adversarial("none", "d", 0, 0, "recognise-10"),
+    ]  # fmt: skip
+    report = summarise(rows, {"d": 0.3}, skipped=["graded_one"])
+    assert [(m["policy"], m["money"]) for m in report["means"]] == [
+        ("none", 100.0), ("screener", 100.0)
+    ]  # fmt: skip
+    table = {(r["adversary"], r["policy"]): r for r in report["adversaries"]["table"]}
+    collude = table[("collude-20", "screener")]
+    assert collude["money_ratio"] == pytest.approx(0.9) and collude["datasets"] == 2
+    assert (collude["wrong"], collude["banned"], collude["crowds"]) == (4, 32, 2)
+    assert collude["crowds_over"] == 1
+    assert table[("collude-20", "toloka-10")]["crowds"] == 0
+    recognise = table[("recognise-10", "screener")]
+    assert (recognise["caught"], recognise["reached"]) == (2, 3)
+    text = "\n".join(format_adversaries(report["adversaries"]))
+    assert "2 of 3 (66.7%)" in text and "graded_one" in text
+
+
+def test_the_plan_runs_each_adversary_and_skips_the_categorical_ones_on_graded_data(
+    tmp_path: Path,
+) -> None:
+    for folder, name in (("gold_answers", "binary"), ("graded", "scores")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / f"{name}.csv").write_text("worker,item,answer,gold\n")
+    tasks = _tasks(Plan("t", (), seeds=1), tmp_path)
+    adversarial = {(Path(t.path).stem, t.adversary, t.policy) for t in tasks if t.adversary}
+    wanted = {("binary", a, p) for a in ("spammers-first", "collude-20", "collude-40",
+              "recognise-10") for p in ADVERSARY_POLICIES}  # fmt: skip
+    wanted |= {("scores", "spammers-first", p) for p in ADVERSARY_POLICIES}
+    assert adversarial == wanted
+    real = {t.policy for t in tasks if not t.adversary}
+    assert {"none", "none-lead3", "none-lead4"} <= real
+
+
+def test_the_full_plan_is_estimated_from_each_policys_time_per_answer() -> None:
+    rows = [
+        {"policy": "none", "dataset": "small", "cpu": 1.0},
+        {"policy": "screener", "dataset": "small", "cpu": 3.0},
+    ]
+    planned = [("none", "big"), ("screener", "big"), ("screener", "small"), ("lsa", "big")]
+    found = estimate(rows, 2.0, planned, {"small": 100, "big": 1000})
+    # none 0.01 s an answer, screener 0.03, lsa (not run) the mean 0.02
+    assert found["cpu"] == pytest.approx(10.0 + 30.0 + 3.0 + 20.0)
+    assert found["seconds"] == pytest.approx(found["cpu"] * 2.0 / 4.0)
+    assert found["runs"] == 4

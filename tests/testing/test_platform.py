@@ -109,6 +109,24 @@ def test_dynamic_overlap_stops_at_a_lead_of_two() -> None:
     assert outcome.task_labels < 12 * len(outcome.labels)
 
 
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_a_lead_of_three_asks_more_labels_than_a_lead_of_two_on_the_same_stream(seed: int) -> None:
+    data = dataset()
+    two, _ = run_stream(TaskStream(data, StreamSettings(overlap="dynamic", seed=seed)), None)
+    three_stream = TaskStream(data, StreamSettings(overlap="dynamic", seed=seed, lead=3))
+    three, _ = run_stream(three_stream, None)
+    assert three.task_labels > two.task_labels
+    for labels in three.labels.values():
+        counts = Counter(answer for _, answer in labels).most_common()
+        lead = counts[0][1] - (counts[1][1] if len(counts) > 1 else 0)
+        assert lead >= 3 or len(labels) == 12
+
+
+def test_a_lead_under_one_vote_is_refused() -> None:
+    with pytest.raises(ValueError, match="lead"):
+        StreamSettings(lead=0)
+
+
 def test_the_same_seed_replays_the_same_stream() -> None:
     def once() -> tuple[int, int, list[str]]:
         stream = TaskStream(dataset(), StreamSettings(seed=5))
