@@ -44,7 +44,10 @@ cannot rule out (the 95% likelihood-ratio region, as ``robust``) agrees on it. W
 pilot (the default) every worker is asked at least ``min_answers`` times. What a pilot saves is
 the questions a crowd already known would not need; what it risks is a prior fitted on m
 workers: the decisions on the prior alone are as right as the pilot is representative of the
-crowd.
+crowd. A worker who joins after the start (``add_workers``: an open roster, where the pilot is
+the first to arrive, not a random draw) may be accepted on the prior alone but is never banned
+on it: arrival order can go with quality, and a prior fitted on spammers who came first would
+otherwise turn away every worker after them unasked, with no answer left to show it wrong.
 
 Decisions are final (a ban is acted on when it is made): a decided worker is not asked again
 and keeps its decision when later answers of other workers move the prior. The prior is refit

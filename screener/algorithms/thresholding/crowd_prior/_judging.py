@@ -189,14 +189,19 @@ class PriorJudging(ThresholdingAlgorithm):
         self._refit()
         self._judge_unasked(np.flatnonzero(~self.in_pilot & (self.state == UNDECIDED)))
 
-    def _judge_unasked(self, arms: IntArray) -> None:
-        """Decide workers without answers on the crowd prior alone, where it settles them."""
+    def _judge_unasked(self, arms: IntArray, *, joined: bool = False) -> None:
+        """Decide workers without answers on the crowd prior alone, where it settles them;
+        ``joined``: workers who joined after the start, accepted so but never banned. Their
+        prior was fitted on the workers who came first, and arrival order can go with quality
+        (spammers first); a ban on it alone would turn away every worker after them unasked,
+        and no answer would ever show the prior wrong. An acceptance is checked by the gate's
+        first gold question and the audits."""
         if arms.size == 0 or not self.identified:
             return
         if not self._prior_alone_decides():
             return
         zeros = np.zeros(arms.size)
-        self._judge(arms, zeros, zeros.astype(np.int64))
+        self._judge(arms, zeros, zeros.astype(np.int64), bans=not joined)
 
     def _on_joined(self, arms: IntArray) -> None:
         """A newcomer is one of the pilot's workers while the pilot has room (or when there
@@ -224,7 +229,7 @@ class PriorJudging(ThresholdingAlgorithm):
         self._recount(arms, +1)
         if not self.piloting:
             self._period = self.n_arms
-            self._judge_unasked(arms[~joins_pilot])
+            self._judge_unasked(arms[~joins_pilot], joined=True)
             self._queue_again(arms)
 
     def _prior_alone_decides(self) -> bool:
@@ -299,10 +304,17 @@ class PriorJudging(ThresholdingAlgorithm):
             held = np.flatnonzero(counts >= np.maximum(self.min_counts, 1))
             self._judge(held, successes[held], counts[held])
 
-    def _judge(self, arms: IntArray, successes: FloatArray, counts: NDArray[np.int64]) -> None:
+    def _judge(
+        self,
+        arms: IntArray,
+        successes: FloatArray,
+        counts: NDArray[np.int64],
+        *,
+        bans: bool = True,
+    ) -> None:
         """Decide each undecided worker at the first of its answers here that allows it (and,
         with ``reconsider``, ban an accepted one whose answers, audits included, now call
-        for a ban under the same rule)."""
+        for a ban under the same rule); ``bans=False``: acceptances only."""
         state = self.state[arms]
         accepted = state == ACCEPTED if self.reconsider else np.zeros(arms.size, dtype=bool)
         open_ = ((state == UNDECIDED) | accepted) & (counts >= self.min_counts[arms])
@@ -320,6 +332,8 @@ class PriorJudging(ThresholdingAlgorithm):
         else:
             ban, accept = own_ban, own_accept
         accept &= ~accepted  # an accepted worker reconsidered can only be banned
+        if not bans:
+            ban = np.zeros_like(accept)
         decided = np.flatnonzero(ban | accept)
         if decided.size == 0:
             return
