@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from screener.files import check_output, check_outputs_differ, is_stdio, write_o
 from screener.gate import Prices
 from screener.reports import (
     Only,
+    json_text,
     render_csv,
     render_json,
     render_table,
@@ -126,7 +126,7 @@ def _report_text(
             data["invalidation_changes"] = changes_as_json(changes)
         if spec is not None:
             data["run_spec"] = dict(spec)
-        return json.dumps(data, indent=2) + "\n"
+        return json_text(data) + "\n"
     if out.format == "csv":
         return render_csv(result, pool, only=only, limit=limit)
     # A table for a file is not fitted to this terminal.

@@ -23,7 +23,9 @@ Rules it keeps:
 - Every ``snapshot_every`` events the algorithm's state is stored as the run's snapshot, at
   the top of the loop, where the state is exactly the replay of the events journaled so far
   (asks are journaled right after they are made, answers told right after they are
-  journaled), so a report or a resume replays only the events after it.
+  journaled), so a report or a resume replays only the events after it. A run stopped
+  (Ctrl-C) where that holds too (``settled``: outside a journal-then-apply step and the end)
+  is snapshotted as it stops (``save_snapshot``), so that its report replays nothing.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import collections
 import contextlib
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from screener.algorithms import Algorithm, Result
 from screener.algorithms.snapshot import dump_state
@@ -91,6 +93,9 @@ class Orchestrator:
         self._done = asyncio.Event()
         self._snapshot_every = options.snapshot_every
         self._since_snapshot = 0
+        #: False while the algorithm and the journal may disagree (``_applying``).
+        self.settled = True
+        self._final: Result | None = None
 
     async def run(self) -> Result:
         """Drive the run to its end and return the final result."""
@@ -105,7 +110,8 @@ class Orchestrator:
             if shown is not None and progress is not None:
                 await asyncio.shield(shown)  # its last line, even when we are cancelled
                 progress.close()
-        return self.algorithm.result()
+        # The result the finished event stored: building it again costs seconds at 100,000.
+        return self.algorithm.result() if self._final is None else self._final
 
     # --------------------------------------------------------------------- main loop
     async def _drive(self) -> None:
@@ -131,9 +137,23 @@ class Orchestrator:
         room = self.options.concurrency - self.algorithm.n_pending
         if room <= 0:
             return
+        with self._applying():
+            requests = await self._ask(room)
+        if not requests:
+            return
+        timeout = self.options.timeout
+        deadline = math.inf if timeout is None else asyncio.get_running_loop().time() + timeout
+        self._in_flight.add(requests, deadline)
+        self.counts["asked"] += len(requests)
+        await self.oracle.submit(requests)
+        await self._journal_retries()
+
+    async def _ask(self, room: int) -> list[PullRequest]:
+        """Ask for up to ``room`` pulls and journal them; the requests to send (a worker the
+        bank has run dry for is told unavailable instead)."""
         ask = self.algorithm.ask(room)
         if len(ask) == 0:
-            return
+            return []
         now = time.time()
         requests = [
             PullRequest(
@@ -152,15 +172,7 @@ class Orchestrator:
             self.algorithm.set_unavailable(request.arm, EXHAUSTED)
             self.algorithm.release(request.pull_id)
         self.counts["unavailable"] += len(exhausted)
-        requests = [r for r in requests if self.pool.bank is None or r.question is not None]
-        if not requests:
-            return
-        timeout = self.options.timeout
-        deadline = math.inf if timeout is None else asyncio.get_running_loop().time() + timeout
-        self._in_flight.add(requests, deadline)
-        self.counts["asked"] += len(requests)
-        await self.oracle.submit(requests)
-        await self._journal_retries()
+        return [r for r in requests if self.pool.bank is None or r.question is not None]
 
     async def _journal_retries(self) -> None:
         """ "retried" events for the requests the oracle has resent since the last look."""
@@ -209,20 +221,21 @@ class Orchestrator:
         )
         self._streaks.answered(intake.tell_arms)
         give_ups = self._streaks.failed(intake.failed, now, intake.failure_reasons)
-        await self._append([*intake.events, *give_ups])
-        self.counts.update(intake.counts)
-        if intake.tell_ids:
-            algorithm.tell_many(intake.tell_ids, intake.tell_rewards)
-        for request, reason in intake.gone:
-            algorithm.set_unavailable(request.arm, reason)
-            algorithm.release(request.pull_id)
-        for request in intake.failed:
-            algorithm.release(request.pull_id)
-        self._in_flight.settle(
-            [*intake.tell_ids, *(r.pull_id for r, _ in intake.gone)]
-            + [r.pull_id for r in intake.failed]
-        )
-        self._give_up(give_ups)
+        with self._applying():
+            await self._append([*intake.events, *give_ups])
+            self.counts.update(intake.counts)
+            if intake.tell_ids:
+                algorithm.tell_many(intake.tell_ids, intake.tell_rewards)
+            for request, reason in intake.gone:
+                algorithm.set_unavailable(request.arm, reason)
+                algorithm.release(request.pull_id)
+            for request in intake.failed:
+                algorithm.release(request.pull_id)
+            self._in_flight.settle(
+                [*intake.tell_ids, *(r.pull_id for r, _ in intake.gone)]
+                + [r.pull_id for r in intake.failed]
+            )
+            self._give_up(give_ups)
 
     def _give_up(self, give_ups: Sequence[Event]) -> None:
         for event in give_ups:
@@ -242,17 +255,19 @@ class Orchestrator:
         events = released_events(requests, kind, detail, at)
         timed_out = kind is EventKind.TIMED_OUT
         give_ups = self._streaks.failed(requests, at, [detail] * len(requests)) if timed_out else []
-        await self._append([*events, *give_ups])
         pull_ids = [r.pull_id for r in requests]
-        for pull_id in pull_ids:
-            self.algorithm.release(pull_id)
-        self._in_flight.settle(pull_ids)
-        self._give_up(give_ups)
+        with self._applying():
+            await self._append([*events, *give_ups])
+            for pull_id in pull_ids:
+                self.algorithm.release(pull_id)
+            self._in_flight.settle(pull_ids)
+            self._give_up(give_ups)
         self.counts[kind.value] += len(pull_ids)
         await self.oracle.cancel(pull_ids)
         await self._journal_retries()
 
     async def _finish(self) -> None:
+        self.settled = False  # the algorithm has stopped: the journal says so only at the end
         in_flight = list(self._in_flight)
         if in_flight:
             await self._release_all(in_flight, EventKind.CANCELLED, "run finished")
@@ -260,6 +275,7 @@ class Orchestrator:
         reason = self.algorithm.stop_reason
         detail = "interrupted" if reason is None else reason.value
         result, at = self.algorithm.result(), time.time()
+        self._final = result
         decided = self.decisions.final(result, at)
         finished = Event(kind=EventKind.FINISHED, at=at, detail=detail, response=_as_json(result))
         await self._append([*decided, finished])
@@ -287,10 +303,16 @@ class Orchestrator:
         self._since_snapshot += len(events)
 
     async def _snapshot_if_due(self) -> None:
-        """Store the state when ``snapshot_every`` events have passed since the last one.
+        """Store the state when ``snapshot_every`` events have passed since the last one."""
+        if 0 < self._snapshot_every <= self._since_snapshot:
+            await self.save_snapshot()
+
+    async def save_snapshot(self) -> None:
+        """Store the algorithm's state as the run's snapshot, after the events journaled so
+        far: only where it is exactly their replay (``settled``), as at the top of the loop.
         An algorithm whose state cannot be pickled runs on without snapshots (readers
         replay its journal, as they always can)."""
-        if not 0 < self._snapshot_every <= self._since_snapshot:
+        if not self.settled or self._snapshot_every == 0:
             return
         self._since_snapshot = 0
         try:
@@ -299,6 +321,16 @@ class Orchestrator:
             self._snapshot_every = 0
             return
         await self.journal.save_snapshot(self.run_id, state)
+
+    @contextlib.contextmanager
+    def _applying(self) -> Iterator[None]:
+        """Around a step that changes the algorithm and journals it, one after the other: the
+        two may disagree until it ends (an ask not journaled yet, answers journaled and not
+        told yet), so a stop inside it (its exception) leaves ``settled`` False; the end of
+        the run (``_finish``) stays unsettled through the answers it still takes."""
+        settled, self.settled = self.settled, False
+        yield
+        self.settled = settled
 
     # ------------------------------------------------------------------- progress
     async def _show_progress(self, progress: Progress) -> None:

@@ -5,7 +5,7 @@ format (``summary``), a cost plan in words (``plan``) and one self-contained HTM
 ``screener.reports.gate_run`` (imported on its own: it rebuilds the gate).
 """
 
-from screener.reports.data import FORMATS, render_csv, render_json
+from screener.reports.data import FORMATS, json_text, render_csv, render_json
 from screener.reports.plan import render_plan
 from screener.reports.summary import (
     ONLY,
@@ -27,6 +27,7 @@ __all__ = [
     "cost_line",
     "decision_counts",
     "describe_status",
+    "json_text",
     "money_spent",
     "render_comparison",
     "render_csv",

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from screener.algorithms import Result
@@ -21,7 +23,7 @@ from screener.reports.summary import (
     shown_workers,
 )
 
-__all__ = ["FORMATS", "render_csv", "render_json"]
+__all__ = ["FORMATS", "json_text", "render_csv", "render_json"]
 
 #: What ``--format`` prints: the table for people (``screener.reports.text``), or data.
 FORMATS = ("table", "json", "csv")
@@ -63,6 +65,44 @@ def render_json(
         line["worker"] = pool.workers[line["arm"]]
     data["run_id"] = run_id
     return data
+
+
+def json_text(data: Mapping[str, Any]) -> str:
+    """``json.dumps(data, indent=2)`` byte for byte, in a fraction of its time and memory at
+    100,000 workers: ``indent`` turns json's C encoder off, so the lines of a top-level
+    ``workers`` list, when each is flat (numbers, strings, None), are encoded by it on their
+    own and laid out as ``indent=2`` lays them out.
+
+    Examples
+    --------
+    >>> data = {"run_id": "r1", "workers": [{"worker": "ann", "estimate": 0.5, "share": None}]}
+    >>> json_text(data) == json.dumps(data, indent=2)
+    True
+    """
+    workers = data.get("workers")
+    if not (isinstance(workers, list) and workers and all(map(_flat, workers))):
+        return json.dumps(data, indent=2)
+    # Only a top-level key follows a newline and exactly two spaces: deeper ones sit further
+    # in, and strings hold no raw newline.
+    head, _, tail = json.dumps({**data, "workers": []}, indent=2).partition(_EMPTY_WORKERS)
+    lines = ",\n    ".join(_indented(line) for line in workers)
+    return f'{head}\n  "workers": [\n    {lines}\n  ]{tail}'
+
+
+def _flat(line: object) -> bool:
+    return isinstance(line, dict) and all(type(value) in _SCALARS for value in line.values())
+
+
+def _indented(line: dict[str, Any]) -> str:
+    """One flat worker line as ``indent=2`` writes it inside the workers list."""
+    text = json.dumps(line, separators=(",\n      ", ": "))
+    return "{\n      " + text[1:-1] + "\n    }" if line else text
+
+
+#: The values a flat line holds; exact types (a subclass may print otherwise).
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+#: How ``indent=2`` writes an empty top-level workers list (deeper keys sit further in).
+_EMPTY_WORKERS = '\n  "workers": []'
 
 
 def render_csv(

@@ -55,22 +55,24 @@ def table_rows(
     columns = {key: columns[key] for key in widths}
     notes = _notes([w.reason for w in shown], room)
     reasons = [f"[{notes[w.reason]}]" if w.reason in notes else w.reason for w in shown]
-
-    def line(cells: Sequence[str], reason: str) -> str:
-        parts = [
-            f"{_shorten(cell, widths[key]):{'>' if column.right else '<'}{widths[key]}}"
-            for (key, column), cell in zip(columns.items(), cells, strict=True)
-        ]
-        return "  ".join([*parts, reason])
-
-    rows = [line([column.header for column in columns.values()], "reason")]
-    for index, reason in enumerate(reasons):
-        rows.append(line([column.cells[index] for column in columns.values()], reason))
+    # Column by column, then joined row by row: one pass per column, not per cell.
+    padded = [_padded(column, widths[key]) for key, column in columns.items()]
+    rows = ["  ".join(cells) for cells in zip(*padded, ["reason", *reasons], strict=True)]
     if notes:
         rows.append("")
         for reason, number in notes.items():
             rows.extend(wrap(f"[{number}] {reason}", width))
     return rows
+
+
+def _padded(column: _Column, width: int) -> list[str]:
+    """The column's header and cells cut (``_shorten``) and padded to ``width``, numbers
+    to the right."""
+    pad = str.rjust if column.right else str.ljust
+    cells = [column.header, *column.cells]
+    if width < column.width:
+        cells = [_shorten(cell, width) for cell in cells]
+    return [pad(cell, width) for cell in cells]
 
 
 def _fit(widths: dict[str, int], width: int) -> int:

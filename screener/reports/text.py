@@ -84,7 +84,7 @@ def render_table(
         head.append(_listed(len(shown), len(result.workers), only, limit))
     lines = [wrapped for line in head for wrapped in wrap(line, width)]
     lines.append("")
-    lines.extend(table_rows(shown, pool, width, only, result.word))
+    lines.extend(table_rows(shown, pool, width, only, result.words().__getitem__))
     return "\n".join(lines)
 
 

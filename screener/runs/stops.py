@@ -1,6 +1,7 @@
 """How a driven run stops, said in its journal: the lease kept while it runs, "interrupted"
 (Ctrl-C), "interrupted: terminated" (SIGTERM), "failed: why", and a stop the journal cannot
-take (its database cannot be written) said in the error instead, with the resume command."""
+take (its database cannot be written) said in the error instead, with the resume command.
+An interrupted run leaves a snapshot of where it stopped, for its report and resume."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ async def drive_owned(journal: AsyncJournal, run_id: str, orchestrator: Orchestr
         if lost:
             raise lost[0] from None
         why = f"interrupted: {TERMINATED}" if cancel.args == (TERMINATED,) else "interrupted"
+        await _snapshot_stop(orchestrator)
         await _journal_stop(journal, run_id, why)
         raise
     except LeaseLostError:
@@ -78,6 +80,15 @@ async def _keep_lease(
             return
         except JournalError:
             pass  # a busy database: the next beat tries again, long before the lease expires
+
+
+async def _snapshot_stop(orchestrator: Orchestrator) -> None:
+    """The state an interrupted run stopped in, as its snapshot, so that its report and its
+    resume replay nothing (when it stopped where its state is the journal's replay:
+    ``Orchestrator.save_snapshot``). A database that refuses it loses nothing: readers
+    replay from the snapshot before."""
+    with contextlib.suppress(JournalError):
+        await orchestrator.save_snapshot()
 
 
 async def _journal_stop(journal: AsyncJournal, run_id: str, why: str) -> bool:

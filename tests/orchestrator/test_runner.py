@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from sqlalchemy import bindparam, text
 
 from screener import WeightedRoundRobin, simulate
-from screener.algorithms import StopReason
+from screener.algorithms import Result, StopReason
 from screener.crowd import WorkerPool, synthetic_pool
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
@@ -185,3 +186,23 @@ async def test_a_damaged_stored_result_is_rebuilt_from_the_events(database_url: 
         assert changed.rowcount == 1
     _, reported = load_result(db, run_id)
     assert reported == live
+
+
+async def test_a_finished_run_builds_its_final_result_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The result the finished event stores is the one the run returns: at 100,000 workers
+    building it is seconds (crowd-prior's describes every worker)."""
+    built: list[bool] = []
+    result_of = WeightedRoundRobin.result
+
+    def counted(self: WeightedRoundRobin) -> Result:
+        built.append(self.finished)
+        return result_of(self)
+
+    monkeypatch.setattr(WeightedRoundRobin, "result", counted)
+    db = str(tmp_path / "runs.db")
+    run_id, result = await start_run(_plan(params={**PARAMS, "budget": 60}), db)
+    assert result.finished and built.count(True) == 1
+    _, stored = load_result(db, run_id)
+    assert stored == result

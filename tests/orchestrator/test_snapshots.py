@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import pickle
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from sqlalchemy import text
 from screener.algorithms import Result
 from screener.crowd import WorkerPool
 from screener.errors import ConfigError
-from screener.journal import EventKind, Journal, snapshot_digest
+from screener.journal import AsyncJournal, Event, EventKind, Journal, snapshot_digest
 from screener.journal.backends.sqlite import INVALIDATIONS_SQLITE
 from screener.journal.schema import INVALIDATED_ONLY
 from screener.orchestrator import RunOptions
@@ -101,6 +102,70 @@ async def test_a_run_resumed_from_its_snapshot_ends_as_the_uninterrupted_run(
     assert _same(dataclasses.replace(resumed, released_pulls=reference.released_pulls), reference)
     _, reported, _ = load_results(database_url, run_id)
     assert _same(reported, resumed)
+
+
+async def _stopped_after(db: str, plan: RunPlan, answers: int) -> str:
+    """Start the run and interrupt it (as Ctrl-C does) once it has ``answers`` answers."""
+    task = asyncio.create_task(start_run(plan, db))
+    with Journal(db) as journal:
+        while True:
+            await asyncio.sleep(0.01)
+            assert not task.done(), "the run ended before it could be interrupted"
+            run_id = journal.latest_run_id()
+            kinds = [] if run_id is None else journal.events(run_id, kinds=(EventKind.ANSWERED,))
+            if run_id is not None and len(kinds) >= answers:
+                break
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return run_id
+
+
+@pytest.mark.parametrize("algorithm", ["wrr", "crowd-prior"])
+async def test_an_interrupted_run_is_snapshotted_where_it_stopped(
+    tmp_path: Path, algorithm: str
+) -> None:
+    """Its report (and resume) then replays nothing: at 100,000 workers a tail of up to
+    ``snapshot_every`` events is half a minute of replay."""
+    db = str(tmp_path / "runs.db")
+    run_id = await _stopped_after(db, _plan(algorithm, 10_000), answers=12)
+    with Journal(db, create=False) as journal:
+        snapshot = journal.snapshot(run_id)
+        assert snapshot is not None
+        tail = journal.events(run_id, after_id=snapshot.event_id)
+    assert [event.kind for event in tail] == [EventKind.STOPPED]
+    _, from_snapshot, _ = load_results(db, run_id)
+    _, from_events, _ = load_results(db, run_id, from_events=True)
+    assert from_snapshot.total_pulls >= 12
+    assert _same(from_snapshot, from_events)
+
+
+def test_a_run_stopped_between_journaling_answers_and_telling_them_is_not_snapshotted_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The algorithm has not been told the answers the journal holds: a snapshot of it
+    would lose them for every report and resume after it."""
+    answered: list[int] = []
+
+    class StopsAfterACommit(AsyncJournal):
+        async def append(self, run_id: str, events: Sequence[Event]) -> None:
+            await super().append(run_id, events)
+            answered.extend(1 for event in events if event.kind is EventKind.ANSWERED)
+            if len(answered) >= 12:  # a Ctrl-C landing right after the commit
+                raise asyncio.CancelledError
+
+    monkeypatch.setattr("screener.runs.session.AsyncJournal", StopsAfterACommit)
+    db = str(tmp_path / "runs.db")
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(start_run(_plan("wrr", 10_000), db))
+    with Journal(db, create=False) as journal:
+        run_id = journal.latest_run_id()
+        assert run_id is not None
+        stored = journal.events(run_id, kinds=(EventKind.ANSWERED,))
+        snapshot = journal.snapshot(run_id)
+    _, reported, _ = load_results(db, run_id)
+    assert reported.total_pulls == len(stored) >= 12
+    assert snapshot is None
 
 
 def _damage(url: str, run_id: str, statement: str, **values: Any) -> None:

@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 
 from screener.algorithms.thresholding._base import ThresholdingAlgorithm
 from screener.algorithms.thresholding.crowd_prior._checks import ROBUST_LEVEL
+from screener.algorithms.thresholding.crowd_prior._posterior import PosteriorSummary
 from screener.algorithms.thresholding.crowd_prior._queue import FewestFirst
 from screener.arrays import BoolArray, FloatArray, IntArray, grown
 from screener.stats.confseq import mixture_bounds
@@ -29,6 +30,9 @@ __all__ = ["ACCEPTED", "BANNED", "UNDECIDED", "PriorJudging"]
 
 #: A worker's state: its decision, final once taken.
 UNDECIDED, BANNED, ACCEPTED = 0, 1, 2
+_EVERY_WORKER = slice(None)
+#: What is derived from the answers and the prior for the result (``_forget_derived``).
+_DERIVED = ("_summary", "_spans")
 
 
 class PriorJudging(ThresholdingAlgorithm):
@@ -53,7 +57,7 @@ class PriorJudging(ThresholdingAlgorithm):
         """The state before any answer: no decision, the uniform placeholder prior, the
         pilot's workers drawn (cost mode: the stopping table under the placeholder)."""
         self.state = np.zeros(self.n_arms, dtype=np.int8)
-        self._prob_below: FloatArray | None = None  # computed when read (``prob_below``)
+        self._forget_derived()
         self.decided_at: FloatArray = np.full(self.n_arms, math.nan)
         #: Decided by its own answers alone (anytime interval at level q), whatever the prior.
         self.own_decided = np.zeros(self.n_arms, dtype=bool)
@@ -96,13 +100,34 @@ class PriorJudging(ThresholdingAlgorithm):
         if self.costs is not None:
             self._refit()
 
+    def _forget_derived(self) -> None:
+        """Drop what the result derives from the answers and the prior, computed again when
+        read: the posterior's summary (``prob_below``) and undecided workers' spans."""
+        self._summary: PosteriorSummary | None = None
+        #: P(below)'s range over the region, by (successes, answers) (robust reasons).
+        self._spans: dict[tuple[float, int], tuple[float, float]] = {}
+
+    def __getstate__(self) -> dict[str, object]:
+        """The state without what is derived (``_forget_derived``): a snapshot neither
+        stores it (four floats a worker) nor depends on how it is kept."""
+        state = dict(self.__dict__)
+        for name in _DERIVED:
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._forget_derived()
+
     def scaled_successes(self) -> FloatArray:
         """Each worker's successes on [0, 1] (fractional for graded answers)."""
         return self._scaled_successes()
 
-    def _scaled_successes(self) -> FloatArray:
-        counts = self.stats.count
-        return np.asarray((self.stats.total - self.lower * counts) / self.width)
+    def _scaled_successes(self, arms: slice = _EVERY_WORKER) -> FloatArray:
+        """Successes on [0, 1] of every worker, or of the ``arms`` slice alone (the same
+        floats: element by element)."""
+        counts = self.stats.count[arms]
+        return np.asarray((self.stats.total[arms] - self.lower * counts) / self.width)
 
     def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:
         # As if one answer at a time, in the order tell accepted them: the prior is refit

@@ -23,6 +23,10 @@ from screener.algorithms.thresholding.crowd_prior._judging import (
     UNDECIDED,
     PriorJudging,
 )
+from screener.algorithms.thresholding.crowd_prior._posterior import (
+    PosteriorSummary,
+    summarise_posterior,
+)
 from screener.algorithms.thresholding.crowd_prior._queue import FewestFirst
 from screener.algorithms.thresholding.crowd_prior._reasons import (
     BAYES_GUARANTEE,
@@ -161,7 +165,7 @@ class CrowdPrior(PriorJudging):
         # The means are the result's alone (the schedule and the decisions read the counts),
         # so they are recomputed when a result reads them: an ask between answers costs the
         # same at any number of workers.
-        self._prob_below = None
+        self._forget_derived()
         self._means_stale = True
 
     def _fresh_means(self) -> FloatArray:
@@ -174,10 +178,16 @@ class CrowdPrior(PriorJudging):
     def prob_below(self) -> FloatArray:
         """Each worker's probability of being under the bar under the fitted prior (read
         by the result only, so computed when read, not after every answer)."""
-        if self._prob_below is None:
+        return self._posterior_summary().prob_below
+
+    def _posterior_summary(self) -> PosteriorSummary:
+        """What the result shows of each worker's posterior, from one pass over it."""
+        if self._summary is None:
             successes, counts = self._scaled_successes(), self.stats.count
-            self._prob_below = self.prior.prob_below(successes, counts, self.bar)
-        return self._prob_below
+            self._summary = summarise_posterior(
+                self.prior, successes, counts, bar=self.bar, q=self.q
+            )
+        return self._summary
 
     def n_undecided(self) -> int:
         # _decide and _decide_unanswered: undecided exactly while the state says so.
@@ -264,23 +274,16 @@ class CrowdPrior(PriorJudging):
             return Decision.BELOW if self.state[arm] == BANNED else Decision.ABOVE
         return super()._leaning(arm)
 
-    def _posterior(self) -> FloatArray:
-        """Each worker's posterior weights on the prior's grid (the prior itself without
-        answers)."""
-        return self.prior.posterior(self._scaled_successes(), self.stats.count)
-
     def _estimate(self) -> tuple[FloatArray, FloatArray | None]:
-        """The posterior mean, with the worker's own share correct beside it."""
-        mean = self._posterior() @ self.prior.grid
+        """The posterior mean (the prior's without answers), with the worker's own share
+        correct beside it."""
+        mean = self._posterior_summary().mean
         return self.lower + self.width * mean, self._fresh_means()
 
     def _interval(self) -> tuple[FloatArray, FloatArray]:
         """A central posterior interval of probability 1 - 2q (posterior mode's q)."""
-        cumulative = np.cumsum(self._posterior(), axis=1)
-        grid = self.prior.grid
-        low = grid[np.minimum((cumulative < self.q).sum(axis=1), grid.size - 1)]
-        high = grid[np.minimum((cumulative < 1.0 - self.q).sum(axis=1), grid.size - 1)]
-        return self.lower + self.width * low, self.lower + self.width * high
+        summary = self._posterior_summary()
+        return self.lower + self.width * summary.low, self.lower + self.width * summary.high
 
     def _decide(self, arm: int, leaning: Decision) -> tuple[Decision, str]:
         state = int(self.state[arm])
@@ -319,16 +322,24 @@ class CrowdPrior(PriorJudging):
 
     def _open_evidence(self, arm: int) -> str:
         """Why an undecided worker is not decided yet, in the terms its decision would take."""
-        span = None
-        if self.costs is None and self.robust:
-            successes = self._scaled_successes()[arm : arm + 1]
-            lowest, highest = self.region.prob_below_range(
-                successes, self.stats.count[arm : arm + 1], self.bar
-            )
-            span = (float(lowest[0]), float(highest[0]))
+        span = self._span(arm) if self.costs is None and self.robust else None
         p_bad = float(self.prob_below[arm])
         cost_mode = self.costs is not None
         return open_evidence(self._below(), p_bad, q=self.q, cost_mode=cost_mode, span=span)
+
+    def _span(self, arm: int) -> tuple[float, float]:
+        """The range of an undecided worker's P(below) over the region's priors, from its own
+        answers alone (every worker's, per undecided worker, made the result quadratic). One
+        call per distinct (successes, answers), not one for all workers: BLAS sums a row of a
+        matrix in another order than a lone row, so the span's last bits would move; workers
+        with the same answers share it (a few hundred pairs among thousands of workers)."""
+        one = slice(arm, arm + 1)
+        successes, counts = self._scaled_successes(one), self.stats.count[one]
+        key = (float(successes[0]), int(counts[0]))
+        if key not in self._spans:
+            lowest, highest = self.region.prob_below_range(successes, counts, self.bar)
+            self._spans[key] = (float(lowest[0]), float(highest[0]))
+        return self._spans[key]
 
     def _decide_unanswered(self, arm: int) -> tuple[Decision, str]:
         if self.state[arm] == UNDECIDED:
