@@ -203,14 +203,22 @@ class Snapshot:
         return self.digest == snapshot_digest(self.state)
 
 
+#: The layout of a pickled state (an algorithm's, the gate's): raised whenever a class
+#: snapshots keep changes the attributes it keeps, so that a reader of another layout replays
+#: instead of restoring state it would misread (2: crowd-prior's derived caches left out).
+STATE_FORMAT = 2
+
+
 def snapshot_digest(state: bytes) -> str:
-    """What the journal keeps beside a snapshot's bytes: the screener version that wrote them
-    and their SHA-256, so that a reader can tell damaged bytes, or bytes another version
-    pickled, and replay instead.
+    """What the journal keeps beside a snapshot's bytes: the screener version and state layout
+    (``STATE_FORMAT``) that wrote them and their SHA-256, so that a reader can tell damaged
+    bytes, or bytes another version or layout pickled, and replay instead.
 
     Examples
     --------
     >>> snapshot_digest(b"abc") == snapshot_digest(b"abc") != snapshot_digest(b"abd")
     True
+    >>> snapshot_digest(b"abc").split(":")[0].endswith(f"+state{STATE_FORMAT}")
+    True
     """
-    return f"{__version__}:{hashlib.sha256(state).hexdigest()}"
+    return f"{__version__}+state{STATE_FORMAT}:{hashlib.sha256(state).hexdigest()}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import pickle
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from screener import __version__
 from screener.algorithms import Result
 from screener.crowd import WorkerPool
 from screener.errors import ConfigError
@@ -193,13 +195,20 @@ DAMAGES: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("damage", [*DAMAGES, "forged"])
+@pytest.mark.parametrize("damage", [*DAMAGES, "forged", "another-layout"])
 async def test_a_bad_snapshot_is_ignored_and_the_journal_replayed(
     database_url: str, tmp_path: Path, damage: str
 ) -> None:
     run_id = await _interrupted(database_url, _plan("wrr", EVERY), answers_after_snapshot=1)
     trap = tmp_path / "forged-snapshot-ran"
-    if damage == "forged":  # bytes that match their digest but name a forbidden callable
+    if damage == "another-layout":  # these very bytes, as this version wrote them before
+        with Journal(database_url, create=False) as journal:
+            stored = journal.snapshot(run_id)
+        assert stored is not None
+        digest = f"{__version__}:{hashlib.sha256(stored.state).hexdigest()}"
+        statement = "UPDATE run_snapshots SET digest = :digest WHERE run_id = :run_id"
+        _damage(database_url, run_id, statement, digest=digest)
+    elif damage == "forged":  # bytes that match their digest but name a forbidden callable
         state = pickle.dumps(_Forged(str(trap)))
         statement = (
             "UPDATE run_snapshots SET state = :state, digest = :digest WHERE run_id = :run_id"
