@@ -9,7 +9,7 @@ import asyncio
 import dataclasses
 import hashlib
 import pickle
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,17 +51,35 @@ def _plan(algorithm: str, every: int) -> RunPlan:
 
 async def _interrupted(db: str, plan: RunPlan, answers_after_snapshot: int) -> str:
     """Start the run, cancel it once it has a snapshot and some answers after it."""
+
+    def ready(journal: Journal, run_id: str) -> bool:
+        snapshot = journal.snapshot(run_id)
+        if snapshot is None:
+            return False
+        after = journal.events(run_id, after_id=snapshot.event_id)
+        return sum(e.kind is EventKind.ANSWERED for e in after) >= answers_after_snapshot
+
+    return await _cancelled_when(db, plan, ready)
+
+
+async def _stopped_after(db: str, plan: RunPlan, answers: int) -> str:
+    """Start the run and interrupt it (as Ctrl-C does) once it has ``answers`` answers."""
+
+    def ready(journal: Journal, run_id: str) -> bool:
+        return len(journal.events(run_id, kinds=(EventKind.ANSWERED,))) >= answers
+
+    return await _cancelled_when(db, plan, ready)
+
+
+async def _cancelled_when(db: str, plan: RunPlan, ready: Callable[[Journal, str], bool]) -> str:
+    """Start the run and cancel it once ``ready`` holds of its journal."""
     task = asyncio.create_task(start_run(plan, db))
     with Journal(db) as journal:
         while True:
             await asyncio.sleep(0.01)
             assert not task.done(), "the run ended before it could be interrupted"
             run_id = journal.latest_run_id()
-            snapshot = None if run_id is None else journal.snapshot(run_id)
-            if run_id is None or snapshot is None:
-                continue
-            after = journal.events(run_id, after_id=snapshot.event_id)
-            if sum(e.kind is EventKind.ANSWERED for e in after) >= answers_after_snapshot:
+            if run_id is not None and ready(journal, run_id):
                 break
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -104,23 +122,6 @@ async def test_a_run_resumed_from_its_snapshot_ends_as_the_uninterrupted_run(
     assert _same(dataclasses.replace(resumed, released_pulls=reference.released_pulls), reference)
     _, reported, _ = load_results(database_url, run_id)
     assert _same(reported, resumed)
-
-
-async def _stopped_after(db: str, plan: RunPlan, answers: int) -> str:
-    """Start the run and interrupt it (as Ctrl-C does) once it has ``answers`` answers."""
-    task = asyncio.create_task(start_run(plan, db))
-    with Journal(db) as journal:
-        while True:
-            await asyncio.sleep(0.01)
-            assert not task.done(), "the run ended before it could be interrupted"
-            run_id = journal.latest_run_id()
-            kinds = [] if run_id is None else journal.events(run_id, kinds=(EventKind.ANSWERED,))
-            if run_id is not None and len(kinds) >= answers:
-                break
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    return run_id
 
 
 @pytest.mark.parametrize("algorithm", ["wrr", "crowd-prior"])
