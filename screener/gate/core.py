@@ -37,6 +37,7 @@ question is taken.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,7 @@ from screener.bank import GoldBank
 from screener.errors import UnknownPullError, UnknownWorkerError
 from screener.gate.agreement import AgreementJudge, reference_floor
 from screener.gate.ids import gold_id
+from screener.gate.items import NO_ITEM, FinalLabel, ItemBook, check_new_item
 from screener.gate.judge import ValueJudge
 from screener.gate.labels import LabelOutcome, TaskLabels, check_item, label_text
 from screener.gate.replies import (
@@ -67,6 +69,7 @@ from screener.gate.roster import (
 )
 from screener.gate.settings import GateSettings
 from screener.stats.change import ChangeDetector
+from screener.stats.prior import GridPrior
 
 __all__ = ["AnswerOutcome", "Decided", "Gate", "LabelOutcome", "Reply", "ReplyKind"]
 
@@ -105,6 +108,11 @@ class Gate:
         self.decisions: list[Decided] = []
         self.labels = TaskLabels()
         self.agreement = self._agreement_judge()
+        self.items = ItemBook(
+            self.labels, self._accuracy, confidence=self.settings.confidence,
+            task_price=self.settings.prices.task, binary=self.settings.binary_labels,
+        )  # fmt: skip
+        self._accuracies: dict[str, tuple[int, float, object, float]] = {}
         self.requests = 0
         self.tasks = 0
         self.gold_asked = 0
@@ -115,7 +123,7 @@ class Gate:
     def __getstate__(self) -> dict[str, Any]:
         """What pickling keeps (a snapshot): every attribute, the workers, gold records and
         decisions as columns (``pack_roster``: a live gate pauses while it is pickled)."""
-        packed = ("workers", "golds", "decisions")
+        packed = ("workers", "golds", "decisions", "_accuracies")
         state = {k: v for k, v in self.__dict__.items() if k not in packed}
         return {**state, "roster": pack_roster(self.workers, self.golds, self.decisions)}
 
@@ -123,15 +131,28 @@ class Gate:
         state = dict(state)
         self.workers, self.golds, self.decisions = unpack_roster(state.pop("roster"))
         self.__dict__.update(state)
+        self._accuracies = {}
+        self.items.accuracy = self._accuracy  # not pickled: a bound method
 
     # ------------------------------------------------------------------ the platform's calls
-    def next(self, worker: str, request_id: str | None = None) -> Reply:
+    def next(
+        self,
+        worker: str,
+        request_id: str | None = None,
+        candidates: Sequence[str] | None = None,
+    ) -> Reply:
         """Gold or task for ``worker``, who asks for work (joining if new, back if it left).
-        A ``request_id`` seen before returns that request's reply, changing nothing."""
+        A ``request_id`` seen before returns that request's reply, changing nothing. With
+        registered items (``add_items``) a task reply names the item to label, among
+        ``candidates`` when the platform names the items it can show this worker
+        (``screener.gate.items``)."""
         if self.repeats(request_id):
             assert request_id is not None
             return self._replies.repeated(request_id, worker)
         check_worker(worker)
+        if candidates is not None:
+            for item in candidates:
+                check_item(item)
         self.requests += 1
         state = self.workers.get(worker) or self._join(worker)
         if state.left:
@@ -140,7 +161,9 @@ class Gate:
         if self.judge is not None:
             self.judge.grew(state)
         reply = self._reply(state)
-        if reply.kind in (ReplyKind.TASK, ReplyKind.QUALIFIED):
+        if reply.kind in (ReplyKind.TASK, ReplyKind.QUALIFIED) and self._owns_items(candidates):
+            reply = self._with_item(reply, candidates)
+        if reply.kind in (ReplyKind.TASK, ReplyKind.QUALIFIED) and reply.reason != NO_ITEM:
             state.tasks += 1
             state.since_gold += 1
             self.tasks += 1
@@ -211,7 +234,23 @@ class Gate:
             self.workers[worker].labels += 1
             if self.agreement is not None:
                 self._agreement_bans(self.agreement.labelled(worker, item))
+            self.items.labelled(worker, item)
         return outcome
+
+    def add_items(self, items: Iterable[tuple[str, int | None, float]]) -> int:
+        """Register task items, each ``(item, cap, priority)`` (cap None: no cap; higher
+        priority first): from now on task replies name the item to label. Every item is
+        checked before any is registered; an item registered already is left as it is. The
+        number newly registered."""
+        batch = list(items)
+        for item, cap, priority in batch:
+            check_new_item(item, cap, priority)
+        return sum(self.items.add(item, cap, priority) for item, cap, priority in batch)
+
+    def final_labels(self, cursor: int = -1) -> list[FinalLabel]:
+        """The final-label entries after position ``cursor`` (-1: all), in order
+        (``screener.gate.items``: a consumer keeps the last entry per item)."""
+        return self.items.since(cursor)
 
     def check_label(self, worker: str, item: str, label: object) -> str:
         """The label as the gate keeps it, or the error ``tell_label`` would raise; changes
@@ -271,6 +310,7 @@ class Gate:
             "money": {"gold": gold_money, "tasks": task_money, "total": gold_money + task_money},
             "workers": statuses,
             "decisions": len(self.decisions),
+            "items": {"registered": len(self.items.items), "done": self.items.done_count},
         }
 
     # ------------------------------------------------------------------ replies
@@ -298,6 +338,38 @@ class Gate:
         if state.status is Status.QUALIFIED:
             return Reply(ReplyKind.QUALIFIED, state.worker, reason="qualified")
         return Reply(ReplyKind.TASK, state.worker, reason=state.status.value)
+
+    def _owns_items(self, candidates: Sequence[str] | None) -> bool:
+        return candidates is not None or bool(self.items.items)
+
+    def _with_item(self, reply: Reply, candidates: Sequence[str] | None) -> Reply:
+        """The task reply naming the item to label, or saying there is none for this worker
+        (then no task is counted: the platform has nothing of the requester's to give)."""
+        item = self.items.choose(reply.worker, candidates)
+        if item is None:
+            return Reply(reply.kind, reply.worker, reason=NO_ITEM)
+        return Reply(reply.kind, reply.worker, reason=reply.reason, item=item)
+
+    def _accuracy(self, worker: str) -> float | None:
+        """The weight of a worker's label (``screener.gate.items``): the posterior mean of
+        its accuracy from its gold answers, None when banned; the crowd's mean for a worker
+        the gate has not seen (a platform's own labels)."""
+        state = self.workers.get(worker)
+        if state is not None and state.banned:
+            return None
+        answered, total = (state.answered, state.gold_sum) if state is not None else (0, 0.0)
+        prior = getattr(self.method, "prior", None)
+        cached = self._accuracies.get(worker)
+        if cached is not None and cached[:2] == (answered, total) and cached[2] is prior:
+            return cached[3]
+        if isinstance(prior, GridPrior):
+            post = prior.posterior([total], [answered])[0]
+            mean = float(post @ prior.grid)
+        else:
+            mean = (total + 1.0) / (answered + 2.0)  # a uniform prior
+        if state is not None:
+            self._accuracies[worker] = (answered, total, prior, mean)
+        return mean
 
     def _panel_wants(self, state: WorkerState) -> bool:
         """Gold to make a reference for agreement (``AgreementJudge.wants_panel_gold``)."""
@@ -483,6 +555,8 @@ class Gate:
     def _decide(self, state: WorkerState, decision: str, reason: str) -> None:
         if decision == "banned" and self.agreement is not None:
             self.agreement.retire(state.worker)
+        if decision in ("banned", "reopened"):
+            self.items.reweigh_worker(state.worker)
         if state.owed is not None and decision == "banned":
             state.owed.released = True  # a banned worker's question is no longer wanted
             if state.owed.pull is not None:

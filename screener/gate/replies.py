@@ -46,13 +46,15 @@ class AnswerOutcome(enum.StrEnum):
 class Reply:
     """The gate's answer for one request: ``kind``; for a gold question its id (answer with
     it) and the bank's question id (None without a bank: the platform picks the question);
-    ``reason``: why, in a few words."""
+    ``reason``: why, in a few words; ``item``: for a task, the registered item to label
+    (None when the platform chooses its own items)."""
 
     kind: ReplyKind
     worker: str
     gold: str | None = None
     question: str | None = None
     reason: str = ""
+    item: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +63,7 @@ class Reply:
             "gold": self.gold,
             "question": self.question,
             "reason": self.reason,
+            "item": self.item,
         }
 
 

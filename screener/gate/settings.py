@@ -167,7 +167,9 @@ class GateSettings:
     (``screener.gate.agreement``; None: labels are kept, and decide nothing);
     ``binary_labels``: the task labels have two classes (agreement then counts two wrong
     labels as one, a sharper test); ``panel``: the references the gate makes on purpose with
-    extra gold, with ``agreement`` (0: only those the method's gold makes). ``seed``: the
+    extra gold, with ``agreement`` (0: only those the method's gold makes). ``confidence``:
+    the probability of its label at which a registered item is done
+    (``screener.gate.items``). ``seed``: the
     audits' draws. ``gold_key``: the secret the gold ids are made with
     (``screener.gate.ids``), drawn at random unless given, so that the same settings give the
     same ids; kept out of ``to_dict`` and ``repr``, and stored only where a resume needs it
@@ -198,6 +200,7 @@ class GateSettings:
     agreement: float | None = None
     binary_labels: bool = False
     panel: int = 5
+    confidence: float = 0.95
     seed: int = 0
     gold_key: str | None = field(default_factory=new_gold_key, repr=False)
 
@@ -260,6 +263,11 @@ class GateSettings:
         if self.agreement is not None:
             _fraction("agreement", self.agreement, open_low=True, below_one=True)
         check_count("panel", self.panel, 0, "references made on purpose, e.g. 5")
+        if not (isinstance(self.confidence, int | float) and 0.5 <= self.confidence < 1):
+            raise ConfigError(
+                f"confidence must be a probability in [0.5, 1), got {self.confidence!r}",
+                "e.g. --confidence 0.95 (an item is done when its label is this likely right)",
+            )
         if not (math.isfinite(self.expected_tasks) and self.expected_tasks >= 1):
             raise ConfigError(
                 f"expected_tasks must be a number >= 1, got {self.expected_tasks}", "e.g. 20"

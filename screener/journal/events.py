@@ -206,7 +206,7 @@ class Snapshot:
 #: The layout of a pickled state (an algorithm's, the gate's): raised whenever a class
 #: snapshots keep changes the attributes it keeps, so that a reader of another layout replays
 #: instead of restoring state it would misread (2: crowd-prior's derived caches left out).
-STATE_FORMAT = 2
+STATE_FORMAT = 3
 
 
 def snapshot_digest(state: bytes) -> str:
