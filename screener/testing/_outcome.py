@@ -33,12 +33,18 @@ class StreamOutcome:
     #: banned before it
     reached_milestone: frozenset[str]
     banned_before_milestone: frozenset[str]
+    #: under gate overlap, each item's final label (the gate's) and its stated confidence
+    final: dict[str, str] | None = None
+    confidence: dict[str, float] | None = None
 
     def label_accuracy(self, seed: int = 0) -> float:
         """The accuracy of the final labels of the task items (NaN without any): majority vote
         over the labels kept, ties broken by a draw seeded with ``seed``; graded answers: the
         mean answer, scored ``1 - |mean - truth|``; an item left with no label (every worker
-        who could label it banned) scores 0."""
+        who could label it banned) scores 0. Under gate overlap: the gate's final labels."""
+        if self.final is not None:
+            right = [float(self.final[item] == self.truth[item]) for item in sorted(self.labels)]
+            return float(np.mean(right)) if right else math.nan
         rng = np.random.default_rng(seed)
         right = []
         for item in sorted(self.labels):

@@ -22,8 +22,13 @@ What a request gets, per the policy's reply:
 A banned worker's task labels are discarded and its items need labels again (paid again).
 Each task item needs its recorded number of labels (``overlap="recorded"``), or labels until
 its top answer leads the next by ``lead`` votes (two by default), at most that number
-(``overlap="dynamic"``, 0/1 and categorical answers). Items still short at the end are
-filled by replacement labels, paid like tasks, from the whole crowd not banned, never twice
+(``overlap="dynamic"``, 0/1 and categorical answers), or labels until the gate settles it
+(``overlap="gate"``, categorical answers: ``run_stream`` registers every task item with the
+gate, its cap its recorded number of labels; a task request names the first ``PAGE`` of the
+worker's recorded items still open as candidates, and the worker labels the one the gate
+names; the final labels are the gate's, ``screener.gate.items``). Items still short at the end
+(under gate overlap: not settled, by the gate's weighing of the labels kept) are filled by
+replacement labels, paid like tasks, from the whole crowd not banned, never twice
 from one worker on one item: a recorded answer of the item left unused first; else a worker
 drawn by its recorded activity answers right with a chance that keeps the item's difficulty
 (``_right_chance``: its recorded accuracy moved by the item's easiness, fitted to the item's
@@ -46,6 +51,7 @@ from typing import Literal
 import numpy as np
 
 from screener.gate import Gate, ReplyKind
+from screener.gate.items import ItemBook
 from screener.oracles.dataset import Record, RecordedAnswers
 from screener.testing._adversaries import (
     ADVERSARIES,
@@ -70,7 +76,9 @@ __all__ = [
     "run_stream",
 ]
 
-Overlap = Literal["recorded", "dynamic"]
+Overlap = Literal["recorded", "dynamic", "gate"]
+#: The candidates a task request names under gate overlap: a platform's page of tasks.
+PAGE = 20
 #: The real task by which a worker who gives no real evidence should be banned (issue 48: of
 #: the gold recognisers who reach a 50th real task, 75% banned before it).
 MILESTONE = 50
@@ -154,6 +162,26 @@ class TaskStream:
         self.task_labels = 0
         self.discarded = 0
         self.adversaries = self._arm_adversaries()
+        self.book: ItemBook | None = None  # the gate's items, under gate overlap
+
+    def settle_with(self, gate: Gate) -> None:
+        """Gate overlap: register every task item with ``gate`` (its cap its recorded number
+        of labels); from now on the gate settles them."""
+        if self.settings.overlap != "gate" or self.graded:
+            raise ValueError("a gate settles items under overlap='gate', categorical answers")
+        gate.add_items((item, count, 0.0) for item, count in sorted(self.recorded.items()))
+        self.book = gate.items
+
+    def candidates(self, worker: str) -> list[str]:
+        """The first ``PAGE`` of the worker's recorded task items still needing a label."""
+        state = self.workers[worker]
+        found = []
+        for item, _ in state.tasks:
+            if self._needs_label(item):
+                found.append(item)
+                if len(found) == PAGE:
+                    break
+        return found
 
     # ------------------------------------------------------------------ the stream
     def requests(self) -> Iterator[str]:
@@ -187,12 +215,14 @@ class TaskStream:
             state.left = True
         return bool(state.tasks)
 
-    def task(self, worker: str) -> str | None:
-        """Give the worker a real task: the item it labels, or None (no work: it leaves)."""
+    def task(self, worker: str, item: str | None = None) -> str | None:
+        """Give the worker a real task: ``item`` (one of its recorded task items, as a gate
+        named it), else its next one that needs a label; the item it labels, or None (no
+        work: it leaves)."""
         if not self.has_work(worker):
             return None
         state = self.workers[worker]
-        item, answer = state.tasks.popleft()
+        item, answer = state.tasks.popleft() if item is None else _take(state.tasks, item)
         self.kept[item].append((worker, answer))
         state.labels.append(item)
         self.task_labels += 1
@@ -238,6 +268,7 @@ class TaskStream:
                 missing += 1
             replacements += missing
             short += missing > 0
+        final, confidence = self._settled()
         return StreamOutcome(
             labels=self.kept,
             truth={item: self.truth[item] for item in self.kept},
@@ -250,8 +281,31 @@ class TaskStream:
             banned=frozenset(name for name, w in self.workers.items() if w.banned),
             short_items=short,
             roles={name: w.role for name, w in self.workers.items() if w.role != "honest"},
+            final=final,
+            confidence=confidence,
             **self._milestones(),
         )
+
+    def _settled(self) -> tuple[dict[str, str] | None, dict[str, float] | None]:
+        """Under gate overlap, each item's final label and its confidence: the gate's last
+        settlement, else (reopened, or never settled: filled after the stream) its weighing
+        of the labels kept."""
+        if self.book is None:
+            return None, None
+        last = {entry.item: entry for entry in self.book.since()}
+        final, confidence = {}, {}
+        for item, labels in self.kept.items():
+            entry = last.get(item)
+            if entry is not None and entry.label is not None:
+                final[item], confidence[item] = entry.label, entry.confidence
+                continue
+            label, confidence[item] = self._judged(labels)
+            final[item] = "" if label is None else label
+        return final, confidence
+
+    def _judged(self, labels: list[tuple[str, str]]) -> tuple[str | None, float]:
+        assert self.book is not None
+        return self.book.judge((w.removeprefix("replacement:"), a) for w, a in labels)
 
     def _milestones(self) -> dict[str, frozenset[str]]:
         """Who reached the MILESTONE-th real task (``StreamOutcome``), who was banned before."""
@@ -320,6 +374,8 @@ class TaskStream:
         cap = self.recorded[item]
         if len(labels) >= cap:
             return False
+        if self.book is not None:  # gate overlap: open in the gate and by its weighing
+            return self.book.is_open(item) and self._judged(labels)[1] < self.book.confidence
         if self.settings.overlap == "recorded" or self.graded or len(labels) < 2:
             return True
         counts = Counter(answer for _, answer in labels).most_common(2)
@@ -402,6 +458,15 @@ def _item_records(
     return {item: (np.array(a), np.array(r)) for item, (a, r) in found.items()}
 
 
+def _take(tasks: deque[tuple[str, str]], item: str) -> tuple[str, str]:
+    """Remove and return the worker's recorded task of ``item``."""
+    for index, task in enumerate(tasks):
+        if task[0] == item:
+            del tasks[index]
+            return task
+    raise ValueError(f"the gate named {item!r}, which the worker has no recorded task of")
+
+
 def _given(record: Record) -> str:
     """A label as the worker gave it (a graded answer too)."""
     return str(record.given if record.given is not None else record.answer)
@@ -414,16 +479,22 @@ def _is_graded(answers: RecordedAnswers) -> bool:
 
 def run_stream(stream: TaskStream, gate: Gate | None) -> tuple[StreamOutcome, int]:
     """Drive ``stream`` through ``gate`` (None: no screening, every request a task), telling
-    it every task label as it is given and acting on each ban at once. Returns what was
+    it every task label as it is given and acting on each ban at once (under gate overlap,
+    the gate's items first, ``TaskStream.settle_with``). Returns what was
     bought and the most real tasks a worker did before its first gold question (the gate's
     limit, as the platform saw it)."""
     acted = 0
     before_gold: Counter[str] = Counter()
     screened: set[str] = set()
+    settling = stream.settings.overlap == "gate"
+    if settling:
+        assert gate is not None, "gate overlap needs a gate"
+        stream.settle_with(gate)
     for worker in stream.requests():
-        reply = None if gate is None else gate.next(worker)
+        pages = stream.candidates(worker) if settling else None
+        reply = None if gate is None else gate.next(worker, candidates=pages)
         if reply is None or reply.kind in (ReplyKind.TASK, ReplyKind.QUALIFIED):
-            item = stream.task(worker)
+            item = stream.task(worker, None if reply is None else reply.item)
             if item is not None and gate is not None:
                 gate.tell_label(worker, item, stream.kept[item][-1][1])
             if item is not None and worker not in screened:

@@ -156,9 +156,9 @@ def test_no_gold_question_goes_to_a_worker_without_work(monkeypatch: pytest.Monk
     gate = Gate(GateSettings(policy="first"))
     next_of = gate.next
 
-    def recording_next(worker: str) -> object:
+    def recording_next(worker: str, candidates: list[str] | None = None) -> object:
         asked.append((worker, _has_open_item(stream, worker)))
-        return next_of(worker)
+        return next_of(worker, candidates=candidates)
 
     monkeypatch.setattr(gate, "next", recording_next)
     outcome, _ = run_stream(stream, gate)
@@ -233,3 +233,42 @@ def test_an_item_nobody_is_left_to_label_scores_as_wrong() -> None:
     outcome = stream.finish()
     assert all(labels == [] for labels in outcome.labels.values())
     assert outcome.label_accuracy() == 0.0
+
+
+def _settled_run(seed: int, confidence: float) -> tuple[TaskStream, Gate]:
+    data = dataset(seed=seed)
+    stream = TaskStream(data, StreamSettings(overlap="gate", seed=seed))
+    gate = Gate(GateSettings(seed=seed, confidence=confidence, binary_labels=True))
+    return stream, gate
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_under_gate_overlap_the_gate_names_the_items_and_settles_them(seed: int) -> None:
+    stream, gate = _settled_run(seed, 0.95)
+    outcome, _ = run_stream(stream, gate)
+    assert outcome.final is not None and outcome.confidence is not None
+    assert set(outcome.final) == set(outcome.labels)
+    for item, labels in outcome.labels.items():
+        workers = [worker.removeprefix("replacement:") for worker, _ in labels]
+        assert len(workers) == len(set(workers))  # no worker labels an item twice
+        assert len(gate.labels.of_item(item)) <= stream.recorded[item]  # the cap
+    settled = {e.item: e for e in gate.final_labels() if e.label is not None}
+    assert settled and all(outcome.final[i] == e.label for i, e in settled.items())
+    assert all(e.confidence >= 0.95 for e in settled.values() if e.state == "settled")
+    # the crowd is mostly 0.9 workers: the gate's labels beat half the time by far
+    assert outcome.label_accuracy() > 0.85
+
+
+def test_a_higher_confidence_buys_more_labels_on_the_same_stream() -> None:
+    labels = []
+    for confidence in (0.8, 0.99):
+        stream, gate = _settled_run(4, confidence)
+        outcome, _ = run_stream(stream, gate)
+        labels.append(outcome.task_labels)
+    assert labels[0] < labels[1]
+
+
+def test_gate_overlap_without_a_gate_is_refused() -> None:
+    stream = TaskStream(dataset(), StreamSettings(overlap="gate"))
+    with pytest.raises(AssertionError, match="needs a gate"):
+        run_stream(stream, None)
