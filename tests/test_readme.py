@@ -19,6 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: Commands that serve until stopped: the README shows how to start them, a test cannot wait.
 SERVERS = ("screener gate", "screener serve")
+#: What a server prints when it starts (its PORT; a gate's GATE_RUN id): a line naming one
+#: needs the server running.
+PRINTED = r"\b(PORT|GATE_RUN)\b"
 #: The real datasets, which only a machine with SCREENER_DATA set has.
 DATA = "../shared/data"
 
@@ -94,7 +97,7 @@ def _from_screener(line: str) -> str | None:
 def _runnable(line: str) -> str | None:
     """The command to run for a README line, or None for one this test leaves out."""
     command = _from_screener(line)
-    if command is None or command.startswith(SERVERS) or re.search(r"\bPORT\b", command):
+    if command is None or command.startswith(SERVERS) or re.search(PRINTED, command):
         return None
     if DATA in command:
         data = os.environ.get("SCREENER_DATA")
@@ -109,9 +112,9 @@ def test_every_readme_command_runs(tmp_path: Path) -> None:
     exits with 0, or 3 where the line's comment says so (a run cut short). Left out, by one
     rule each: a line without a `screener` command (installing, `pytest`, `export`; from a
     line that installs first, its `screener` command runs); `screener gate` and `screener
-    serve`, which serve until stopped, and a line with the PORT one of them prints; a line
-    reading the real datasets (../shared/data) unless SCREENER_DATA is set. RUN_ID stands for
-    the run the last `screener run` line started."""
+    serve`, which serve until stopped, and a line with the PORT or GATE_RUN one of them
+    prints; a line reading the real datasets (../shared/data) unless SCREENER_DATA is set.
+    RUN_ID stands for the run the last `screener run` line started."""
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     env = {key: value for key, value in os.environ.items() if key != "SCREENER_DB"}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])

@@ -42,6 +42,7 @@ COMMANDS: dict[str, Entry] = {
     ),
     "serve": Entry("screener.cli.serve:serve", "Serve simulated workers over HTTP."),
     "gate": Entry("screener.cli.gate:gate", "Serve a gate: gold or task for each worker."),
+    "labels": Entry("screener.cli.labels:labels", "The final labels of a gate run."),
     "standin": Entry("screener.cli.standin:standin", "Replay a dataset as workers asking a gate."),
 }
 

@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, get_args
 
 import click
@@ -39,7 +40,8 @@ from screener.gate import (
     OnChange,
     Prices,
 )
-from screener.gate_service import TOKEN_ENV, GateSession, listen, serve_gate
+from screener.gate.item_file import ItemRow, load_items
+from screener.gate_service import TOKEN_ENV, GateSession, ItemEntry, listen, serve_gate
 from screener.journal import display_name
 from screener.runs.stops import TERMINATED
 
@@ -48,7 +50,7 @@ __all__ = ["gate"]
 _DEFAULTS = GateSettings()
 _PRICES = f"gold={_DEFAULTS.prices.gold:g},task={_DEFAULTS.prices.task:g}"
 #: What may be given beside --resume: where the run is and where to listen.
-_RESUME_OPTIONS = frozenset({"resume_id", "db", "host", "port"})
+_RESUME_OPTIONS = frozenset({"resume_id", "db", "host", "port", "items_file"})
 #: How a signal stops a gate: journaled as a run's stop is (runs/stops.py), and its exit code.
 STOPS = {
     signal.SIGINT: ("interrupted", ExitCode.INTERRUPTED),
@@ -106,18 +108,32 @@ def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], 
              type=float),
     _setting("--binary-labels/--any-labels", "The task labels have two classes: agreement "
              "counts two wrong labels as one (a sharper test)."),
+    _setting("--confidence", "A registered item is done when its label is this likely right "
+             "(under the workers' accuracies from gold).", type=float),
     _setting("--seed", "Seed of the audits' draws and the bank's question orders.", type=int),
     (("--questions",), dict(type=FILE, default=None,
                             help="Gold question bank (CSV or JSON): replies name the question "
                             "and raw answers are scored against its key.")),
 ])  # fmt: skip
+@click.option(
+    "--items", "items_file", type=FILE, default=None,
+    help="Task items to register at start (CSV with header item[,cap][,priority], or JSON "
+    "Lines): task replies name the item to label. With --resume, only new items are added.",
+)  # fmt: skip
 @listen_options
 @click.option(
     "--resume", "resume_id", default=None, metavar="RUN_ID",
     help="Serve gate run RUN_ID again, rebuilt from its journal, with its own settings.",
 )  # fmt: skip
 @db_option
-def gate(given: dict[str, Any], host: str, port: int, resume_id: str | None, db: str) -> None:
+def gate(
+    given: dict[str, Any],
+    items_file: Path | None,
+    host: str,
+    port: int,
+    resume_id: str | None,
+    db: str,
+) -> None:
     """Serve a gate over HTTP: for each worker who asks for work, a gold question or a real
     task; gold answers back; decisions streamed as they are made (docs/gate-api.md).
 
@@ -132,13 +148,14 @@ def gate(given: dict[str, Any], host: str, port: int, resume_id: str | None, db:
     else:
         settings, bank = _settings(given)
         Gate(settings, bank)  # the method's parameters are checked where it is built
+    items = None if items_file is None else load_items(items_file)  # before anything is written
     _check_exposure(host, token)
     try:
         sock = listen(host, port)
     except OSError as error:
         raise cannot_listen(host, port, error) from None
     with sock:
-        code = asyncio.run(_serve(sock, token, db, resume_id, settings, bank))
+        code = asyncio.run(_serve(sock, token, db, resume_id, settings, bank, items))
     raise click.exceptions.Exit(code)
 
 
@@ -173,12 +190,16 @@ async def _serve(
     resume_id: str | None,
     settings: GateSettings | None,
     bank: GoldBank | None,
+    items: list[ItemRow] | None,
 ) -> int:
     if resume_id is not None:
         session = await GateSession.resume(resume_id, db)
     else:
         assert settings is not None
         session = await GateSession.create(settings, bank, db)
+    if items is not None:  # journaled as POST /v1/items is; those registered already stay
+        added = await _register(session, items)
+        note(f"{added['registered']:,} items registered ({added['items']:,} in all)")
     with _stop_signals() as asked:  # before the URL is out: a stop may follow it at once
         try:
             runner, url = await serve_gate(session, token, sock)
@@ -204,6 +225,14 @@ async def _serve(
     note(f"stopped: gate run {run_id} is saved; continue it with "
          f"`screener gate --resume {run_id} --db {shown}`")  # fmt: skip
     return STOPS[stop][1]
+
+
+async def _register(session: GateSession, items: list[ItemRow]) -> dict[str, Any]:
+    try:
+        return await session.add_items([ItemEntry(*row) for row in items])
+    except BaseException:
+        await session.close("failed: could not register the items")
+        raise
 
 
 @contextlib.contextmanager

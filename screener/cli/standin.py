@@ -58,6 +58,9 @@ def _setting(flag: str, help_text: str, kind: Any) -> tuple[tuple[str, ...], dic
     _setting("--turn-wrong", "... answering wrongly with this probability.", float),
     _setting("--concurrency", "Workers served at once (1: one request at a time, in order: "
              "the same decisions every time).", int),
+    (("--register-items",), dict(
+        is_flag=True, help="Register the task items with the gate first (each capped at its "
+        "recorded labels): the gate chooses each worker's item and settles the items.")),
 ])  # fmt: skip
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="Port of the stand-in's own report (GET /v1/report) on 127.0.0.1.")  # fmt: skip

@@ -271,6 +271,7 @@ class Gate:
         if state is None or state.left:
             return
         state.left = True
+        self.items.withdraw(worker)
         if self.agreement is not None:
             self.agreement.left(worker)
         if state.owed is not None:
@@ -555,6 +556,8 @@ class Gate:
     def _decide(self, state: WorkerState, decision: str, reason: str) -> None:
         if decision == "banned" and self.agreement is not None:
             self.agreement.retire(state.worker)
+        if decision == "banned":
+            self.items.withdraw(state.worker)
         if decision in ("banned", "reopened"):
             self.items.reweigh_worker(state.worker)
         if state.owed is not None and decision == "banned":

@@ -20,7 +20,11 @@ Rules:
   its new estimate);
 * **done**: an item is done when its posterior probability of its top label reaches the
   requester's ``confidence``, or when its labels (every label given, banned workers' too: they
-  were paid) reach its cap. A done item is offered to no one. Its final label is streamed
+  were paid) reach its cap. A done item is offered to no one, nor is one whose labels and
+  open offers reach its cap: an offer (a task reply naming the item) stays open until the
+  worker's label of it arrives, the worker is offered another item (each worker holds one
+  offer: report a label before the worker's next task, or the cap may be passed by the labels
+  in flight), leaves or is banned. Its final label is streamed
   (``FinalLabel``, ``since``); a ban that drops a done item under ``confidence`` below its cap
   reopens it (a ``reopened`` entry; it settles again later), and a ban that changes a done
   item's top label streams the new one. A consumer keeps the last entry per item. A done item's
@@ -42,6 +46,7 @@ BENCHMARKS.md measures how far the shared data is from it.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -101,16 +106,7 @@ class FinalLabel:
     state: Settlement
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "item": self.item,
-            "label": self.label,
-            "confidence": self.confidence,
-            "labels": self.labels,
-            "given": self.given,
-            "money": self.money,
-            "state": self.state,
-        }
+        return dataclasses.asdict(self)
 
 
 def item_posterior(votes: Iterable[tuple[str, float]], classes: int) -> tuple[str | None, float]:
@@ -162,6 +158,8 @@ class ItemBook:
         self._heap: list[tuple[float, float, int, int, str]] = []
         self._vocabulary: set[str] = set()
         self.done_count = 0
+        self._offers: dict[str, str] = {}  # worker -> the item its last task reply named
+        self._pending: dict[str, int] = {}  # item -> open offers
 
     def __getstate__(self) -> dict[str, Any]:
         """Every attribute but ``accuracy`` (its owner attaches it again on unpickling)."""
@@ -180,10 +178,28 @@ class ItemBook:
 
     def choose(self, worker: str, candidates: Sequence[str] | None = None) -> str | None:
         """The item ``worker`` labels next (the uncertainty rule), or None: no open item it
-        has not labelled (among ``candidates``, when the platform names them)."""
+        has not labelled (among ``candidates``, when the platform names them). The worker's
+        previous offer lapses; the one made here stays open until its label arrives."""
+        self.withdraw(worker)
         if candidates is not None:
             open_ones = [self.items[c] for c in candidates if self._offerable(c, worker)]
-            return min(open_ones, key=_rank).item if open_ones else None
+            chosen = min(open_ones, key=_rank).item if open_ones else None
+        else:
+            chosen = self._from_heap(worker)
+        if chosen is not None:
+            self._offers[worker] = chosen
+            self._pending[chosen] = self._pending.get(chosen, 0) + 1
+        return chosen
+
+    def withdraw(self, worker: str) -> None:
+        """``worker``'s open offer, if any, lapses (it asked again, left or was banned)."""
+        item = self._offers.pop(worker, None)
+        if item is not None:
+            self._pending[item] -= 1
+            if not self._pending[item]:
+                del self._pending[item]
+
+    def _from_heap(self, worker: str) -> str | None:
         skipped = []
         chosen = None
         while self._heap:
@@ -192,7 +208,7 @@ class ItemBook:
             if entry[3] != state.version or state.done:
                 continue  # stale: the item moved or closed since
             skipped.append(entry)
-            if worker not in self.labels.of_item(state.item):
+            if self._offerable(state.item, worker):
                 chosen = state.item
                 break
         for entry in skipped:
@@ -204,6 +220,8 @@ class ItemBook:
         state = self.items.get(item)
         if state is None:
             return  # an item the platform chose itself
+        if self._offers.get(worker) == item:
+            self.withdraw(worker)
         self._vocabulary.add(self.labels.of_item(item)[worker])
         state.given += 1
         self._reweigh(state)
@@ -268,7 +286,9 @@ class ItemBook:
 
     def _offerable(self, item: str, worker: str) -> bool:
         state = self.items.get(item)
-        return state is not None and not state.done and worker not in self.labels.of_item(item)
+        if state is None or state.done or worker in self.labels.of_item(item):
+            return False
+        return state.cap is None or state.given + self._pending.get(item, 0) < state.cap
 
     def _classes(self) -> int:
         return 2 if self.binary else max(2, len(self._vocabulary))

@@ -60,7 +60,7 @@ def label_text(label: object) -> str:
 
 
 def check_item(item: object) -> None:
-    """Refuse an item id that is not a non-empty printable string."""
+    """Refuse an item id that is not a printable string of 1 to ``MAX_ID`` characters."""
     check_id(item, "an item id", "send the platform's id of the task item")
 
 

@@ -10,6 +10,7 @@ from typing import Any, Generic, TypeVar
 from screener.errors import ConfigError
 
 __all__ = [
+    "MAX_ID",
     "AnswerOutcome",
     "Decided",
     "Reply",
@@ -19,6 +20,8 @@ __all__ = [
     "check_worker",
 ]
 
+#: The longest id (a worker's, an item's, a request's) the gate takes.
+MAX_ID = 256
 #: Request ids remembered for repeated requests (the oldest are forgotten first).
 REMEMBERED_REQUESTS = 100_000
 _Kept = TypeVar("_Kept")
@@ -118,12 +121,14 @@ class RequestMemory(Generic[_Kept]):
 
 
 def check_worker(worker: object) -> None:
-    """Refuse a worker id that is not a non-empty printable string."""
+    """Refuse a worker id that is not a printable string of 1 to ``MAX_ID`` characters."""
     check_id(worker, "a worker id", "send the platform's worker id")
 
 
 def check_id(value: object, what: str, hint: str) -> None:
-    """Refuse an id (``what``: "a worker id", "an item id") that is not a non-empty
-    printable string."""
-    if not isinstance(value, str) or not value or not value.isprintable():
-        raise ConfigError(f"{what} must be a non-empty printable string, got {value!r}", hint)
+    """Refuse an id (``what``: "a worker id", "an item id") that is not a printable string
+    of 1 to ``MAX_ID`` characters."""
+    if not isinstance(value, str) or not value or not value.isprintable() or len(value) > MAX_ID:
+        raise ConfigError(
+            f"{what} must be a printable string of 1 to {MAX_ID} characters, got {value!r}", hint
+        )

@@ -14,9 +14,10 @@ from screener.gate_service.journaled import GATE_ORACLE, gate_spec, replay_gate,
 from screener.gate_service.protocol import (
     TOKEN_ENV,
     AnswerItem,
-    DecisionsQuery,
     GateApiError,
+    ItemEntry,
     LabelItem,
+    StreamQuery,
 )
 from screener.gate_service.session import GateSession, GateStoppedError
 from screener.gate_service.snapshots import RebuiltGate, rebuild_gate
@@ -25,13 +26,14 @@ __all__ = [
     "GATE_ORACLE",
     "TOKEN_ENV",
     "AnswerItem",
-    "DecisionsQuery",
     "GateApiError",
     "GateClient",
     "GateSession",
     "GateStoppedError",
+    "ItemEntry",
     "LabelItem",
     "RebuiltGate",
+    "StreamQuery",
     "gate_app",
     "gate_spec",
     "listen",

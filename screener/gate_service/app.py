@@ -1,10 +1,10 @@
 """The gate's HTTP API (docs/gate-api.md) over a ``GateSession``, with aiohttp.
 
-Every request but the reads (decisions, status) is a call of the gate, journaled before its
-reply (``GateSession``). Errors are JSON ``{"error": "..."}``, one line each: 400 for a
-request the API or the gate refuses (nothing of it is used), 401 for a missing or wrong
-bearer token, 404 for an unknown gold id, worker or path, 405, 413 for a body over 1 MiB,
-503 when the gate has stopped serving.
+Every request but the reads (decisions, final labels, status) is a call of the gate,
+journaled before its reply (``GateSession``). Errors are JSON ``{"error": "..."}``, one line
+each: 400 for a request the API or the gate refuses (nothing of it is used), 401 for a
+missing or wrong bearer token, 404 for an unknown gold id, worker or path, 405, 413 for a body
+over 1 MiB, 503 when the gate has stopped serving.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from screener.errors import ScreenerError, UnknownPullError, UnknownWorkerError
 from screener.gate_service.protocol import (
     ANSWERS_PATH,
     DECISIONS_PATH,
+    FINAL_LABELS_PATH,
+    ITEMS_PATH,
     LABELS_PATH,
     LEAVE_PATH,
     NEXT_PATH,
@@ -28,10 +30,11 @@ from screener.gate_service.protocol import (
     TOKEN_ENV,
     GateApiError,
     parse_answers,
-    parse_decisions_query,
+    parse_items,
     parse_labels,
     parse_leave,
     parse_next,
+    parse_stream_query,
 )
 from screener.gate_service.session import GateSession, GateStoppedError
 
@@ -61,11 +64,17 @@ def gate_app(session: GateSession, token: str | None) -> web.Application:
         results = await session.labels(parse_labels(await _body(request)))
         return web.json_response({"results": results})
 
+    async def items(request: web.Request) -> web.Response:
+        return web.json_response(await session.add_items(parse_items(await _body(request))))
+
     async def leave(request: web.Request) -> web.Response:
         return web.json_response(await session.leave(parse_leave(await _body(request))))
 
     async def decisions(request: web.Request) -> web.Response:
-        return web.json_response(await session.decisions(parse_decisions_query(request.query)))
+        return web.json_response(await session.decisions(parse_stream_query(request.query)))
+
+    async def final_labels(request: web.Request) -> web.Response:
+        return web.json_response(await session.final_labels(parse_stream_query(request.query)))
 
     async def status(request: web.Request) -> web.Response:
         return web.json_response(session.status())
@@ -78,7 +87,9 @@ def gate_app(session: GateSession, token: str | None) -> web.Application:
     app.router.add_post(ANSWERS_PATH, answers)
     app.router.add_post(LABELS_PATH, labels)
     app.router.add_post(LEAVE_PATH, leave)
+    app.router.add_post(ITEMS_PATH, items)
     app.router.add_get(DECISIONS_PATH, decisions)
+    app.router.add_get(FINAL_LABELS_PATH, final_labels)
     app.router.add_get(STATUS_PATH, status)
     app.on_shutdown.append(on_shutdown)
     return app

@@ -23,12 +23,15 @@ import aiohttp
 from screener.gate_service.protocol import (
     ANSWERS_PATH,
     DECISIONS_PATH,
+    FINAL_LABELS_PATH,
+    ITEMS_PATH,
     LABELS_PATH,
     LEAVE_PATH,
     NEXT_PATH,
     STATUS_PATH,
     AnswerItem,
     GateApiError,
+    ItemEntry,
     LabelItem,
 )
 
@@ -76,10 +79,22 @@ class GateClient:
             self._session = None
 
     # ------------------------------------------------------------------ the calls
-    async def next(self, worker: str, request_id: str | None = None) -> dict[str, Any]:
-        """Gold or task for ``worker``: the reply (kind, gold, question, payload, reason)."""
-        body = {"worker": worker, "request_id": request_id or uuid.uuid4().hex}
+    async def next(
+        self, worker: str, request_id: str | None = None, *, items: Sequence[str] | None = None
+    ) -> dict[str, Any]:
+        """Gold or task for ``worker``: the reply (kind, gold, question, payload, reason, and
+        ``item``: the registered item to label, among ``items`` when given, the items the
+        platform can show this worker)."""
+        body: dict[str, Any] = {"worker": worker, "request_id": request_id or uuid.uuid4().hex}
+        if items is not None:
+            body["items"] = list(items)
         return await self._call("POST", NEXT_PATH, body)
+
+    async def add_items(self, items: Sequence[ItemEntry]) -> int:
+        """Register task items (checked whole: one bad item refuses them all); how many were
+        new (an item registered already is left as it is, so a retry changes nothing)."""
+        reply = await self._call("POST", ITEMS_PATH, {"items": [i.to_json() for i in items]})
+        return int(reply["registered"])
 
     async def answers(self, items: Sequence[AnswerItem]) -> list[str]:
         """Hand gold answers back; each one's outcome: accepted, duplicate or late."""
@@ -113,11 +128,14 @@ class GateClient:
     ) -> tuple[list[dict[str, Any]], int]:
         """The decisions after seq ``cursor`` (waiting up to ``wait`` s for one), and the
         cursor to pass next time."""
-        query = {"cursor": str(cursor), "wait": str(wait)}
-        if limit is not None:
-            query["limit"] = str(limit)
-        reply = await self._call("GET", DECISIONS_PATH, params=query)
-        return list(reply["decisions"]), int(reply["cursor"])
+        return await self._stream(DECISIONS_PATH, "decisions", cursor, wait, limit)
+
+    async def final_labels(
+        self, cursor: int = -1, *, wait: float = 0.0, limit: int | None = None
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The final-label entries after seq ``cursor`` (waiting up to ``wait`` s for one), and
+        the cursor to pass next time; keep the last entry per item."""
+        return await self._stream(FINAL_LABELS_PATH, "labels", cursor, wait, limit)
 
     async def follow(
         self, cursor: int = -1, *, wait: float = 10.0
@@ -136,6 +154,16 @@ class GateClient:
         return await self._call("GET", STATUS_PATH)
 
     # ------------------------------------------------------------------ transport
+    async def _stream(
+        self, path: str, key: str, cursor: int, wait: float, limit: int | None
+    ) -> tuple[list[dict[str, Any]], int]:
+        """One read of a stream: its entries after ``cursor`` and the next cursor."""
+        query = {"cursor": str(cursor), "wait": str(wait)}
+        if limit is not None:
+            query["limit"] = str(limit)
+        reply = await self._call("GET", path, params=query)
+        return list(reply[key]), int(reply["cursor"])
+
     async def _call(
         self,
         method: str,

@@ -18,7 +18,11 @@ the gate that served, request memory included. The events:
 
 * ``requested``: ``Gate.next``: ``worker``, ``detail`` the request id (None without one),
   ``question`` the bank's question of a gold reply, ``response`` JSON
-  ``{"kind", "gold", "reason"}``;
+  ``{"kind", "gold", "reason"}``, with ``"item"`` when the reply names an item and
+  ``"candidates"`` when the platform named the items it can show the worker (journals
+  written before items hold neither);
+* ``registered``: ``Gate.add_items``: ``response`` JSON ``[[item, cap, priority], ...]``, the
+  items the call registered (those registered already are left out: they changed nothing);
 * ``answered``: ``Gate.answer``: ``worker`` (the gold question's, which the answer named),
   ``detail`` the gold id, ``question``, and ``reward`` as given, or ``response`` the raw
   answer as JSON (then ``reward`` is None); ``duplicate`` and ``late`` are the answers the
@@ -38,7 +42,7 @@ journal that disagrees (another screener version, a damaged file) is refused.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from screener.algorithms import Verdict
@@ -54,8 +58,10 @@ __all__ = [
     "answer_event",
     "decision_events",
     "gate_spec",
+    "items_event",
     "label_event",
     "leave_event",
+    "new_items",
     "replay_gate",
     "request_event",
     "run_gate",
@@ -99,12 +105,38 @@ def run_gate(record: RunRecord) -> Gate:
     return Gate(settings, None if bank is None else GoldBank.from_dict(bank))
 
 
+#: A registered item as ``Gate.add_items`` takes it: (item, cap, priority).
+ItemTuple = tuple[str, int | None, float]
+
+
 # ------------------------------------------------------------------ calls to events
-def request_event(gate: Gate, reply: Reply, request_id: str | None, at: float) -> Event:
+def request_event(
+    gate: Gate,
+    reply: Reply,
+    request_id: str | None,
+    at: float,
+    candidates: Sequence[str] | None = None,
+) -> Event:
+    """The event of a request the gate served (``candidates``: the items the platform named)."""
     return Event(
         kind=EventKind.REQUESTED, at=at, worker=reply.worker, arm=gate.workers[reply.worker].arm,
-        detail=request_id, question=reply.question, response=_reply_json(reply),
+        detail=request_id, question=reply.question, response=_reply_json(reply, candidates),
     )  # fmt: skip
+
+
+def new_items(gate: Gate, items: Iterable[ItemTuple]) -> list[ItemTuple]:
+    """Of ``items``, those ``Gate.add_items`` would register: not registered yet, the first
+    of each id (what the ``registered`` event keeps)."""
+    fresh: dict[str, ItemTuple] = {}
+    for entry in items:
+        if entry[0] not in gate.items.items:
+            fresh.setdefault(entry[0], entry)
+    return list(fresh.values())
+
+
+def items_event(items: Sequence[ItemTuple], at: float) -> Event:
+    """The event of items just registered (``new_items``)."""
+    return Event(kind=EventKind.REGISTERED, at=at, response=json.dumps([list(i) for i in items]))
 
 
 def answer_event(gate: Gate, gold: str, reward: float | None, answer: object, at: float) -> Event:
@@ -165,9 +197,16 @@ def replay_gate(gate: Gate, events: Sequence[Event], made: Sequence[float] = ())
 def _replay_one(gate: Gate, event: Event, made: list[float]) -> None:
     kind = event.kind
     if kind is EventKind.REQUESTED:
-        reply = gate.next(_text(event.worker, event), event.detail)
-        if _reply_json(reply) != event.response or reply.question != event.question:
-            raise _mismatch(event, f"the gate now replies {_reply_json(reply)}")
+        journaled = json.loads(event.response or "{}")
+        candidates = journaled.get("candidates")
+        reply = gate.next(_text(event.worker, event), event.detail, candidates)
+        now = _reply_json(reply, candidates)
+        if json.loads(now) != journaled or reply.question != event.question:
+            raise _mismatch(event, f"the gate now replies {now}")
+    elif kind is EventKind.REGISTERED:
+        items = [(str(i), c, float(p)) for i, c, p in json.loads(event.response or "[]")]
+        if gate.add_items(items) != len(items):
+            raise _mismatch(event, "the gate had registered some of these items already")
     elif kind in _ANSWER_KINDS:
         raw = None if event.response is None else json.loads(event.response)
         gold = _text(event.detail, event)
@@ -201,8 +240,14 @@ def _same_decision(decision: Decided, event: Event) -> bool:
     )
 
 
-def _reply_json(reply: Reply) -> str:
-    return json.dumps({"kind": reply.kind.value, "gold": reply.gold, "reason": reply.reason})
+def _reply_json(reply: Reply, candidates: Sequence[str] | None) -> str:
+    """What a ``requested`` event keeps of the reply and of the request's candidates."""
+    found: dict[str, Any] = {"kind": reply.kind.value, "gold": reply.gold, "reason": reply.reason}
+    if reply.item is not None:
+        found["item"] = reply.item
+    if candidates is not None:
+        found["candidates"] = list(candidates)
+    return json.dumps(found)
 
 
 def _text(value: str | None, event: Event) -> str:

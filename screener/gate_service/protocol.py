@@ -14,11 +14,14 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from screener.errors import ScreenerError
+from screener.gate.replies import MAX_ID
 
 __all__ = [
     "ANSWERS_PATH",
     "DECISIONS_PATH",
     "DEFAULT_LIMIT",
+    "FINAL_LABELS_PATH",
+    "ITEMS_PATH",
     "LABELS_PATH",
     "LEAVE_PATH",
     "MAX_BATCH",
@@ -28,15 +31,17 @@ __all__ = [
     "STATUS_PATH",
     "TOKEN_ENV",
     "AnswerItem",
-    "DecisionsQuery",
     "GateApiError",
+    "ItemEntry",
     "LabelItem",
     "NextRequest",
+    "StreamQuery",
     "parse_answers",
-    "parse_decisions_query",
+    "parse_items",
     "parse_labels",
     "parse_leave",
     "parse_next",
+    "parse_stream_query",
 ]
 
 NEXT_PATH = "/v1/next"
@@ -44,17 +49,19 @@ ANSWERS_PATH = "/v1/answers"
 LEAVE_PATH = "/v1/leave"
 LABELS_PATH = "/v1/labels"
 DECISIONS_PATH = "/v1/decisions"
+ITEMS_PATH = "/v1/items"
+FINAL_LABELS_PATH = "/v1/labels/final"
 STATUS_PATH = "/v1/status"
 #: The environment variable holding the bearer token (server and clients).
 TOKEN_ENV = "SCREENER_GATE_TOKEN"
-#: The longest long poll of GET /v1/decisions, in seconds.
+#: The longest long poll of a stream (GET /v1/decisions, /v1/labels/final), in seconds.
 MAX_WAIT = 60.0
-#: Decisions one GET /v1/decisions returns by default, and at most.
+#: Entries one read of a stream returns by default, and at most.
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
-#: Answers one POST /v1/answers, or labels one POST /v1/labels, may carry.
+#: Answers one POST /v1/answers, labels one POST /v1/labels, items one POST /v1/items, or
+#: candidate items one POST /v1/next may carry.
 MAX_BATCH = 1000
-_MAX_ID = 256
 _Item = TypeVar("_Item")
 
 
@@ -69,10 +76,30 @@ class GateApiError(ScreenerError):
 @dataclass(frozen=True, slots=True)
 class NextRequest:
     """POST /v1/next: ``worker`` asks for work; ``request_id``, when given, makes a retry
-    return the first reply."""
+    return the first reply; ``items``, when given, the registered items the platform can show
+    this worker (the gate names one of them in a task reply)."""
 
     worker: str
     request_id: str | None = None
+    items: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ItemEntry:
+    """One task item to register: its id, its ``cap`` on labels (None: no cap) and its
+    ``priority`` (higher first)."""
+
+    item: str
+    cap: int | None = None
+    priority: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"item": self.item, "priority": self.priority}
+        return found if self.cap is None else {**found, "cap": self.cap}
+
+    def as_tuple(self) -> tuple[str, int | None, float]:
+        """As ``Gate.add_items`` takes it."""
+        return self.item, self.cap, self.priority
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +133,10 @@ class LabelItem:
 
 
 @dataclass(frozen=True, slots=True)
-class DecisionsQuery:
-    """GET /v1/decisions: the decisions after seq ``cursor`` (-1: from the first), at most
-    ``limit``, waiting up to ``wait`` seconds when there is none yet."""
+class StreamQuery:
+    """A read of a stream (GET /v1/decisions, GET /v1/labels/final): the entries after seq
+    ``cursor`` (-1: from the first), at most ``limit``, waiting up to ``wait`` seconds when
+    there is none yet."""
 
     cursor: int = -1
     limit: int = DEFAULT_LIMIT
@@ -116,12 +144,19 @@ class DecisionsQuery:
 
 
 def parse_next(body: object) -> NextRequest:
-    fields = _object(body, "POST /v1/next", {"worker", "request_id"})
-    request_id = fields.get("request_id")
+    fields = _object(body, "POST /v1/next", {"worker", "request_id", "items"})
+    request_id, items = fields.get("request_id"), fields.get("items")
     return NextRequest(
         _identifier(fields.get("worker"), "worker"),
         None if request_id is None else _identifier(request_id, "request_id"),
+        None if items is None else _candidates(items),
     )
+
+
+def parse_items(body: object) -> list[ItemEntry]:
+    """POST /v1/items: one item (``{"item", "cap"?, "priority"?}``) or a batch
+    (``{"items": [...]}``), as a list."""
+    return _one_or_batch(body, "items", _item_entry, "the item")
 
 
 def parse_leave(body: object) -> str:
@@ -141,7 +176,8 @@ def parse_labels(body: object) -> list[LabelItem]:
     return _one_or_batch(body, "labels", _label, "the label")
 
 
-def parse_decisions_query(query: Mapping[str, str]) -> DecisionsQuery:
+def parse_stream_query(query: Mapping[str, str]) -> StreamQuery:
+    """The query of a stream's read: ``cursor``, ``limit``, ``wait``, each checked."""
     unknown = sorted(set(query) - {"cursor", "limit", "wait"})
     if unknown:
         raise GateApiError(f"malformed query: unknown parameter {unknown[0]!r}")
@@ -154,7 +190,7 @@ def parse_decisions_query(query: Mapping[str, str]) -> DecisionsQuery:
         raise GateApiError(f"malformed query: limit must lie in [1, {MAX_LIMIT}]")
     if not 0.0 <= wait <= MAX_WAIT:
         raise GateApiError(f"malformed query: wait must lie in [0, {MAX_WAIT:g}] seconds")
-    return DecisionsQuery(cursor, limit, wait)
+    return StreamQuery(cursor, limit, wait)
 
 
 # ------------------------------------------------------------------------ helpers
@@ -183,9 +219,9 @@ def _object(body: object, what: str, allowed: set[str]) -> dict[str, Any]:
 
 
 def _identifier(value: object, name: str) -> str:
-    if not isinstance(value, str) or not value or not value.isprintable() or len(value) > _MAX_ID:
+    if not isinstance(value, str) or not value or not value.isprintable() or len(value) > MAX_ID:
         raise GateApiError(
-            f"malformed request: {name} must be a printable string of 1 to {_MAX_ID} "
+            f"malformed request: {name} must be a printable string of 1 to {MAX_ID} "
             f"characters, got {_shown(value)}"
         )
     return value
@@ -222,6 +258,32 @@ def _label(body: object, where: str) -> LabelItem:
     assert isinstance(label, str | int | float)
     rid = None if request_id is None else _identifier(request_id, f"{where}: request_id")
     return LabelItem(worker, item, label, rid)
+
+
+def _item_entry(body: object, where: str) -> ItemEntry:
+    fields = _object(body, where, {"item", "cap", "priority"})
+    item = _identifier(fields.get("item"), f"{where}: item")
+    cap, priority = fields.get("cap"), fields.get("priority", 0.0)
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+        raise GateApiError(
+            f"malformed request: {where}: cap must be a whole number of labels >= 1, or left "
+            f"out (no cap), got {_shown(cap)}"
+        )
+    if not _finite(priority):
+        raise GateApiError(
+            f"malformed request: {where}: priority must be a finite number (higher first), "
+            f"got {_shown(priority)}"
+        )
+    return ItemEntry(item, cap, float(priority))
+
+
+def _candidates(items: object) -> tuple[str, ...]:
+    """POST /v1/next's ``items``: a list of item ids (empty: nothing to show this worker)."""
+    if not isinstance(items, list):
+        raise GateApiError("malformed request: items must be a list of item ids")
+    if len(items) > MAX_BATCH:
+        raise GateApiError(f"too many items in one request: {len(items)} > {MAX_BATCH}")
+    return tuple(_identifier(item, f"items[{index}]") for index, item in enumerate(items))
 
 
 def _finite(value: object) -> bool:

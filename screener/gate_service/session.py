@@ -6,8 +6,8 @@ being written, and the call's reply waits until that batch is committed: calls a
 the order they are journaled, and concurrent calls share one commit (group commit). A call
 that changes nothing journals nothing (``screener.gate_service.journaled`` says which); its
 reply still waits until every call before it is committed, so a repeated request never gets
-a reply the journal could lose. Decisions are streamed only once committed, so a client never
-holds a decision the journal could lose.
+a reply the journal could lose. Decisions and final labels are streamed only once committed
+(``screener.gate_service.streams``), so a client never holds one the journal could lose.
 
 Every so many events (``snapshots.snapshot_due``) the session stores a snapshot of the gate
 as it stands after the batch it has just committed (all calls made so far, and no other, are
@@ -31,31 +31,33 @@ import time
 from typing import Any
 
 from screener.bank import GoldBank
-from screener.errors import DatabaseGoneError, JournalError, ScreenerError, SnapshotError
+from screener.errors import DatabaseGoneError, JournalError, ScreenerError
 from screener.gate import AnswerOutcome, Gate, GateSettings, LabelOutcome, Reply
 from screener.gate_service.journaled import (
     answer_event,
     decision_events,
     gate_spec,
+    items_event,
     label_event,
     leave_event,
+    new_items,
     request_event,
     run_gate,
 )
 from screener.gate_service.protocol import (
     AnswerItem,
-    DecisionsQuery,
-    GateApiError,
+    ItemEntry,
     LabelItem,
     NextRequest,
+    StreamQuery,
 )
 from screener.gate_service.snapshots import (
     SNAPSHOT_EVENTS,
     RebuiltGate,
-    dump_gate,
+    SnapshotSchedule,
     rebuild_gate,
-    snapshot_due,
 )
+from screener.gate_service.streams import CommittedStream, Wakeup
 from screener.journal import (
     HEARTBEAT_SECONDS,
     AsyncJournal,
@@ -89,14 +91,18 @@ class GateSession:
         self.failure: str | None = None
         self.lost = False  # the journal's database file is gone: nothing to resume
         self._made = made  # when each decision was made
-        self._committed = len(made)  # decisions whose events are committed
-        self._grown = asyncio.Event()  # set, and replaced, when decisions are committed
+        self._wakeup = Wakeup()
+        self._decisions = CommittedStream(
+            "decisions", len(made), self._decision_body, self._wakeup, self.stopped
+        )
+        self._finals = CommittedStream(
+            "final labels", len(gate.items.final), self._final_body, self._wakeup, self.stopped
+        )
         self._pending: list[Event] = []
         self._batch: asyncio.Future[None] | None = None  # the events waiting to be written
         self._writing: asyncio.Future[None] | None = None  # the batch being written
         self._flusher: asyncio.Task[None] | None = None
-        self._snapshot_every = snapshot_every
-        self._since_snapshot = since_snapshot  # events journaled since the last snapshot
+        self._snapshots = SnapshotSchedule(snapshot_every, since_snapshot)
         self._heartbeat = asyncio.create_task(self._keep_lease())
 
     @classmethod
@@ -146,9 +152,9 @@ class GateSession:
             await self._commit([])
             return self._reply_body(reply, request.request_id)
         known = len(self.gate.decisions)
-        reply = self.gate.next(request.worker, request.request_id)
+        reply = self.gate.next(request.worker, request.request_id, request.items)
         at = time.time()
-        event = request_event(self.gate, reply, request.request_id, at)
+        event = request_event(self.gate, reply, request.request_id, at, request.items)
         await self._commit([event, *self._decided(known, at)])
         return self._reply_body(reply, request.request_id)
 
@@ -198,6 +204,19 @@ class GateSession:
         await self._commit(events)
         return results
 
+    async def add_items(self, items: list[ItemEntry]) -> dict[str, Any]:
+        """POST /v1/items: every item is checked before any is registered; an item registered
+        already is left as it is. How many were new, and how many are registered."""
+        self._check_serving()
+        batch = [entry.as_tuple() for entry in items]
+        known = len(self.gate.decisions)
+        fresh = new_items(self.gate, batch)
+        registered = self.gate.add_items(batch)
+        at = time.time()
+        events = [items_event(fresh, at)] if registered else []
+        await self._commit([*events, *self._decided(known, at)])
+        return {"registered": registered, "items": len(self.gate.items.items)}
+
     async def leave(self, worker: str) -> dict[str, Any]:
         """POST /v1/leave: ``left`` is False for a worker unknown or already gone."""
         self._check_serving()
@@ -210,20 +229,21 @@ class GateSession:
         await self._commit([*events, *self._decided(known, at)])
         return {"worker": worker, "left": present}
 
-    async def decisions(self, query: DecisionsQuery) -> dict[str, Any]:
+    async def decisions(self, query: StreamQuery) -> dict[str, Any]:
         """GET /v1/decisions: the committed decisions after seq ``cursor``, waiting up to
         ``wait`` seconds for one when there is none yet."""
         self._check_serving()
-        if query.cursor >= self._committed:
-            raise GateApiError(
-                f"cursor {query.cursor} is beyond the decisions made so far (the last seq is "
-                f"{self._committed - 1}): pass the last seq you received, or -1"
-            )
-        if query.cursor + 1 == self._committed and query.wait > 0:
-            await self._wait_for_decision(query.cursor, query.wait)
-        end = min(self._committed, query.cursor + 1 + query.limit)
-        items = [self._decision_body(seq) for seq in range(query.cursor + 1, end)]
-        return {"decisions": items, "cursor": end - 1 if items else query.cursor}
+        entries, cursor = await self._decisions.page(query)
+        self._check_serving()
+        return {"decisions": entries, "cursor": cursor}
+
+    async def final_labels(self, query: StreamQuery) -> dict[str, Any]:
+        """GET /v1/labels/final: the committed final-label entries after seq ``cursor``
+        (``screener.gate.items``: keep the last entry per item), waiting as decisions do."""
+        self._check_serving()
+        entries, cursor = await self._finals.page(query)
+        self._check_serving()
+        return {"labels": entries, "cursor": cursor}
 
     def status(self) -> dict[str, Any]:
         """GET /v1/status: counts and money (calls being journaled included), workers per
@@ -233,7 +253,7 @@ class GateSession:
         prices = dataclasses.asdict(self.gate.settings.prices)
         money = {key: round(value, 10) for key, value in summary["money"].items()}
         return {
-            "run": self.run_id, **summary, "money": money, "decisions": self._committed,
+            "run": self.run_id, **summary, "money": money, "decisions": self._decisions.committed,
             "prices": prices, "settings": self.gate.settings.to_dict(),
         }  # fmt: skip
 
@@ -241,7 +261,7 @@ class GateSession:
     def stop_serving(self) -> None:
         """Refuse every call from now on (a shutdown); long polls return at once."""
         self.stopped.set()
-        self._signal()
+        self._wakeup.signal()
 
     async def close(self, why: str = "interrupted") -> None:
         """Stop, wait for the batch being written, journal how the gate stopped ("stopped":
@@ -296,7 +316,9 @@ class GateSession:
             while self._pending and self.failure is None:
                 events, batch = self._pending, self._batch
                 decided = len(self.gate.decisions)  # every one made by a call in this batch
-                state = self._snapshot_if_due(len(events))  # the gate after exactly this batch
+                settled = len(self.gate.items.final)  # and every final label
+                # the gate after exactly this batch
+                state = self._snapshots.take(len(events), self.gate, self._made)
                 self._pending, self._batch = [], None
                 assert batch is not None
                 self._writing = batch
@@ -308,26 +330,13 @@ class GateSession:
                     return
                 finally:
                     self._writing = None
-                self._committed = decided
+                self._decisions.committed, self._finals.committed = decided, settled
                 batch.set_result(None)
-                self._signal()
+                self._wakeup.signal()
                 if state is not None:  # before the next batch: it is tagged with the last event
                     await self._save_snapshot(state)
         finally:
             self._flusher = None
-
-    def _snapshot_if_due(self, events: int) -> bytes | None:
-        """The gate's snapshot when one is due after ``events`` more; None otherwise. A gate
-        that cannot be pickled serves on without snapshots (a resume replays everything)."""
-        self._since_snapshot += events
-        if not snapshot_due(self._since_snapshot, len(self.gate.workers), self._snapshot_every):
-            return None
-        self._since_snapshot = 0
-        try:
-            return dump_gate(self.gate, self._made)
-        except SnapshotError:
-            self._snapshot_every = 0
-            return None
 
     async def _save_snapshot(self, state: bytes) -> None:
         """Store ``state`` as the run's snapshot, tagged with its last event (the flusher
@@ -352,19 +361,7 @@ class GateSession:
                 waiting.set_exception(stopped)
                 waiting.exception()  # retrieved: a caller that went away is no error
         self._batch, self._pending = None, []
-        self._signal()
-
-    def _signal(self) -> None:
-        """Wake the long polls: decisions were committed, or the gate stopped."""
-        self._grown.set()
-        self._grown = asyncio.Event()
-
-    async def _wait_for_decision(self, cursor: int, wait: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(wait):
-                while self._committed <= cursor + 1 and not self.stopped.is_set():
-                    await self._grown.wait()
-        self._check_serving()
+        self._wakeup.signal()
 
     async def _keep_lease(self) -> None:
         while not self.stopped.is_set():
@@ -401,3 +398,6 @@ class GateSession:
     def _decision_body(self, seq: int) -> dict[str, Any]:
         decision = self.gate.decisions[seq]
         return {**decision.to_dict(), "at": self._made[seq]}
+
+    def _final_body(self, seq: int) -> dict[str, Any]:
+        return self.gate.items.final[seq].to_dict()

@@ -32,6 +32,7 @@ from screener.journal import Journal, Snapshot
 __all__ = [
     "SNAPSHOT_EVENTS",
     "RebuiltGate",
+    "SnapshotSchedule",
     "dump_gate",
     "load_gate",
     "rebuild_gate",
@@ -57,6 +58,27 @@ def snapshot_due(events: int, workers: int, every: int = SNAPSHOT_EVENTS) -> boo
     (True, False, False)
     """
     return every > 0 and events >= max(every, 2 * workers)
+
+
+class SnapshotSchedule:
+    """When a served gate is snapshotted: after at least ``every`` events (``snapshot_due``;
+    0: never), counted from ``since`` already journaled since the last snapshot."""
+
+    def __init__(self, every: int = SNAPSHOT_EVENTS, since: int = 0) -> None:
+        self.every, self.since = every, since
+
+    def take(self, events: int, gate: Gate, made: Sequence[float]) -> bytes | None:
+        """The gate's snapshot when one is due after ``events`` more; None otherwise. A gate
+        that cannot be pickled serves on without snapshots (a resume replays everything)."""
+        self.since += events
+        if not snapshot_due(self.since, len(gate.workers), self.every):
+            return None
+        self.since = 0
+        try:
+            return dump_gate(gate, made)
+        except SnapshotError:
+            self.every = 0
+            return None
 
 
 def dump_gate(gate: Gate, made: Sequence[float]) -> bytes:

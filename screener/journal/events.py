@@ -62,6 +62,10 @@ class EventKind(enum.StrEnum):
     #: item, ``response`` JSON ``{"label", "request_id", "outcome"}``. A replay makes the same
     #: call and must get the same outcome.
     LABELLED = "labelled"
+    #: A gate run: task items registered (``Gate.add_items``): ``response`` JSON
+    #: ``[[item, cap, priority], ...]``, the items the call registered. A replay registers
+    #: them again and must find each of them new.
+    REGISTERED = "registered"
     #: A process stopped driving the run before its end; detail "interrupted" (Ctrl-C, a
     #: cancelled task) or "failed: <why>". A resume continues it.
     STOPPED = "stopped"

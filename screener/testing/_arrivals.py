@@ -37,7 +37,9 @@ class StandInSettings:
     ``TURN_FROM`` of the time, the ones with the most answers) turn to spam from their
     ``turn_after``-th request on: each gold answer and label is then wrong with probability
     ``turn_wrong``. ``concurrency``: workers served at once (1: one request at a time, in
-    order, so that the same gate makes the same decisions every time).
+    order, so that the same gate makes the same decisions every time). ``register_items``:
+    register the stream's task items with the gate first (``POST /v1/items``, each capped at
+    its recorded number of labels), so that the gate chooses the items and settles them.
     """
 
     gold_share: float = 0.1
@@ -51,6 +53,7 @@ class StandInSettings:
     turn_after: int = 20
     turn_wrong: float = 0.9
     concurrency: int = 1
+    register_items: bool = False
 
     def __post_init__(self) -> None:
         for name in ("late", "leavers", "turn", "turn_after"):

@@ -44,7 +44,7 @@ which workers reached their ``MILESTONE``-th real task and which were banned bef
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -163,6 +163,7 @@ class TaskStream:
         self.discarded = 0
         self.adversaries = self._arm_adversaries()
         self.book: ItemBook | None = None  # the gate's items, under gate overlap
+        self.settled: set[str] = set()  # items a remote gate settled: they need no label
 
     def settle_with(self, gate: Gate) -> None:
         """Gate overlap: register every task item with ``gate`` (its cap its recorded number
@@ -172,14 +173,19 @@ class TaskStream:
         gate.add_items((item, count, 0.0) for item, count in sorted(self.recorded.items()))
         self.book = gate.items
 
-    def candidates(self, worker: str) -> list[str]:
-        """The first ``PAGE`` of the worker's recorded task items still needing a label."""
+    def settle(self, items: Iterable[str]) -> None:
+        """A gate served over HTTP settled ``items``: they need no more labels (nor
+        replacements at the end)."""
+        self.settled.update(items)
+
+    def candidates(self, worker: str, page: int = PAGE) -> list[str]:
+        """The first ``page`` of the worker's recorded task items still needing a label."""
         state = self.workers[worker]
         found = []
         for item, _ in state.tasks:
             if self._needs_label(item):
                 found.append(item)
-                if len(found) == PAGE:
+                if len(found) == page:
                     break
         return found
 
@@ -216,13 +222,18 @@ class TaskStream:
         return bool(state.tasks)
 
     def task(self, worker: str, item: str | None = None) -> str | None:
-        """Give the worker a real task: ``item`` (one of its recorded task items, as a gate
-        named it), else its next one that needs a label; the item it labels, or None (no
-        work: it leaves)."""
+        """Give the worker a real task: ``item`` (one of its ``candidates``, as a gate named
+        it), else its next one that needs a label; the item it labels, or None (no work: it
+        leaves; or the named item needs no label any more, filled meanwhile)."""
         if not self.has_work(worker):
             return None
         state = self.workers[worker]
-        item, answer = state.tasks.popleft() if item is None else _take(state.tasks, item)
+        if item is None:
+            item, answer = state.tasks.popleft()
+        elif (taken := self._take(state, item)) is None:
+            return None
+        else:
+            answer = taken
         self.kept[item].append((worker, answer))
         state.labels.append(item)
         self.task_labels += 1
@@ -369,10 +380,19 @@ class TaskStream:
             state.task_accuracy = armed.task_accuracy(role, [item for item, _ in state.tasks])
         return armed
 
+    def _take(self, state: _Worker, item: str) -> str | None:
+        """The worker's recorded answer to ``item``, taken from its tasks; None when the item
+        is not among them or needs no label any more."""
+        for index, (task, answer) in enumerate(state.tasks):
+            if task == item and self._needs_label(item):
+                del state.tasks[index]
+                return answer
+        return None
+
     def _needs_label(self, item: str) -> bool:
         labels = self.kept[item]
         cap = self.recorded[item]
-        if len(labels) >= cap:
+        if len(labels) >= cap or item in self.settled:
             return False
         if self.book is not None:  # gate overlap: open in the gate and by its weighing
             return self.book.is_open(item) and self._judged(labels)[1] < self.book.confidence
@@ -456,15 +476,6 @@ def _item_records(
             accuracies.append(workers[name].accuracy)
             rewards.append(float(record.reward))
     return {item: (np.array(a), np.array(r)) for item, (a, r) in found.items()}
-
-
-def _take(tasks: deque[tuple[str, str]], item: str) -> tuple[str, str]:
-    """Remove and return the worker's recorded task of ``item``."""
-    for index, task in enumerate(tasks):
-        if task[0] == item:
-            del tasks[index]
-            return task
-    raise ValueError(f"the gate named {item!r}, which the worker has no recorded task of")
 
 
 def _given(record: Record) -> str:

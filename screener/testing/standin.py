@@ -13,6 +13,14 @@ it is asked anything (a platform serves no gold question to a worker it has no t
 Meanwhile it follows the decisions stream (``GET /v1/decisions``) and acts on each ban as it
 arrives: the banned worker's labels are discarded and bought again.
 
+When the gate has registered items (``register_items`` registers the stream's task items,
+each capped at its recorded number of labels), the gate chooses them: each request names the
+worker's recorded task items that still need a label (``POST /v1/next``'s ``items``), a task
+reply's ``item`` is the one the worker labels (with its recorded answer), a reply naming no
+item sends the worker away, and each label is reported at once, so that the gate counts it
+before it offers the item again. At the end the items the gate settled
+(``GET /v1/labels/final``: the last entry per item) get no replacement labels.
+
 It is itself an aiohttp service on 127.0.0.1 (``GET /v1/report``: the report so far), and
 at the end it reports what was bought: money, labels, their accuracy by majority vote, the
 decisions with when each arrived, and the screening limit as the platform saw it.
@@ -35,7 +43,7 @@ from typing import Any
 from aiohttp import web
 
 from screener.gate_service.client import GateClient
-from screener.gate_service.protocol import LabelItem
+from screener.gate_service.protocol import MAX_BATCH, ItemEntry, LabelItem
 from screener.oracles.dataset import RecordedAnswers
 from screener.testing._arrivals import Arrivals, StandInSettings, plan_arrivals
 from screener.testing.platform import StreamOutcome, TaskStream
@@ -105,9 +113,14 @@ class StandIn:
         self._labels: list[LabelItem] = []  # task labels not yet reported
         self._serving = True
         self._decisions_made: int | None = None  # known once the requests are done
+        self._gate_items = False  # whether the gate chooses the task items
 
     async def run(self) -> StandInReport:
         """Serve every request, follow the decisions until the last, and report."""
+        if self.settings.register_items:
+            recorded = sorted(self.stream.recorded.items())
+            await self.client.add_items([ItemEntry(item, cap) for item, cap in recorded])
+        self._gate_items = bool((await self.client.status())["items"]["registered"])
         follower = asyncio.create_task(self._follow())
         try:
             await self._serve_requests()
@@ -119,6 +132,8 @@ class StandIn:
             follower.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await follower
+        if self._gate_items:
+            self.stream.settle(await self._settled_items())
         await self._finish()
         return self.report
 
@@ -153,7 +168,8 @@ class StandIn:
         if self.arrivals.leave_at.get(worker) == index or not self.stream.has_work(worker):
             await self._send_away(worker)  # it leaves, or no work is left for it
             return
-        reply = await self.client.next(worker, f"{worker}:{index}")
+        candidates = self.stream.candidates(worker, MAX_BATCH) if self._gate_items else None
+        reply = await self.client.next(worker, f"{worker}:{index}", items=candidates)
         self.report.requests += 1
         kind = reply["kind"]
         if kind == "blocked":
@@ -165,7 +181,9 @@ class StandIn:
             if self._wrong(worker, index):
                 reward = 0.0
             await self.client.answer(str(reply["gold"]), worker=worker, reward=reward)
-        elif (item := self.stream.task(worker)) is None:
+        elif self._gate_items and reply.get("item") is None:
+            await self._send_away(worker)  # the gate has no open item for it
+        elif (item := self.stream.task(worker, reply.get("item"))) is None:
             await self._send_away(worker)  # no work left for this worker
         else:
             if self._wrong(worker, index):
@@ -174,7 +192,7 @@ class StandIn:
                 self._tasks_done[worker] += 1
             label = self.stream.kept[item][-1][1]
             self._labels.append(LabelItem(worker, item, label, f"{worker}:{index}:label"))
-            if len(self._labels) >= LABEL_BATCH:
+            if self._gate_items or len(self._labels) >= LABEL_BATCH:
                 await self._report_labels()
 
     async def _report_labels(self) -> None:
@@ -214,6 +232,16 @@ class StandIn:
         self.report.decisions.append({**decision, **received})
         if decision["decision"] == "banned":
             self.stream.ban(str(decision["worker"]))
+
+    async def _settled_items(self) -> list[str]:
+        """The items the gate settled: the last final-label entry of each is not a reopening."""
+        last: dict[str, str] = {}
+        cursor = -1
+        while True:
+            page, cursor = await self.client.final_labels(cursor)
+            if not page:
+                return [item for item, state in last.items() if state != "reopened"]
+            last.update((str(entry["item"]), str(entry["state"])) for entry in page)
 
     async def _finish(self) -> None:
         outcome: StreamOutcome = self.stream.finish()

@@ -37,6 +37,7 @@ COMMANDS = {
     "plan": ["plan", "--like", "abc", "--budget", "50"],
     "gate": ["gate"],
     "decisions": ["decisions", "abc"],
+    "labels": ["labels", "abc"],
 }
 
 

@@ -262,3 +262,18 @@ def test_candidates_hold_no_registered_item_then_the_reply_names_none() -> None:
         gate.answer(reply.gold, worker="ann", reward=1.0)
     reply = gate.next("ann", candidates=["unregistered"])
     assert (reply.kind, reply.item, reply.reason) == (ReplyKind.QUALIFIED, None, NO_ITEM)
+
+
+def test_an_open_offer_counts_against_the_cap_until_its_label_arrives() -> None:
+    book = ItemBook(TaskLabels(), lambda w: 0.7, confidence=0.99, task_price=1.0)
+    book.add("x", cap=1)
+    book.add("y", cap=2)
+    assert book.choose("ann") == "x"  # x: first registered
+    assert book.choose("bob") == "y"  # x's one label is in flight with ann
+    assert book.choose("ann") == "x"  # ann's offer lapsed when it asked again
+    book.labels.add("ann", "x", "1")
+    book.labelled("ann", "x")
+    assert book.items["x"].done and book.choose("cid") == "y"  # y: bob's offer and cid's
+    assert book.choose("dan") is None  # y's cap of 2 is taken by two open offers
+    book.withdraw("bob")  # bob left
+    assert book.choose("dan") == "y"

@@ -21,9 +21,9 @@ from screener.errors import SnapshotError
 from screener.gate import Gate, GateSettings, ReplyKind
 from screener.gate_service import (
     AnswerItem,
-    DecisionsQuery,
     GateSession,
     LabelItem,
+    StreamQuery,
     gate_spec,
     rebuild_gate,
     replay_gate,
@@ -194,7 +194,7 @@ async def test_the_session_resumes_from_the_snapshot_with_the_same_decision_time
     copy = _copy(db, tmp_path)
     _, made = _full_replay(copy, run_id)
     async with serving(copy, resume=run_id) as (session, _):
-        listed = await session.decisions(DecisionsQuery(limit=1_000))
+        listed = await session.decisions(StreamQuery(limit=1_000))
         snapshot = await session.journal.snapshot(run_id)
     assert [d["at"] for d in listed["decisions"]] == made
     assert snapshot is not None
