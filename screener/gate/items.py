@@ -114,7 +114,8 @@ def item_posterior(votes: Iterable[tuple[str, float]], classes: int) -> tuple[st
     a uniform prior over ``classes`` classes; ``votes``: each counted label with its worker's
     accuracy. Ties go to the first label in sorted order. No votes: (None, 1 / classes).
 
-    >>> item_posterior([("cat", 0.9)], 2)
+    >>> label, p = item_posterior([("cat", 0.9)], 2)
+    >>> label, round(p, 3)
     ('cat', 0.9)
     >>> label, p = item_posterior([("cat", 0.8), ("dog", 0.8), ("cat", 0.7)], 2)
     >>> label, round(p, 3)
