@@ -80,6 +80,8 @@ PIPELINES: dict[str, tuple[str, bool]] = {
     "oracle-limit": ("oracle-limit", False),
     **{f"items-{c:g}": (f"items-{c:g}", False) for c in CONFIDENCES},
 }
+#: Every reading of the runs: the pipelines and the none leads of its curve.
+READINGS = {**PIPELINES, "none-lead3": ("none-lead3", False), "none-lead4": ("none-lead4", False)}
 #: Curves: pipelines whose points are read together for "money to reach" and "accuracy at".
 CURVES = {
     "none leads 2-4": ("none", "none-lead3", "none-lead4"),
@@ -192,21 +194,18 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _points(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, str], tuple[float, float]]:
+    """Per (dataset, pipeline or none lead): mean money and accuracy over the orders."""
     grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         grouped[(row["dataset"], row["run"])].append(row)
     points = {}
-    for (dataset, run), group in grouped.items():
-        for pipeline, (source, ds) in {**PIPELINES, **_lead_rows()}.items():
+    for pipeline, (run, dawid_skene) in READINGS.items():
+        for (dataset, source), group in grouped.items():
             if source == run:
-                scored = [r["accuracy_ds" if ds else "accuracy"] for r in group]
+                scored = [r["accuracy_ds" if dawid_skene else "accuracy"] for r in group]
                 money = float(np.mean([r["money"] for r in group]))
                 points[(dataset, pipeline)] = (money, float(np.nanmean(scored)))
     return points
-
-
-def _lead_rows() -> dict[str, tuple[str, bool]]:
-    return {"none-lead3": ("none-lead3", False), "none-lead4": ("none-lead4", False)}
 
 
 def _pipelines(points: dict[tuple[str, str], tuple[float, float]]) -> list[dict[str, Any]]:

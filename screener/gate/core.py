@@ -237,15 +237,17 @@ class Gate:
             self.items.labelled(worker, item)
         return outcome
 
-    def add_items(self, items: Iterable[tuple[str, int | None, float]]) -> int:
+    def add_items(
+        self, items: Iterable[tuple[str, int | None, float]]
+    ) -> list[tuple[str, int | None, float]]:
         """Register task items, each ``(item, cap, priority)`` (cap None: no cap; higher
         priority first): from now on task replies name the item to label. Every item is
-        checked before any is registered; an item registered already is left as it is. The
-        number newly registered."""
+        checked before any is registered; an item registered already (or earlier in the
+        batch) is left as it is. The items newly registered, in order."""
         batch = list(items)
         for item, cap, priority in batch:
             check_new_item(item, cap, priority)
-        return sum(self.items.add(item, cap, priority) for item, cap, priority in batch)
+        return [entry for entry in batch if self.items.add(*entry)]
 
     def final_labels(self, cursor: int = -1) -> list[FinalLabel]:
         """The final-label entries after position ``cursor`` (-1: all), in order

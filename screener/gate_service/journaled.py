@@ -42,7 +42,7 @@ journal that disagrees (another screener version, a damaged file) is refused.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from screener.algorithms import Verdict
@@ -61,7 +61,6 @@ __all__ = [
     "items_event",
     "label_event",
     "leave_event",
-    "new_items",
     "replay_gate",
     "request_event",
     "run_gate",
@@ -124,18 +123,8 @@ def request_event(
     )  # fmt: skip
 
 
-def new_items(gate: Gate, items: Iterable[ItemTuple]) -> list[ItemTuple]:
-    """Of ``items``, those ``Gate.add_items`` would register: not registered yet, the first
-    of each id (what the ``registered`` event keeps)."""
-    fresh: dict[str, ItemTuple] = {}
-    for entry in items:
-        if entry[0] not in gate.items.items:
-            fresh.setdefault(entry[0], entry)
-    return list(fresh.values())
-
-
 def items_event(items: Sequence[ItemTuple], at: float) -> Event:
-    """The event of items just registered (``new_items``)."""
+    """The event of items just registered (what ``Gate.add_items`` returned)."""
     return Event(kind=EventKind.REGISTERED, at=at, response=json.dumps([list(i) for i in items]))
 
 
@@ -205,7 +194,7 @@ def _replay_one(gate: Gate, event: Event, made: list[float]) -> None:
             raise _mismatch(event, f"the gate now replies {now}")
     elif kind is EventKind.REGISTERED:
         items = [(str(i), c, float(p)) for i, c, p in json.loads(event.response or "[]")]
-        if gate.add_items(items) != len(items):
+        if len(gate.add_items(items)) != len(items):
             raise _mismatch(event, "the gate had registered some of these items already")
     elif kind in _ANSWER_KINDS:
         raw = None if event.response is None else json.loads(event.response)

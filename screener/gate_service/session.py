@@ -40,7 +40,6 @@ from screener.gate_service.journaled import (
     items_event,
     label_event,
     leave_event,
-    new_items,
     request_event,
     run_gate,
 )
@@ -210,12 +209,11 @@ class GateSession:
         self._check_serving()
         batch = [entry.as_tuple() for entry in items]
         known = len(self.gate.decisions)
-        fresh = new_items(self.gate, batch)
-        registered = self.gate.add_items(batch)
+        fresh = self.gate.add_items(batch)
         at = time.time()
-        events = [items_event(fresh, at)] if registered else []
+        events = [items_event(fresh, at)] if fresh else []
         await self._commit([*events, *self._decided(known, at)])
-        return {"registered": registered, "items": len(self.gate.items.items)}
+        return {"registered": len(fresh), "items": len(self.gate.items.items)}
 
     async def leave(self, worker: str) -> dict[str, Any]:
         """POST /v1/leave: ``left`` is False for a worker unknown or already gone."""
