@@ -36,9 +36,9 @@ def labels(run_id: str, db: str, layout: LabelsFormat, output: Path) -> None:
     current top label and confidence.
     """
     check_output(output, "the labels")
-    rows = load_final_labels(db, run_id)
+    rows, checked = load_final_labels(db, run_id)
     write_output(output, render_final_labels(rows, layout, run_id), what="the labels")
     if not is_stdio(output):
         done = sum(row.state != "open" for row in rows)
         note(f"{len(rows):,} items ({done:,} done) written to {output}")
-    note(f"note: {CAVEAT}")
+    note(f"note: {checked}; {CAVEAT}")

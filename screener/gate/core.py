@@ -63,6 +63,7 @@ from screener.gate.roster import (
     Gold,
     Status,
     WorkerState,
+    check_gold_item,
     pack_roster,
     reward_of,
     unpack_roster,
@@ -177,12 +178,21 @@ class Gate:
         return request_id is not None and request_id in self._replies
 
     def answer(
-        self, gold: str, *, worker: str, reward: float | None = None, answer: object = None
+        self,
+        gold: str,
+        *,
+        worker: str,
+        reward: float | None = None,
+        answer: object = None,
+        item: str | None = None,
     ) -> AnswerOutcome:
         """``worker``'s answer to gold question ``gold``: its ``reward`` (1 right, 0 wrong, or
-        a grade), or the raw ``answer``, scored against the bank's key. Only the worker the
-        question was given to may answer it."""
-        value = self.check_answer(gold, worker=worker, reward=reward, answer=answer)
+        a grade), or the raw ``answer`` scored against the bank's key. Only the worker the
+        question was given to may answer it. With both, the reward counts and the raw answer
+        is the worker's label of gold ``item`` (the bank's question, or the platform's item
+        when it chose the question): the gate checks its final labels' confidence against
+        such answers (``screener.gate.calibration``)."""
+        value = self.check_answer(gold, worker=worker, reward=reward, answer=answer, item=item)
         record = self.golds[gold]
         if record.answered:
             return AnswerOutcome.DUPLICATE
@@ -190,6 +200,7 @@ class Gate:
             return AnswerOutcome.LATE
         record.answered = True
         state = self.workers[record.worker]
+        self._check_final_labels(state, record.question or item, answer, value)
         state.owed = None
         state.answered += 1
         state.gold_sum += (value - self.method.lower) / (self.method.upper - self.method.lower)
@@ -205,7 +216,13 @@ class Gate:
         return AnswerOutcome.ACCEPTED
 
     def check_answer(
-        self, gold: str, *, worker: str, reward: float | None = None, answer: object = None
+        self,
+        gold: str,
+        *,
+        worker: str,
+        reward: float | None = None,
+        answer: object = None,
+        item: str | None = None,
     ) -> float:
         """The reward ``answer`` would take for this answer, or the error it would raise;
         changes nothing (so a batch of answers can be checked whole before any is used)."""
@@ -221,7 +238,9 @@ class Gate:
                 f"gold question {gold!r} was not given to worker {worker!r}",
                 "send the answer with the worker whose reply carried that gold id",
             )
-        return reward_of(record, reward, answer, self.bank, self.method)
+        value = reward_of(record, reward, answer, self.bank, self.method)
+        check_gold_item(record, item, answer)
+        return value
 
     def tell_label(
         self, worker: str, item: str, label: object, request_id: str | None = None
@@ -299,12 +318,14 @@ class Gate:
 
     def summary(self) -> dict[str, Any]:
         """Counts and money so far: requests, gold questions and tasks handed out, what they
-        cost, and the workers per status."""
+        cost, the workers per status, the items, and the gold check of final labels (its
+        settlements, the wrong ones, the share of misleading items taken from them)."""
         prices = self.settings.prices
         statuses = {status.value: 0 for status in Status}
         for state in self.workers.values():
             statuses[state.status.value] += 1
         gold_money, task_money = self.gold_asked * prices.gold, self.tasks * prices.task
+        check = self.items.check
         return {
             "requests": self.requests,
             "gold": self.gold_asked,
@@ -314,6 +335,11 @@ class Gate:
             "workers": statuses,
             "decisions": len(self.decisions),
             "items": {"registered": len(self.items.items), "done": self.items.done_count},
+            "gold_check": {
+                "checks": check.checks,
+                "wrong": check.wrong,
+                "misleading": check.misleading,
+            },
         }
 
     # ------------------------------------------------------------------ replies
@@ -352,6 +378,21 @@ class Gate:
         if item is None:
             return Reply(reply.kind, reply.worker, reason=NO_ITEM)
         return Reply(reply.kind, reply.worker, reason=reply.reason, item=item)
+
+    def _check_final_labels(
+        self, state: WorkerState, item: str | None, answer: object, value: float
+    ) -> None:
+        """A right or wrong answer naming its gold item and label, from a worker not banned,
+        checks the final labels' confidence, weighed as the worker stood before it (a right
+        answer to a bank question is its key: the bank's scoring may forgive case or space)."""
+        right = value >= self.method.upper
+        graded = not right and value > self.method.lower
+        if item is None or answer is None or state.banned or graded:
+            return
+        weight = self._accuracy(state.worker)
+        assert weight is not None  # not banned
+        key = self.bank.get(item).key if right and self.bank is not None else None
+        self.items.gold_answered(item, state.worker, key or label_text(answer), weight, right)
 
     def _accuracy(self, worker: str) -> float | None:
         """The weight of a worker's label (``screener.gate.items``): the posterior mean of

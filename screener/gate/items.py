@@ -4,14 +4,15 @@ A requester registers its task items (``Gate.add_items``, ``POST /v1/items``), e
 optional cap on its labels and a priority. From then on the gate's ``task`` and ``qualified``
 replies name the item the worker labels, and the gate settles each item as its labels arrive.
 
-The model is the one-coin model (Dawid and Skene 1979, one accuracy per worker; the reading
-Karger, Oh and Shah 2011 call "one coin"): worker ``w`` gives the true label with probability
-``p_w``, else one of the ``k - 1`` other classes uniformly, independently of other workers
-given the item. ``p_w`` is the posterior mean of the worker's accuracy from its gold answers
-(under crowd-prior's fitted crowd prior, else a uniform prior). With a uniform prior over the
-``k`` classes, an item's posterior is exact under that model *given* the workers' posteriors
-are right: one label per worker and item, so averaging ``p_w`` over its posterior is its mean.
-``k`` is 2 with ``binary_labels``, else the number of distinct labels seen so far (at least 2).
+The model is the one-coin model (``screener.gate.one_coin``): ``p_w`` is the posterior mean
+of the worker's accuracy from its gold answers (under crowd-prior's fitted crowd prior, else a
+uniform prior). With a uniform prior over the ``k`` classes, an item's posterior is exact under
+that model *given* the workers' posteriors are right: one label per worker and item, so
+averaging ``p_w`` over its posterior is its mean. ``k`` is 2 with ``binary_labels``, else the
+number of distinct labels seen so far, gold answers' too (at least 2). The model settles an
+item; the confidence printed with its final label is that posterior checked against gold
+(``screener.gate.calibration``: the share of items that mislead a crowd, measured by
+settling gold items the same way).
 
 Rules:
 
@@ -37,10 +38,10 @@ Rules:
   show this worker), else among all registered items (a heap: a request costs ``O(log n)``
   plus the items the worker already labelled, whatever the number of items).
 
-**Promise** (of the confidence, under the model): among items settled at confidence ``c``,
-the share whose final label is wrong is at most ``1 - c``. What breaks it: item difficulty
-(hard items make errors that coincide, which the one-coin model reads as agreement), gold
-easier or harder than the tasks, workers whose gold estimate is still the prior's.
+**Promise** (of the printed confidence): among final labels printed at confidence ``c``, about
+``1 - c`` are wrong, when gold items are like task items (``screener.gate.calibration`` says
+what breaks it). The settling target is the model's: with misleading items no overlap reaches
+a printed ``confidence``, so the gate stops where the model is sure and says how sure that is.
 BENCHMARKS.md measures how far the shared data is from it.
 """
 
@@ -54,16 +55,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from screener.errors import ConfigError
+from screener.gate.calibration import GoldCheck
 from screener.gate.labels import TaskLabels, check_item
+from screener.gate.one_coin import item_posterior
 
-__all__ = ["NO_ITEM", "FinalLabel", "ItemBook", "ItemState", "check_new_item", "item_posterior"]
+__all__ = ["NO_ITEM", "FinalLabel", "ItemBook", "ItemState", "check_new_item"]
 
 #: A task reply's reason when no open item is left for the worker (it names no item).
 NO_ITEM = "no open item for this worker"
 
-#: The estimate a label is weighed with is kept off 0 and 1: one worker never settles an
-#: item against any number of others.
-_EDGE = 1e-3
 #: What an entry of the final-label stream says about its item.
 Settlement = Literal["settled", "capped", "reopened"]
 
@@ -91,10 +91,10 @@ class ItemState:
 @dataclass(frozen=True, slots=True)
 class FinalLabel:
     """One entry of the final-label stream: its position ``seq`` (a cursor), the item, its
-    label and confidence, the labels counted and given, what the given ones cost, and
-    ``state``: ``settled`` (confidence reached), ``capped`` (its cap reached first: the label
-    is the best the labels give) or ``reopened`` (a ban took it under the confidence: it takes
-    labels again; no label)."""
+    label and printed confidence (checked against gold), the labels counted and given, what
+    the given ones cost, and ``state``: ``settled`` (the model's confidence reached),
+    ``capped`` (its cap reached first: the label is the best the labels give) or ``reopened``
+    (a ban took it under the confidence: it takes labels again; no label)."""
 
     seq: int
     item: str
@@ -107,32 +107,6 @@ class FinalLabel:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-def item_posterior(votes: Iterable[tuple[str, float]], classes: int) -> tuple[str | None, float]:
-    """The top label of an item and its posterior probability under the one-coin model with
-    a uniform prior over ``classes`` classes; ``votes``: each counted label with its worker's
-    accuracy. Ties go to the first label in sorted order. No votes: (None, 1 / classes).
-
-    >>> label, p = item_posterior([("cat", 0.9)], 2)
-    >>> label, round(p, 3)
-    ('cat', 0.9)
-    >>> label, p = item_posterior([("cat", 0.8), ("dog", 0.8), ("cat", 0.7)], 2)
-    >>> label, round(p, 3)
-    ('cat', 0.7)
-    """
-    scores: dict[str, float] = {}
-    for label, accuracy in votes:
-        p = min(max(accuracy, _EDGE), 1.0 - _EDGE)
-        # log p - log((1 - p)/(k - 1)): what the label adds to its class over any other
-        scores[label] = scores.get(label, 0.0) + math.log(p * (classes - 1) / (1.0 - p))
-    if not scores:
-        return None, 1.0 / classes
-    top = max(sorted(scores), key=scores.__getitem__)
-    unseen = max(classes - len(scores), 0)
-    best = scores[top]
-    total = sum(math.exp(s - best) for s in scores.values()) + unseen * math.exp(-best)
-    return top, 1.0 / total
 
 
 class ItemBook:
@@ -161,6 +135,7 @@ class ItemBook:
         self.done_count = 0
         self._offers: dict[str, str] = {}  # worker -> the item its last task reply named
         self._pending: dict[str, int] = {}  # item -> open offers
+        self.check = GoldCheck(confidence)
 
     def __getstate__(self) -> dict[str, Any]:
         """Every attribute but ``accuracy`` (its owner attaches it again on unpickling)."""
@@ -227,6 +202,12 @@ class ItemBook:
         state.given += 1
         self._reweigh(state)
 
+    def gold_answered(self, item: str, worker: str, label: str, weight: float, right: bool) -> None:
+        """``worker``'s gold answer naming its item and the worker's ``label``, weighed at
+        ``weight`` (``GoldCheck.answered``)."""
+        self._vocabulary.add(label)
+        self.check.answered(item, worker, label, weight, right, self._classes())
+
     def reweigh_worker(self, worker: str) -> None:
         """``worker`` was banned or reopened: weigh the items it labelled again."""
         for item in self.labels.items_of(worker):
@@ -247,6 +228,11 @@ class ItemBook:
             (label, p) for worker, label in votes if (p := self.accuracy(worker)) is not None
         ]
         return item_posterior(weighed, self._classes())
+
+    def printed(self, confidence: float) -> float:
+        """The confidence printed for a label the model settles at ``confidence``: checked
+        against gold (``GoldCheck.corrected``)."""
+        return self.check.corrected(confidence, self._classes())
 
     def since(self, cursor: int = -1) -> list[FinalLabel]:
         """The final-label entries after position ``cursor`` (-1: all)."""
@@ -280,7 +266,7 @@ class ItemBook:
         money = state.given * self.task_price
         self.final.append(
             FinalLabel(
-                len(self.final), state.item, label, state.confidence,
+                len(self.final), state.item, label, self.printed(state.confidence),
                 state.counted, state.given, money, settlement,
             )
         )  # fmt: skip

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from screener.algorithms import ThresholdingAlgorithm
 from screener.bank import GoldBank
 from screener.errors import ConfigError, InvalidRewardError
+from screener.gate.labels import check_item, label_text
 from screener.gate.replies import Decided
 
 __all__ = ["Gold", "Status", "WorkerState", "pack_roster", "reward_of", "unpack_roster"]
@@ -86,10 +87,11 @@ def reward_of(
     bank: GoldBank | None,
     method: ThresholdingAlgorithm,
 ) -> float:
-    """The reward of an answer to ``record``: ``reward`` as given, or the raw ``answer``
-    scored against the bank's key; refused outside the method's reward range."""
-    if (reward is None) == (answer is None):
-        raise ConfigError("give the gold answer's reward or its raw answer, not both")
+    """The reward of an answer to ``record``: ``reward`` as given (beside it a raw ``answer``
+    is the worker's label, kept for the gold check), else the raw ``answer`` scored against
+    the bank's key; refused outside the method's reward range."""
+    if reward is None and answer is None:
+        raise ConfigError("give the gold answer's reward or its raw answer")
     if reward is None:
         if bank is None or record.question is None:
             raise ConfigError(
@@ -104,6 +106,34 @@ def reward_of(
             "send 1 for a right answer, 0 for a wrong one, or a grade in between",
         )
     return float(reward)
+
+
+def check_gold_item(record: Gold, item: object, answer: object) -> None:
+    """Refuse a gold ``item`` that is not an item id, that names another question than the
+    bank's, or that comes without the worker's raw ``answer`` (the label it checks with), and
+    a raw answer that is not a label (``label_text``)."""
+    if item is None:
+        if answer is not None and record.question is None:
+            raise ConfigError(
+                f"a raw answer to gold question {record.id} needs the gold item it answers",
+                "send the item the platform showed (or the reward alone)",
+            )
+        if answer is not None:
+            label_text(answer)
+        return
+    check_item(item)
+    if answer is not None:
+        label_text(answer)
+    if record.question is not None and item != record.question:
+        raise ConfigError(
+            f"gold question {record.id} asked bank question {record.question!r}, not {item!r}",
+            "leave the item out: with a bank the gate knows which question it asked",
+        )
+    if answer is None:
+        raise ConfigError(
+            f"gold item {item!r} needs the worker's raw answer beside it",
+            "send the answer as the worker gave it (and the reward, without a bank)",
+        )
 
 
 def pack_roster(

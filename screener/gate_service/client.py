@@ -108,10 +108,12 @@ class GateClient:
         worker: str,
         reward: float | None = None,
         answer: str | float | None = None,
+        item: str | None = None,
     ) -> str:
         """``worker``'s answer to its gold question ``gold``: its ``reward``, or the raw
-        ``answer`` scored by the gate."""
-        return (await self.answers([AnswerItem(gold, worker, reward, answer)]))[0]
+        ``answer`` scored by the gate; with both (and the gold ``item`` without a bank) the
+        answer checks the final labels' confidence."""
+        return (await self.answers([AnswerItem(gold, worker, reward, answer, item)]))[0]
 
     async def labels(self, items: Sequence[LabelItem]) -> list[str]:
         """Report task labels; each one's outcome: accepted, or duplicate (the worker's first

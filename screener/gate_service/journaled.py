@@ -24,9 +24,11 @@ the gate that served, request memory included. The events:
 * ``registered``: ``Gate.add_items``: ``response`` JSON ``[[item, cap, priority], ...]``, the
   items the call registered (those registered already are left out: they changed nothing);
 * ``answered``: ``Gate.answer``: ``worker`` (the gold question's, which the answer named),
-  ``detail`` the gold id, ``question``, and ``reward`` as given, or ``response`` the raw
-  answer as JSON (then ``reward`` is None); ``duplicate`` and ``late`` are the answers the
-  gate ignored, as journals written before this rule hold them;
+  ``detail`` the gold id, ``question`` the bank's question or the gold item the platform
+  named, ``reward`` as given and ``response`` the raw answer as JSON (either may be None;
+  with both, the answer is the worker's label of ``question``, for the gold check);
+  ``duplicate`` and ``late`` are the answers the gate ignored, as journals written before
+  this rule hold them;
 * ``labelled``: ``Gate.tell_label``: ``worker``, ``detail`` the item, ``response`` JSON
   ``{"label", "request_id", "outcome"}``;
 * ``unavailable``: ``Gate.leave``: ``worker``, ``detail`` the reason;
@@ -49,6 +51,7 @@ from screener.algorithms import Verdict
 from screener.bank import GoldBank
 from screener.errors import JournalError, JournalMismatchError, ScreenerError
 from screener.gate import AnswerOutcome, Decided, Gate, GateSettings, LabelOutcome, Reply
+from screener.gate_service.protocol import AnswerItem
 from screener.journal import Event, EventKind, RunRecord, RunSpec
 from screener.orchestrator import decided_event
 from screener.runs.stored import GATE_ORACLE
@@ -128,13 +131,14 @@ def items_event(items: Sequence[ItemTuple], at: float) -> Event:
     return Event(kind=EventKind.REGISTERED, at=at, response=json.dumps([list(i) for i in items]))
 
 
-def answer_event(gate: Gate, gold: str, reward: float | None, answer: object, at: float) -> Event:
-    """The event of an answer the gate used (the only answers journaled)."""
-    record = gate.golds[gold]
+def answer_event(gate: Gate, given: AnswerItem, at: float) -> Event:
+    """The event of an answer the gate used (the only answers journaled): the bank's
+    question, else the gold item the platform named."""
+    record = gate.golds[given.gold]
     return Event(
-        kind=EventKind.ANSWERED, at=at, worker=record.worker, detail=gold,
-        question=record.question, reward=reward,
-        response=None if answer is None else json.dumps(answer),
+        kind=EventKind.ANSWERED, at=at, worker=record.worker, detail=given.gold,
+        question=record.question or given.item, reward=given.reward,
+        response=None if given.answer is None else json.dumps(given.answer),
     )  # fmt: skip
 
 
@@ -200,7 +204,8 @@ def _replay_one(gate: Gate, event: Event, made: list[float]) -> None:
         raw = None if event.response is None else json.loads(event.response)
         gold = _text(event.detail, event)
         worker = _text(event.worker, event)  # the answer was checked against it when served
-        outcome = gate.answer(gold, worker=worker, reward=event.reward, answer=raw)
+        item = None if raw is None else event.question  # as answer_event wrote it
+        outcome = gate.answer(gold, worker=worker, reward=event.reward, answer=raw, item=item)
         if _OUTCOME_KINDS[outcome] is not kind:
             raise _mismatch(event, f"the gate now calls the answer {outcome.value}")
     elif kind is EventKind.LABELLED:

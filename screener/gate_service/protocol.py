@@ -105,16 +105,20 @@ class ItemEntry:
 @dataclass(frozen=True, slots=True)
 class AnswerItem:
     """One gold answer: the ``gold`` id of a reply, the ``worker`` who answered (the one the
-    reply was for), and its ``reward`` or raw ``answer``."""
+    reply was for), and its ``reward`` or raw ``answer``, or both with the gold ``item`` the
+    platform showed (``Gate.answer``: the gate checks its final labels against them)."""
 
     gold: str
     worker: str
     reward: float | None = None
     answer: str | float | None = None
+    item: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        value = {"reward": self.reward} if self.answer is None else {"answer": self.answer}
-        return {"gold": self.gold, "worker": self.worker, **value}
+        given = {"reward": self.reward, "answer": self.answer, "item": self.item}
+        return {"gold": self.gold, "worker": self.worker} | {
+            key: value for key, value in given.items() if value is not None
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +232,7 @@ def _identifier(value: object, name: str) -> str:
 
 
 def _answer(body: object, where: str) -> AnswerItem:
-    fields = _object(body, where, {"gold", "worker", "reward", "answer"})
+    fields = _object(body, where, {"gold", "worker", "reward", "answer", "item"})
     gold = _identifier(fields.get("gold"), f"{where}: gold")
     if "worker" not in fields:
         raise GateApiError(
@@ -237,15 +241,19 @@ def _answer(body: object, where: str) -> AnswerItem:
         )
     worker = _identifier(fields["worker"], f"{where}: worker")
     reward, answer = fields.get("reward"), fields.get("answer")
-    if (reward is None) == (answer is None):
-        raise GateApiError(f"malformed request: {where} needs a reward or an answer (one)")
-    if reward is not None:
-        if not _finite(reward):
-            raise GateApiError(f"malformed request: {where}: reward must be a number")
-        return AnswerItem(gold, worker, reward=float(reward))
-    if isinstance(answer, str) or (isinstance(answer, int | float) and _finite(answer)):
-        return AnswerItem(gold, worker, answer=answer)
-    raise GateApiError(f"malformed request: {where}: answer must be a string or a number")
+    if reward is None and answer is None:
+        raise GateApiError(f"malformed request: {where} needs a reward or an answer")
+    if reward is not None and not _finite(reward):
+        raise GateApiError(f"malformed request: {where}: reward must be a number")
+    if answer is not None and not (
+        isinstance(answer, str) or (isinstance(answer, int | float) and _finite(answer))
+    ):
+        raise GateApiError(f"malformed request: {where}: answer must be a string or a number")
+    item = fields.get("item")
+    return AnswerItem(
+        gold, worker, None if reward is None else float(reward), answer,
+        None if item is None else _identifier(item, f"{where}: item"),
+    )  # fmt: skip
 
 
 def _label(body: object, where: str) -> LabelItem:

@@ -161,22 +161,24 @@ class GateSession:
         """POST /v1/answers: every item is checked before any is used (a bad one refuses the
         whole request); the outcome of each, in order."""
         self._check_serving()
-        for item in items:
+        for given in items:
             self.gate.check_answer(
-                item.gold, worker=item.worker, reward=item.reward, answer=item.answer
-            )
+                given.gold, worker=given.worker, reward=given.reward, answer=given.answer,
+                item=given.item,
+            )  # fmt: skip
         at = time.time()
         events: list[Event] = []
         results = []
-        for item in items:
+        for given in items:
             known = len(self.gate.decisions)
             outcome = self.gate.answer(
-                item.gold, worker=item.worker, reward=item.reward, answer=item.answer
-            )
+                given.gold, worker=given.worker, reward=given.reward, answer=given.answer,
+                item=given.item,
+            )  # fmt: skip
             if outcome is AnswerOutcome.ACCEPTED:  # a duplicate or late answer changes nothing
-                events.append(answer_event(self.gate, item.gold, item.reward, item.answer, at))
+                events.append(answer_event(self.gate, given, at))
             events += self._decided(known, at)
-            results.append({"gold": item.gold, "worker": item.worker, "outcome": outcome.value})
+            results.append({"gold": given.gold, "worker": given.worker, "outcome": outcome.value})
         await self._commit(events)
         return results
 

@@ -209,8 +209,9 @@ class Snapshot:
 
 #: The layout of a pickled state (an algorithm's, the gate's): raised whenever a class
 #: snapshots keep changes the attributes it keeps, so that a reader of another layout replays
-#: instead of restoring state it would misread (2: crowd-prior's derived caches left out).
-STATE_FORMAT = 3
+#: instead of restoring state it would misread (2: crowd-prior's derived caches left out;
+#: 3: the gate's items; 4: its gold check of final labels).
+STATE_FORMAT = 4
 
 
 def snapshot_digest(state: bytes) -> str:

@@ -25,6 +25,7 @@ __all__ = [
     "CAVEAT",
     "FORMATS",
     "FinalRow",
+    "check_note",
     "final_rows",
     "load_final_labels",
     "render_final_labels",
@@ -32,9 +33,9 @@ __all__ = [
 
 #: What the confidence may get wrong, said with every export.
 CAVEAT = (
-    "confidence is the one-coin posterior under the workers' gold accuracies: it cannot see "
-    "items a crowd gets wrong together, and overstates on real data (BENCHMARKS.md, final "
-    "labels per dollar)"
+    "confidence is the one-coin posterior checked against gold (the share of items that "
+    "mislead the crowd, from gold answers that name their item and raw answer): it assumes "
+    "gold is like the tasks, and cannot see workers who collude on tasks only (docs/gate-api.md)"
 )
 
 LabelsFormat = Literal["csv", "json", "crowd-kit"]
@@ -56,14 +57,25 @@ class FinalRow:
     state: str
 
 
-def load_final_labels(db: str, run_id: str) -> list[FinalRow]:
-    """Gate run ``run_id`` of ``db`` rebuilt from its journal, and its rows (module
-    docstring). RunNotFoundError for an unknown run; JournalError for a run that is not a
-    gate's; JournalMismatchError for a journal the gate disagrees with."""
+def load_final_labels(db: str, run_id: str) -> tuple[list[FinalRow], str]:
+    """Gate run ``run_id`` of ``db`` rebuilt from its journal: its rows (module docstring) and
+    what its gold check says of their confidence (``check_note``). RunNotFoundError for an
+    unknown run; JournalError for a run that is not a gate's; JournalMismatchError for a
+    journal the gate disagrees with."""
     with Journal(db, read_only=True) as journal:
         record = journal.get_run(run_id)
         gate = rebuild_gate(journal, run_id, run_gate(record)).gate
-    return final_rows(gate)
+    return final_rows(gate), check_note(gate)
+
+
+def check_note(gate: Gate) -> str:
+    """How many gold settlements checked the confidence, how many were wrong, and the share
+    of misleading items the gate took from them (``screener.gate.calibration``)."""
+    check = gate.items.check
+    return (
+        f"confidence checked against {check.checks:,} gold settlements ({check.wrong:,} "
+        f"wrong): misleading items taken as {check.misleading:.1%}"
+    )
 
 
 def final_rows(gate: Gate) -> list[FinalRow]:
@@ -78,7 +90,8 @@ def final_rows(gate: Gate) -> list[FinalRow]:
             rows.append(FinalRow(**fields))
         else:
             money = state.given * gate.items.task_price
-            rows.append(FinalRow(state.item, state.label, state.confidence, state.counted,
+            confidence = gate.items.printed(state.confidence)
+            rows.append(FinalRow(state.item, state.label, confidence, state.counted,
                                  state.given, money, "open"))  # fmt: skip
     return rows
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -105,6 +105,16 @@ class StreamSettings:
             raise ValueError(f"lead={self.lead}: a top answer must lead by at least 1 vote")
         if self.adversary is not None and self.adversary not in ADVERSARIES:
             raise ValueError(f"adversary={self.adversary!r}: choose one of {ADVERSARIES}")
+
+
+class GoldAnswer(NamedTuple):
+    """A worker's answer to a gold question: the gold item, the reward, the worker's label
+    (None when the platform has none to show: the gate then cannot check final labels with
+    it)."""
+
+    item: str
+    reward: float
+    label: str | None
 
 
 @dataclass
@@ -197,18 +207,21 @@ class TaskStream:
             if not self.workers[worker].left and self.has_work(worker):
                 yield worker
 
-    def gold(self, worker: str) -> tuple[str, float]:
-        """The worker's answer to a gold question: (item, reward)."""
+    def gold(self, worker: str) -> GoldAnswer:
+        """The worker's answer to a gold question: its item, reward and label (a recogniser's
+        is the item's answer; None for an answer drawn past the worker's records)."""
         state = self.workers[worker]
         self.gold_answers += 1
         recognised = state.role == "recogniser"
         if state.gold:
-            item, reward, _ = state.gold.popleft()
-            return item, 1.0 if recognised else reward
+            item, reward, label = state.gold.popleft()
+            if recognised:
+                return GoldAnswer(item, 1.0, self.truth[item])
+            return GoldAnswer(item, reward, label)
         item = self._gold_list[int(self.rng.integers(len(self._gold_list)))]
         if self.graded:
-            return item, float(self.rng.choice(state.scores))
-        return item, float(self.rng.random() < state.accuracy or recognised)
+            return GoldAnswer(item, float(self.rng.choice(state.scores)), None)
+        return GoldAnswer(item, float(self.rng.random() < state.accuracy or recognised), None)
 
     def has_work(self, worker: str) -> bool:
         """Whether one of the worker's recorded task items still needs a label; without one
@@ -300,7 +313,7 @@ class TaskStream:
     def _settled(self) -> tuple[dict[str, str] | None, dict[str, float] | None]:
         """Under gate overlap, each item's final label and its confidence: the gate's last
         settlement, else (reopened, or never settled: filled after the stream) its weighing
-        of the labels kept."""
+        of the labels kept, printed as the gate prints one (checked against its gold)."""
         if self.book is None:
             return None, None
         last = {entry.item: entry for entry in self.book.since()}
@@ -310,8 +323,11 @@ class TaskStream:
             if entry is not None and entry.label is not None:
                 final[item], confidence[item] = entry.label, entry.confidence
                 continue
-            label, confidence[item] = self._judged(labels)
-            final[item] = "" if label is None else label
+            label, modelled = self._judged(labels)
+            final[item], confidence[item] = (
+                "" if label is None else label,
+                self.book.printed(modelled),
+            )
         return final, confidence
 
     def _judged(self, labels: list[tuple[str, str]]) -> tuple[str | None, float]:
@@ -433,7 +449,7 @@ class TaskStream:
         for index in order.tolist():
             record = records[index]
             if record.item in self.gold_items:
-                gold.append((record.item, float(record.reward), record.answer))
+                gold.append((record.item, float(record.reward), _given(record)))
             else:
                 tasks.append((record.item, _given(record)))
         accuracy = float(rewards.mean())
@@ -515,7 +531,11 @@ def run_stream(stream: TaskStream, gate: Gate | None) -> tuple[StreamOutcome, in
         else:
             assert gate is not None and reply.gold is not None
             screened.add(worker)
-            gate.answer(reply.gold, worker=worker, reward=stream.gold(worker)[1])
+            given = stream.gold(worker)
+            item = None if given.label is None else given.item
+            gate.answer(
+                reply.gold, worker=worker, reward=given.reward, answer=given.label, item=item
+            )
         if gate is not None and len(gate.decisions) > acted:
             for decision in gate.decisions[acted:]:
                 if decision.decision == "banned":

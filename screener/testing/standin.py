@@ -177,10 +177,13 @@ class StandIn:
             self.stream.block(worker)
         elif kind == "gold":
             self._screened.add(worker)
-            _, reward = self.stream.gold(worker)
-            if self._wrong(worker, index):
-                reward = 0.0
-            await self.client.answer(str(reply["gold"]), worker=worker, reward=reward)
+            given = self.stream.gold(worker)
+            if self._wrong(worker, index):  # a spoiled answer: no label to check with
+                given = given._replace(reward=0.0, label=None)
+            await self.client.answer(
+                str(reply["gold"]), worker=worker, reward=given.reward, answer=given.label,
+                item=None if given.label is None else given.item,
+            )  # fmt: skip
         elif self._gate_items and reply.get("item") is None:
             await self._send_away(worker)  # the gate has no open item for it
         elif (item := self.stream.task(worker, reply.get("item"))) is None:

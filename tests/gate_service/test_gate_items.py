@@ -34,10 +34,12 @@ TASKS = [ItemEntry(f"t{i}", 3) for i in range(6)]
 async def _work(
     client: GateClient, worker: str, request: str, items: list[str] | None = None
 ) -> dict[str, Any]:
-    """One request of ``worker``: a gold answer given right, or the named item labelled."""
+    """One request of ``worker``: a gold answer given right (naming one of three gold items
+    and the worker's label, for the gold check), or the named item labelled."""
     reply = await client.next(worker, request, items=items)
     if reply["kind"] == "gold":
-        await client.answer(reply["gold"], worker=worker, reward=1.0)
+        gold = f"g{len(request) % 3}"
+        await client.answer(reply["gold"], worker=worker, reward=1.0, answer="yes", item=gold)
     elif reply["item"] is not None:
         await client.labels([LabelItem(worker, reply["item"], "yes", f"{request}:label")])
     return reply
@@ -63,6 +65,9 @@ async def test_items_are_registered_named_labelled_and_streamed_final(tmp_path: 
     assert {entry["item"] for entry in page} == {f"t{i}" for i in range(6)} | {"t9"}
     assert all(e["given"] <= (5 if e["item"] == "t9" else 3) for e in page)
     assert status["items"] == {"registered": 7, "done": 7}
+    check = status["gold_check"]
+    assert check["checks"] > 0 and check["wrong"] == 0  # every gold answer right: "yes"
+    assert 0 < check["misleading"] < 0.1  # under the prior's mean: no check was wrong
     assert kinds(db, session.run_id)["registered"] == 2  # the repeat of t0, t1 changed nothing
 
 
@@ -131,6 +136,7 @@ async def test_candidates_are_journaled_and_a_resumed_gate_holds_the_same_labels
     async with serving(db, resume=run_id) as (resumed, url), GateClient(url) as client:
         page, _ = await client.final_labels()
         assert page == before and resumed.gate.summary()["items"]["registered"] == 6
+        assert resumed.gate.items.check.checks == session.gate.items.check.checks > 0
         assert await client.add_items(TASKS) == 0  # registered already: not twice
         assert (await _work(client, "w9", "late", ["t0"]))["kind"] in ("task", "gold")
     # Replayed without the candidates, the gate would choose other items: refused.

@@ -21,7 +21,7 @@ from screener.gate import Gate, GateSettings
 from screener.gate_service import GateApiError, LabelItem
 from screener.gate_service.client import GateClient
 from screener.gate_service.journaled import answer_event, gate_spec, request_event
-from screener.gate_service.protocol import NextRequest
+from screener.gate_service.protocol import AnswerItem, NextRequest
 from screener.journal import Event, EventKind, Journal
 
 #: The kinds of the calls' events (the rest: started, resumed, stopped, decided).
@@ -172,7 +172,7 @@ async def test_a_journal_from_before_gold_keys_resumes_with_its_sequential_ids(
     events = [request_event(gate, ann, "r1", at), request_event(gate, ann, "r1", at)]
     assert ann.gold == "g0"
     gate.answer("g0", worker="ann", reward=1.0)
-    answered = answer_event(gate, "g0", 1.0, None, at)
+    answered = answer_event(gate, AnswerItem("g0", "ann", 1.0), at)
     events += [answered, dataclasses.replace(answered, kind=EventKind.DUPLICATE)]
     bob = gate.next("bob", "r2")
     events.append(request_event(gate, bob, "r2", at))

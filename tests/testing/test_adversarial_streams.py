@@ -96,7 +96,7 @@ def test_colluders_share_one_wrong_label_per_item_and_answer_gold_as_recorded() 
     for w in colluders:
         rewards = {r.item: r.reward for r in recorded[w]}
         answers = [stream.gold(w) for _ in range(len(stream.workers[w].gold))]
-        assert all(reward == rewards[item] for item, reward in answers)
+        assert all(reward == rewards[item] for item, reward, _ in answers)
     assert stream.finish().accuracy_of[colluders[0]] == 0.0
 
 
