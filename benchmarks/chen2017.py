@@ -63,7 +63,7 @@ from benchmarks.instances import TOPK_INSTANCES, topk_instance
 from screener import BernoulliRewards, simulate
 from screener.algorithms import Algorithm
 from screener.algorithms.registry import ALGORITHMS, accepted_parameters, create_algorithm
-from screener.algorithms.result import Decision
+from screener.algorithms.worker_result import Decision
 
 __all__ = [
     "FULL",

@@ -17,7 +17,7 @@ import numpy as np
 import screener
 from screener.algorithms import create_algorithm
 from screener.reports.mistakes import truth_tally
-from screener.runs.setup import DEFAULT_ALGORITHM, DEFAULT_JOB
+from screener.runs.settings import DEFAULT_ALGORITHM, DEFAULT_JOB
 from screener.stats.prior import GridPrior, StoppingCosts, StoppingTable, stopping_table
 
 #: (label, algorithm, parameters): the default first, then what it was chosen over.

@@ -30,7 +30,8 @@ from screener.algorithms import create_algorithm
 from screener.crowd import synthetic_pool
 from screener.journal import AsyncJournal, Event, Journal
 from screener.orchestrator import Orchestrator, RunOptions
-from screener.runs.session import RunPlan, start_run
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 from screener.simulation import BernoulliRewards, simulate
 
 N_WORKERS = 200

@@ -26,7 +26,8 @@ from screener.crowd import WorkerPool
 from screener.journal import Journal
 from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
-from screener.runs.session import RunPlan, start_run
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 from screener.service import GoldService, arithmetic_bank, start_service
 
 LATENCY = 0.1

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.oracles.dataset import RecordedAnswers, load_answers
+from screener.oracles.answer_file import RecordedAnswers, load_answers
 from screener.simulation.recorded import RecordedRewards
 
 __all__ = [

@@ -45,7 +45,9 @@ from screener.crowd import synthetic_pool
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
 from screener.reports import render_table
-from screener.runs.session import RunPlan, load_results, start_run
+from screener.runs.results import load_results
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 
 N_WORKERS = 200
 #: Answers per run: full (240,000 is the long run of the issue; 500,000 make 1M events)

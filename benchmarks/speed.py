@@ -69,7 +69,8 @@ from screener.algorithms.ksigma import KSigmaAlgorithm
 from screener.algorithms.registry import create_algorithm
 from screener.crowd import WorkerPool
 from screener.orchestrator import RunOptions
-from screener.runs.session import RunPlan, start_run
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 
 __all__ = [
     "SECTIONS",

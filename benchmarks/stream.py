@@ -41,7 +41,7 @@ Policies, each a gate (``screener.gate``) configured before any outcome is seen:
   question, or with the one gold question per kept worker the limit of 3 unscreened tasks
   demands.
 
-Adversarial streams (``benchmarks.stream_adversary``; ``screener.testing._adversaries``):
+Adversarial streams (``benchmarks.stream_adversary``; ``screener.testing.adversaries``):
 beside the real orders, order 0 of every dataset is replayed with the workers under the bar
 first (``spammers-first``), with a colluding group of 20% / 40% of the workers sharing one
 wrong label per item (``collude-20``, ``collude-40``; graded datasets skipped), and with 10% of
@@ -80,9 +80,11 @@ from benchmarks.stream_adversary import POLICIES as ADVERSARY_POLICIES
 from benchmarks.stream_adversary import adversaries_for
 from benchmarks.stream_oracle import ORACLES, run_oracle
 from benchmarks.stream_scores import RunScore, score_outcome
-from screener.gate import DEFAULT_PARAMS, Gate, GateSettings, Prices
-from screener.oracles.dataset import RecordedAnswers, load_answers
-from screener.testing.platform import Adversary, StreamSettings, TaskStream, run_stream
+from screener.gate import DEFAULT_PARAMS, Gate, GateSettings
+from screener.money import Prices
+from screener.oracles.answer_file import RecordedAnswers, load_answers
+from screener.testing.adversaries import Adversary
+from screener.testing.platform import StreamSettings, TaskStream, run_stream
 
 BAR = 0.6
 QUICK_DATASETS = ("EBCC_SMEM_web", "Zheng_d_jn-product", "EBCC_ACT_SP_amt", "Zheng_s4_Dog")

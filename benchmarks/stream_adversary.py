@@ -1,4 +1,4 @@
-"""The stream benchmark's adversarial streams (``screener.testing._adversaries``): which runs,
+"""The stream benchmark's adversarial streams (``screener.testing.adversaries``): which runs,
 and how they are read.
 
 Each adversary replays the first ``Plan.adversary_seeds`` answer orders of every dataset (one
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import harness
-from screener.testing.platform import ADVERSARIES, Adversary
+from screener.testing.adversaries import ADVERSARIES, Adversary
 
 __all__ = [
     "POLICIES",

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from screener.testing.platform import StreamOutcome, TaskStream
+from screener.testing.outcome import StreamOutcome
+from screener.testing.platform import TaskStream
 
 __all__ = ["ORACLES", "run_oracle"]
 

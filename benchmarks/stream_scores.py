@@ -18,8 +18,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from screener.gate import Prices
-from screener.testing.platform import StreamOutcome
+from screener.money import Prices
+from screener.testing.outcome import StreamOutcome
 
 __all__ = ["RunScore", "score_outcome"]
 

@@ -58,8 +58,8 @@ from benchmarks.instances import threshold_setup
 from screener import BernoulliRewards, simulate
 from screener.algorithms import Algorithm
 from screener.algorithms.registry import create_algorithm
-from screener.algorithms.result import Decision
 from screener.algorithms.thresholding import ucbe_exploration
+from screener.algorithms.worker_result import Decision
 from screener.simulation.hashing import uniforms
 
 __all__ = [

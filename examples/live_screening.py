@@ -30,7 +30,8 @@ from screener.journal import Journal
 from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
 from screener.reports import render_table
-from screener.runs.session import RunPlan, start_run
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 from screener.service import Faults, GoldService, start_service
 
 TASK_POOL = Path(__file__).resolve().parent / "task-pool"

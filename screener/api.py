@@ -22,17 +22,12 @@ from typing import Any, Literal
 
 from screener.algorithms import Result
 from screener.crowd import WorkerPool
-from screener.gate import Prices
+from screener.money import Prices
 from screener.orchestrator import Progress, RunOptions
 from screener.orchestrator.progress import auto_progress
 from screener.runs.session import start_run
-from screener.runs.setup import (
-    AlgorithmSettings,
-    MoneySettings,
-    OracleSettings,
-    RunSettings,
-    set_up_run,
-)
+from screener.runs.settings import AlgorithmSettings, MoneySettings, OracleSettings, RunSettings
+from screener.runs.setup import set_up_run
 
 __all__ = ["arun", "run"]
 

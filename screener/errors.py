@@ -1,4 +1,5 @@
-"""One exception root, narrow subclasses: the CLI turns any of them into one line."""
+"""One exception root, narrow subclasses, and the one way any error is shown on one line
+(``one_line``: the CLI's errors, the gate service's replies, a run's "failed" event)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ __all__ = [
     "SnapshotError",
     "UnknownPullError",
     "UnknownWorkerError",
+    "one_line",
 ]
 
 
@@ -93,3 +95,33 @@ class JournalMismatchError(JournalError):
 class SnapshotError(ScreenerError, ValueError):
     """A stored algorithm state cannot be used (corrupt, or written by another version or for
     another algorithm): whoever reads it replays the journal instead."""
+
+
+def one_line(error: BaseException | str, *, hint: bool = True, limit: int | None = None) -> str:
+    r"""``error`` on one line, as the terminal, a JSON reply or a journal event shows it: a
+    ``ScreenerError``'s message and, with ``hint``, its fix in parentheses (without the quotes
+    a ``KeyError`` puts around its text); another error's text, or its class's name when it
+    has none. Whitespace, newlines included, becomes single spaces and other control
+    characters are shown escaped, so nothing a path or a library's message holds can break
+    the line; ``limit`` cuts it to that many characters, the last an ellipsis.
+
+    Examples
+    --------
+    >>> one_line(ConfigError("bad price\n  'x'", "give e.g. --price gold=0.05"))
+    "bad price 'x' (give e.g. --price gold=0.05)"
+    >>> one_line(UnknownWorkerError("unknown worker 'w7'", "ask /v1/next first"), hint=False)
+    "unknown worker 'w7'"
+    >>> one_line(RuntimeError()), one_line("a\tb\x1b[31m"), one_line("x" * 10, limit=5)
+    ('RuntimeError', 'a b\\x1b[31m', 'xxxx…')
+    """
+    if isinstance(error, ScreenerError) and error.args:
+        text = str(error.args[0])
+        if hint and error.hint:
+            text += f" ({error.hint})"
+    else:
+        text = str(error)
+    line = " ".join(text.split())
+    if not line and isinstance(error, BaseException):
+        line = type(error).__name__
+    line = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in line)
+    return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"

@@ -1,5 +1,5 @@
 """The architecture as a rule: screener's packages and modules form layers, and each imports
-only the layers below it (so algorithms import only stats and errors, oracles never reach
+only the layers below it (so algorithms import only stats, checks and errors, oracles never reach
 up into the orchestrator or the reference service, and nothing imports the CLI)."""
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ LAYERS = (
     "_lazy",  # a package's names imported when first read
     "errors",
     "arrays",  # the numpy array types of the annotations
+    "checks",  # the argument checks every layer shares (a count, a seed, a choice)
+    "money",  # prices and amounts, read and shown the same by the gate, runs and reports
     "stats",
     "algorithms",  # pure decision objects: numbers in, decisions out
     "simulation",

@@ -1,4 +1,4 @@
-"""Money beside questions: one rule reads prices (the gate's Prices) from a flag, a run
+"""Money beside questions: one rule reads prices (screener.money's Prices) from a flag, a run
 file's [price] table and Python; a budget in money is a budget in gold questions; progress,
 plan and reports show what the questions cost, and it adds up, through a resume too."""
 
@@ -16,15 +16,18 @@ import pytest
 import screener
 from screener.crowd import WorkerPool, synthetic_pool
 from screener.errors import ConfigError
-from screener.gate import Prices
 from screener.journal import EventKind, Journal
+from screener.money import Prices
 from screener.orchestrator import RunOptions
 from screener.orchestrator.progress import ProgressLine
 from screener.reports import cost_line, render_json, render_table
 from screener.runs import run_prices, worker_pool
 from screener.runs.planning import plan_cost
-from screener.runs.session import RunPlan, load_result, resume_run, start_run
-from screener.runs.setup import AlgorithmSettings, MoneySettings, RunSettings, set_up_run
+from screener.runs.results import load_result
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import resume_run, start_run
+from screener.runs.settings import AlgorithmSettings, MoneySettings, RunSettings
+from screener.runs.setup import set_up_run
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from screener import Decision, Result
 from screener.errors import ConfigError
 from screener.gate import GateSettings
 from screener.runs.decisions import block_list, run_decisions
-from screener.runs.session import load_result
+from screener.runs.results import load_result
 
 POOL = screener.synthetic_pool(12, 2, seed=1)
 ALGORITHM = "confident-thresholding"

@@ -1,7 +1,7 @@
 """Screening algorithms: pure ask/tell decision objects (no I/O, no clock, no awaits)."""
 
-from screener.algorithms.base import (
-    Algorithm,
+from screener.algorithms._test_setups import AlgorithmSetup
+from screener.algorithms.ask_tell import (
     Ask,
     AskState,
     Pull,
@@ -10,6 +10,7 @@ from screener.algorithms.base import (
     PullTuple,
     TellOutcome,
 )
+from screener.algorithms.base import Algorithm
 from screener.algorithms.ksigma import (
     ADE,
     GOLD,
@@ -25,7 +26,7 @@ from screener.algorithms.registry import (
     create_algorithm,
     parameter_choices,
 )
-from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
+from screener.algorithms.result import Result, StopReason
 from screener.algorithms.thresholding import (
     APT,
     LSA,
@@ -42,6 +43,7 @@ from screener.algorithms.thresholding import (
 )
 from screener.algorithms.topk import CLUCBPAC, AdaptiveTopK, OptMAI
 from screener.algorithms.verdicts import Verdict, streamable_verdicts, verdict_of
+from screener.algorithms.worker_result import Decision, Threshold, WorkerResult
 
 __all__ = [
     "ADE",
@@ -53,6 +55,7 @@ __all__ = [
     "UCBE",
     "AdaptiveTopK",
     "Algorithm",
+    "AlgorithmSetup",
     "Ask",
     "AskState",
     "ConfidentThresholding",

@@ -22,25 +22,14 @@ from screener.algorithms.ask_tell import (
     TellOutcome,
 )
 from screener.algorithms.result import StopReason
+from screener.algorithms.signature import overrides_batch_form
 from screener.arrays import IntArray
 from screener.errors import ConfigError, InvalidRewardError, UnknownPullError
 from screener.stats import ArmStats
 
 _PENDING = _ledger.PENDING  # read once a pull by tell1
 
-__all__ = ["PullBookkeeping", "overrides_batch_form"]
-
-
-def overrides_batch_form(cls: type, batch: str, scalar: str) -> bool:
-    """True when ``cls`` (or a class it inherits from) overrides hook ``batch`` below the
-    class that gives its scalar form ``scalar``: that scalar form would skip the override,
-    so the class must fall back to one that calls ``batch``."""
-    for klass in cls.__mro__:
-        if scalar in vars(klass):
-            return False
-        if batch in vars(klass):
-            return True
-    return False
+__all__ = ["PullBookkeeping"]
 
 
 class PullBookkeeping:

@@ -1,25 +1,15 @@
-"""Parameter checks shared by the algorithms: one wording for one mistake."""
+"""Parameter checks only the algorithms need (delta, the k-sigma intervals, a budget, the
+heuristic label); the checks every layer shares are ``screener.checks``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal, get_args
 
-import numpy as np
-
 from screener.algorithms.result import Result
+from screener.checks import check_choice
 from screener.errors import ConfigError
 
-#: Seeds are kept as SQLite integers (signed 64-bit) and numpy takes no negative seed.
-MAX_SEED = 2**63 - 1
-#: Workers in one pool: screener is run and tested up to here (a pool is one journal row).
-MAX_WORKERS = 100_000
-#: Questions in flight at once: a log replay has one per worker of the largest pool in
-#: flight; more only piles questions up in memory.
-MAX_CONCURRENCY = MAX_WORKERS
-#: Answers one run may pay for: more rows than a journal (one per answer) can hold.
-MAX_BUDGET = 10**12
 #: The k of the k-sigma rule: no worker's z-score among n exceeds sqrt(n - 1) (< 317 for
 #: MAX_WORKERS), so a larger k flags nobody, and its radii overflow long before 1e200.
 MAX_K = 1000.0
@@ -30,13 +20,6 @@ def check_delta(delta: float, suggestion: float = 0.1) -> float:
     if not 0.0 < delta < 1.0:
         raise ConfigError(f"delta must lie in (0, 1), got {delta}", f"try delta={suggestion}")
     return float(delta)
-
-
-def check_choice(label: str, value: str, choices: Sequence[str]) -> None:
-    """``value`` must be one of ``choices``."""
-    if value not in choices:
-        options = " or ".join(repr(choice) for choice in choices)
-        raise ConfigError(f"unknown {label} {value!r}", f"use {options}")
 
 
 #: Confidence intervals of the outlier algorithms (RR, WRR, NRR, IB, GOLD): each class
@@ -89,30 +72,3 @@ def check_budget_given(name: str, budget: int | None, why: str) -> None:
             f"{name} {why} needs a budget",
             "give the total number of gold questions: --budget N, or budget=N in Python",
         )
-
-
-def check_count(
-    label: str, value: object, minimum: int, fix: str = "", *, maximum: int | None = None
-) -> int:
-    """A whole number (of answers, questions...), at least ``minimum`` and at most
-    ``maximum`` when one is given; bools and floats are refused rather than truncated."""
-    if isinstance(value, int | np.integer) and not isinstance(value, bool):
-        number = int(value)
-        if number >= minimum and (maximum is None or number <= maximum):
-            return number
-    limits = f">= {minimum}" if maximum is None else f"from {minimum:,} to {maximum:,}"
-    raise ConfigError(f"{label} must be a whole number {limits}, got {value!r}", fix)
-
-
-def check_seed(seed: object) -> int:
-    """A seed a run can keep in its journal and hand to numpy."""
-    return check_count("seed", seed, 0, "e.g. --seed 0", maximum=MAX_SEED)
-
-
-def check_flag(label: str, value: object) -> bool:
-    """A switch must be a real bool: ``bool("false")`` would silently turn it on."""
-    if not isinstance(value, bool):
-        raise ConfigError(
-            f"{label} must be true or false, got {value!r}", f"pass {label}=True or {label}=False"
-        )
-    return value

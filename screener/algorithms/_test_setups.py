@@ -29,7 +29,17 @@ __all__ = [
 @dataclass(frozen=True)
 class AlgorithmSetup:
     """Small test parameters: the keyword parameters, the pool size, and the rate at which
-    each simulated worker gives the top reward in the random histories (None: spread out)."""
+    each simulated worker gives the top reward in the random histories (None: spread out).
+
+    Examples
+    --------
+    An algorithm class lists its own in ``test_setups``, its default first:
+
+    >>> [setup.label or "default" for setup in RoundRobin.test_setups]
+    ['default', 'hoeffding', 'to-the-end']
+    >>> AlgorithmSetup({"threshold": 0.5, "budget": 40}, n_workers=4, label="small").n_workers
+    4
+    """
 
     params: Mapping[str, Any]
     n_workers: int = 6

@@ -25,35 +25,23 @@ from typing import Any, ClassVar, final
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._bookkeeping import PullBookkeeping, overrides_batch_form
-from screener.algorithms._checks import check_count
-from screener.algorithms._signature import parameters
+from screener.algorithms._bookkeeping import PullBookkeeping
 from screener.algorithms._test_setups import AlgorithmSetup
 from screener.algorithms.ask_tell import (
     NO_ARMS,
     WAIT,
     Ask,
     AskState,
-    Pull,
-    PullInfo,
-    PullStatus,
     PullTuple,
-    TellOutcome,
 )
-from screener.algorithms.result import Decision, Result, StopReason, Threshold, WorkerResult
+from screener.algorithms.result import Result, StopReason
+from screener.algorithms.signature import overrides_batch_form, parameters
+from screener.algorithms.worker_result import Decision, Threshold, WorkerResult
 from screener.arrays import IntArray, grown
+from screener.checks import check_count
 from screener.errors import ConfigError
 
-__all__ = [
-    "Algorithm",
-    "Ask",
-    "AskState",
-    "Pull",
-    "PullInfo",
-    "PullStatus",
-    "PullTuple",
-    "TellOutcome",
-]
+__all__ = ["Algorithm"]
 
 
 class Algorithm(PullBookkeeping, abc.ABC):

@@ -6,8 +6,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from screener.algorithms._checks import HEURISTIC_INTERVALS
-from screener.algorithms._signature import Parameter, parameters
 from screener.algorithms.base import Algorithm
 from screener.algorithms.ksigma import (
     ADE,
@@ -17,6 +15,7 @@ from screener.algorithms.ksigma import (
     RoundRobin,
     WeightedRoundRobin,
 )
+from screener.algorithms.signature import parameters
 from screener.algorithms.thresholding import (
     APT,
     LSA,
@@ -32,15 +31,7 @@ from screener.algorithms.thresholding import (
 from screener.algorithms.topk import CLUCBPAC, AdaptiveTopK, OptMAI
 from screener.errors import ConfigError
 
-__all__ = [
-    "ALGORITHMS",
-    "HEURISTIC_INTERVALS",
-    "Parameter",
-    "accepted_parameters",
-    "create_algorithm",
-    "parameter_choices",
-    "parameters",
-]
+__all__ = ["ALGORITHMS", "accepted_parameters", "create_algorithm", "parameter_choices"]
 
 ALGORITHMS: Mapping[str, type[Algorithm]] = {
     cls.name: cls

@@ -25,7 +25,7 @@ from screener.errors import ConfigError
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["WORKER_FIELDS", "Decision", "Result", "StopReason", "Threshold", "WorkerResult"]
+__all__ = ["Result", "StopReason"]
 
 
 class StopReason(enum.StrEnum):

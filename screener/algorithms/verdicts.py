@@ -34,8 +34,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms.base import Algorithm
-from screener.algorithms.result import Decision
 from screener.algorithms.thresholding import ThresholdingAlgorithm
+from screener.algorithms.worker_result import Decision
 
 __all__ = ["Verdict", "decision_word", "streamable_verdicts", "verdict_of"]
 

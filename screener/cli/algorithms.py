@@ -14,11 +14,11 @@ import click
 
 from screener.algorithms import ALGORITHMS
 from screener.algorithms.base import Algorithm
-from screener.algorithms.registry import Parameter, parameters
+from screener.algorithms.signature import Parameter, parameters
 from screener.cli.commands import summary
 from screener.cli.options import json_option
 from screener.errors import ConfigError
-from screener.runs.setup import PARAMETER_DEFAULTS
+from screener.runs.settings import PARAMETER_DEFAULTS
 
 __all__ = ["algorithms"]
 

@@ -31,18 +31,11 @@ from screener.cli.options import (
     refuse_beside_resume,
 )
 from screener.errors import ConfigError
-from screener.gate import (
-    DEFAULT_PARAMS,
-    BanRule,
-    Gate,
-    GateSettings,
-    GoldPolicy,
-    OnChange,
-    Prices,
-)
+from screener.gate import DEFAULT_PARAMS, BanRule, Gate, GateSettings, GoldPolicy, OnChange
 from screener.gate.item_file import ItemRow, load_items
 from screener.gate_service import TOKEN_ENV, GateSession, ItemEntry, listen, serve_gate
 from screener.journal import display_name
+from screener.money import Prices
 from screener.runs.stops import TERMINATED
 
 __all__ = ["gate"]

@@ -20,7 +20,7 @@ from screener._version import DISTRIBUTION
 from screener.cli.commands import LazyGroup
 from screener.cli.console import ExitCode
 from screener.cli.signals import Terminated, terminate_like_interrupt
-from screener.errors import ScreenerError
+from screener.errors import ScreenerError, one_line
 
 __all__ = ["cli", "main"]
 
@@ -83,12 +83,12 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except click.ClickException as error:  # a usage error: one line even with --debug
         context = getattr(error, "ctx", None)
         command = context.command_path if isinstance(context, click.Context) else "screener"
-        click.echo(f"error: {_one_line(error.format_message())} (see `{command} --help`)", err=True)
+        click.echo(f"error: {one_line(error.format_message())} (see `{command} --help`)", err=True)
         sys.exit(ExitCode.BAD_INPUT)
     except ScreenerError as error:
         if debug:
             raise
-        click.echo(f"error: {_one_line(str(error))}", err=True)
+        click.echo(f"error: {one_line(error)}", err=True)
         sys.exit(ExitCode.BAD_INPUT)
     except KeyboardInterrupt as stop:
         # A run that was already written said how to resume it (screener.cli.run).
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
         if debug:
             raise
         click.echo(
-            f"internal error: {type(error).__name__}: {_one_line(str(error))} "
+            f"internal error: {type(error).__name__}: {one_line(str(error))} "
             "(run again with --debug for the traceback, and please report it)",
             err=True,
         )
@@ -146,13 +146,6 @@ def _value_options(command: click.Command) -> set[str]:
     }
 
 
-def _one_line(text: str) -> str:
-    """Errors are one line on stderr, whatever a path, a value or a library's message holds:
-    a multi-line message is joined, other control characters are shown escaped."""
-    joined = " ".join(line.strip() for line in text.strip().split("\n"))
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in joined)
-
-
 def _route_warnings() -> None:
     """No raw warning reaches the terminal. Numeric trouble in screener's own code (numpy's
     overflow and invalid-value RuntimeWarnings; the expected ones are silenced where they
@@ -170,4 +163,4 @@ def _warning_line(
     line: str | None = None,
 ) -> None:
     where = f"{Path(filename).name}:{lineno}"
-    click.echo(f"warning: {_one_line(str(message))} ({category.__name__} at {where})", err=True)
+    click.echo(f"warning: {one_line(str(message))} ({category.__name__} at {where})", err=True)

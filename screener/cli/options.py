@@ -15,16 +15,16 @@ import click
 from click.core import ParameterSource
 
 from screener.algorithms import ALGORITHMS, parameter_choices
-from screener.algorithms.registry import HEURISTIC_INTERVALS
+from screener.algorithms.ksigma import HEURISTIC_INTERVALS
 from screener.cli.output import Output, output_settings
 from screener.errors import ConfigError
 from screener.files import STDIO
-from screener.gate import Prices
+from screener.money import Prices
 from screener.oracles.simulated import SimulatedOracle
 from screener.orchestrator import RunOptions
 from screener.reports import FORMATS, ONLY
 from screener.runs.run_file import parse_value
-from screener.runs.setup import (
+from screener.runs.settings import (
     BAR_ALGORITHMS,
     DEFAULT_ALGORITHM,
     DEFAULT_JOB,
@@ -338,7 +338,7 @@ def _money(values: dict[str, Any]) -> MoneySettings:
 
 
 def price_spec(default: str | None, help_text: str) -> Spec:
-    """``--price gold=P,task=P``, read by ``screener.gate.Prices.parse`` (`run`, `plan`,
+    """``--price gold=P,task=P``, read by ``screener.money.Prices.parse`` (`run`, `plan`,
     `gate`; ``default``: the command's)."""
     return ("--price",), dict(default=default, show_default=default is not None,
                               metavar="gold=P,task=P", help=help_text)  # fmt: skip

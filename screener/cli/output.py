@@ -15,7 +15,7 @@ from screener.cli.console import note
 from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.files import check_output, check_outputs_differ, is_stdio, write_output
-from screener.gate import Prices
+from screener.money import Prices
 from screener.reports import (
     Only,
     json_text,

@@ -25,10 +25,8 @@ from screener.cli.options import (
 )
 from screener.reports.plan import render_plan
 from screener.runs.planning import plan_cost
+from screener.runs.settings import DEFAULT_SEED, AlgorithmSettings, MoneySettings
 from screener.runs.setup import (
-    DEFAULT_SEED,
-    AlgorithmSettings,
-    MoneySettings,
     algorithm_params,
     choose_algorithm,
     choose_pool,

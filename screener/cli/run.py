@@ -42,16 +42,11 @@ from screener.reports import render_comparison, render_json
 from screener.runs import oracle_name, run_prices, worker_pool
 from screener.runs.decisions import run_decisions
 from screener.runs.logged import replay_logged_run
-from screener.runs.session import RunPlan, load_result, resume_run, start_run
-from screener.runs.setup import (
-    AlgorithmSettings,
-    MoneySettings,
-    OracleSettings,
-    RunSettings,
-    algorithm_params,
-    choose_algorithm,
-    set_up_run,
-)
+from screener.runs.results import load_result
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import resume_run, start_run
+from screener.runs.settings import AlgorithmSettings, MoneySettings, OracleSettings, RunSettings
+from screener.runs.setup import algorithm_params, choose_algorithm, set_up_run
 
 __all__ = ["replay", "run"]
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from screener.algorithms._checks import check_seed
 from screener.bank import load_bank
+from screener.checks import check_seed
 from screener.cli.commands import summary
 from screener.cli.options import FILE, cannot_listen, listen_options, option_group
 from screener.crowd import demo_pool, load_pool_csv

@@ -22,8 +22,8 @@ from screener.files import check_output, write_output
 from screener.gate_service import TOKEN_ENV
 from screener.gate_service.client import GateClient
 from screener.gate_service.protocol import GateApiError
-from screener.oracles.dataset import load_answers
-from screener.testing._arrivals import Overlap, StandInSettings
+from screener.oracles.answer_file import load_answers
+from screener.testing.arrivals import Overlap, StandInSettings
 from screener.testing.standin import StandInReport, run_standin
 
 __all__ = ["standin"]

@@ -7,8 +7,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from screener.algorithms._checks import MAX_WORKERS
 from screener.bank import GoldBank, GoldQuestion
+from screener.checks import MAX_WORKERS
 from screener.errors import PoolError
 
 __all__ = ["WorkerPool", "check_pool_size"]

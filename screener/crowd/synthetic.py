@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from screener.algorithms._checks import check_seed
+from screener.checks import check_seed
 from screener.crowd.pool import WorkerPool, check_pool_size
 from screener.errors import PoolError
 

@@ -2,22 +2,16 @@
 
 ``Gate`` is the pure decision object (no I/O, no clock): a platform asks it, per arriving
 worker, whether to give a gold question or a real task, and hands back the gold answers.
-``GateSettings`` holds what the requester sets; ``Prices`` what questions cost.
+``GateSettings`` holds what the requester sets; ``Prices`` (of ``screener.money``) what
+questions cost.
 """
 
 from screener.gate.core import Gate
 from screener.gate.labels import LabelOutcome
 from screener.gate.replies import AnswerOutcome, Decided, Reply, ReplyKind
 from screener.gate.roster import Status
-from screener.gate.settings import (
-    DEFAULT_PARAMS,
-    BanRule,
-    GateSettings,
-    GoldPolicy,
-    OnChange,
-    Prices,
-    money,
-)
+from screener.gate.settings import DEFAULT_PARAMS, BanRule, GateSettings, GoldPolicy, OnChange
+from screener.money import Prices
 
 __all__ = [
     "DEFAULT_PARAMS",
@@ -33,5 +27,4 @@ __all__ = [
     "Reply",
     "ReplyKind",
     "Status",
-    "money",
 ]

@@ -72,7 +72,7 @@ from screener.gate.settings import GateSettings
 from screener.stats.change import ChangeDetector
 from screener.stats.prior import GridPrior
 
-__all__ = ["AnswerOutcome", "Decided", "Gate", "LabelOutcome", "Reply", "ReplyKind"]
+__all__ = ["Gate"]
 
 
 class Gate:

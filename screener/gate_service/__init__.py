@@ -10,7 +10,7 @@ client of that API (the platform stand-in's), ``protocol``: what both sides read
 
 from screener.gate_service.app import gate_app, listen, serve_gate
 from screener.gate_service.client import GateClient
-from screener.gate_service.journaled import GATE_ORACLE, gate_spec, replay_gate, run_gate
+from screener.gate_service.journaled import gate_spec, replay_gate, run_gate
 from screener.gate_service.protocol import (
     TOKEN_ENV,
     AnswerItem,
@@ -21,6 +21,7 @@ from screener.gate_service.protocol import (
 )
 from screener.gate_service.session import GateSession, GateStoppedError
 from screener.gate_service.snapshots import RebuiltGate, rebuild_gate
+from screener.runs.stored import GATE_ORACLE
 
 __all__ = [
     "GATE_ORACLE",

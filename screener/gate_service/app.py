@@ -17,7 +17,7 @@ import socket
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from screener.errors import ScreenerError, UnknownPullError, UnknownWorkerError
+from screener.errors import ScreenerError, UnknownPullError, UnknownWorkerError, one_line
 from screener.gate_service.protocol import (
     ANSWERS_PATH,
     DECISIONS_PATH,
@@ -110,7 +110,7 @@ def _guard(session: GateSession, token: str | None) -> Middleware:
                 raise
             return _error(error.status, f"{error.reason}: {request.method} {request.path}")
         except ScreenerError as error:
-            return _error(_status_of(error), _one_line(error))
+            return _error(_status_of(error), one_line(error))
         except Exception:  # a bug: the gate may be ahead of its journal, so stop serving
             log.exception("internal error serving %s %s", request.method, request.path)
             session.fail("an internal error (see the log; please report it)")
@@ -159,12 +159,6 @@ async def _body(request: web.Request) -> object:
         return json.loads(await request.read())
     except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deep, a huge int
         raise GateApiError("malformed request: the body is not JSON") from None
-
-
-def _one_line(error: ScreenerError) -> str:
-    """The error's message and hint (a KeyError's str would quote the message)."""
-    message = " ".join(str(error.args[0] if error.args else error).split())
-    return f"{message} ({error.hint})" if error.hint else message
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:

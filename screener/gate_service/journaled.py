@@ -57,7 +57,6 @@ from screener.orchestrator import decided_event
 from screener.runs.stored import GATE_ORACLE
 
 __all__ = [
-    "GATE_ORACLE",
     "answer_event",
     "decision_events",
     "gate_spec",

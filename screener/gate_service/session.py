@@ -58,13 +58,13 @@ from screener.gate_service.snapshots import (
 )
 from screener.gate_service.streams import CommittedStream, Wakeup
 from screener.journal import (
-    HEARTBEAT_SECONDS,
     AsyncJournal,
     Event,
     EventKind,
     Journal,
     LeaseLostError,
 )
+from screener.journal.lease_keeper import LeaseKeeper
 
 __all__ = ["GateSession", "GateStoppedError"]
 
@@ -102,7 +102,14 @@ class GateSession:
         self._writing: asyncio.Future[None] | None = None  # the batch being written
         self._flusher: asyncio.Task[None] | None = None
         self._snapshots = SnapshotSchedule(snapshot_every, since_snapshot)
-        self._heartbeat = asyncio.create_task(self._keep_lease())
+        self._lease = LeaseKeeper(
+            journal,
+            run_id,
+            self._lease_lost,
+            ends_on=(LeaseLostError, DatabaseGoneError),
+            until=self.stopped,
+        )
+        self._lease.start()
 
     @classmethod
     async def create(
@@ -268,9 +275,7 @@ class GateSession:
         ``why``, or "failed: ..." after a failure, where the journal still takes it), give up
         the lease, close the journal."""
         self.stopped.set()
-        self._heartbeat.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._heartbeat
+        await self._lease.stop()
         if self._flusher is not None:
             with contextlib.suppress(Exception):
                 await self._flusher
@@ -363,19 +368,13 @@ class GateSession:
         self._batch, self._pending = None, []
         self._wakeup.signal()
 
-    async def _keep_lease(self) -> None:
-        while not self.stopped.is_set():
-            await asyncio.sleep(HEARTBEAT_SECONDS)
-            try:
-                await self.journal.renew(self.run_id)
-            except LeaseLostError as error:
-                self._fail(str(error))
-                return
-            except DatabaseGoneError as error:  # stop now, not at the next request
-                self._fail(f"its journal failed: {error}", lost=True)
-                return
-            except JournalError:
-                pass  # a busy database: the next beat tries again, long before the expiry
+    def _lease_lost(self, error: JournalError) -> None:
+        """The lease taken over, or the database file gone (found at once, not at the next
+        request): stop serving."""
+        if isinstance(error, DatabaseGoneError):
+            self._fail(f"its journal failed: {error}", lost=True)
+        else:
+            self._fail(str(error))
 
     # ------------------------------------------------------------------ helpers
     def _check_serving(self) -> None:

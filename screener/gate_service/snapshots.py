@@ -5,8 +5,9 @@ A snapshot is the pickled pair (gate, when each of its decisions was made), stor
 the journal as a run's is (``Journal.save_snapshot``: one per run, replaced by the next, its
 digest naming the screener version and the bytes' SHA-256) and read back through the same
 allow-list as an algorithm's state (``screener.algorithms.snapshot``), extended to the
-classes defined in ``screener.gate`` and ``screener.bank``: bytes read from a database are
-not trusted to name code, so a forged snapshot can build those classes and nothing else.
+classes defined in ``screener.gate``, ``screener.bank`` and ``screener.money``: bytes read
+from a database are not trusted to name code, so a forged snapshot can build those classes
+and nothing else.
 
 ``GateSession`` takes one when ``snapshot_due`` says so, of the gate after exactly the batch
 of events it has just committed (``screener.gate_service.session``). ``rebuild_gate`` is the
@@ -43,8 +44,10 @@ __all__ = [
 #: second term (twice the gate's workers), pickling, which pauses the gate about 4.5 us a
 #: worker, stays a few percent at most of the time it serves those events.
 SNAPSHOT_EVENTS = 10_000
-#: The packages whose classes a gate's snapshot may name, beside an algorithm's.
+#: The packages and modules whose classes a gate's snapshot may name, beside an algorithm's
+#: (``screener.money``: the settings' ``Prices``).
 _GATE_PACKAGES = ("screener.gate.", "screener.bank.")
+_GATE_MODULES = frozenset({"screener.money"})
 
 
 def snapshot_due(events: int, workers: int, every: int = SNAPSHOT_EVENTS) -> bool:
@@ -179,7 +182,7 @@ class _GateLoader(AllowListUnpickler):
     not one of its classes."""
 
     def find_class(self, module: str, name: str) -> Any:
-        if module.startswith(_GATE_PACKAGES):
+        if module.startswith(_GATE_PACKAGES) or module in _GATE_MODULES:
             found = pickle.Unpickler.find_class(self, module, name)
             if isinstance(found, type) and found.__module__ == module:
                 return found

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the public names, each imported when first read (screener._
     from screener.journal.leases import RunOwnedError as RunOwnedError
     from screener.journal.migrations import MIGRATIONS as MIGRATIONS
     from screener.journal.migrations import Migration as Migration
+    from screener.journal.opening import display_name as display_name
     from screener.journal.schema import SCHEMA_VERSION as SCHEMA_VERSION
     from screener.journal.schema import EventRow as EventRow
     from screener.journal.schema import RunLeaseRow as RunLeaseRow
@@ -37,7 +38,6 @@ if TYPE_CHECKING:  # the public names, each imported when first read (screener._
     from screener.journal.schema import RunSnapshotRow as RunSnapshotRow
     from screener.journal.schema import SchemaInfo as SchemaInfo
     from screener.journal.store import Journal as Journal
-    from screener.journal.store import display_name as display_name
     from screener.journal.store import new_run_id as new_run_id
     from screener.journal.writer import AsyncJournal as AsyncJournal
 

@@ -38,7 +38,6 @@ from screener.journal.opening import (
     BEGIN_OPTION,
     check_file,
     database_errors,
-    display_name,
     has_content,
     read_only_engine,
     resolve,
@@ -49,7 +48,7 @@ from screener.journal.records import run_record, run_row, run_summaries
 from screener.journal.rows import events_from_rows, rows_from_events
 from screener.journal.schema import EVENTS_TABLE, RUN_SNAPSHOTS_TABLE, RUNS_TABLE
 
-__all__ = ["Journal", "display_name", "new_run_id"]
+__all__ = ["Journal", "new_run_id"]
 
 _SYNCHRONOUS = {"normal": "NORMAL", "full": "FULL"}
 

@@ -19,16 +19,16 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from screener.algorithms._checks import check_count
 from screener.bank import GoldQuestion
+from screener.checks import check_count
 from screener.crowd import WorkerPool
 from screener.errors import ConfigError
-from screener.oracles.answer_file import Record, RecordedAnswers, load_answers, load_gold
+from screener.oracles.answer_file import Record, RecordedAnswers, load_answers
 from screener.oracles.base import Answer, OracleOption, PullRequest
 from screener.oracles.simulated import DELIVERY, SimulatedOracle, delivery_options, parse_flag
 from screener.simulation.recorded import RecordedRewards
 
-__all__ = ["DatasetOracle", "Record", "RecordedAnswers", "load_answers", "load_gold"]
+__all__ = ["DatasetOracle"]
 
 _BLOCK = 64
 _KEPT_BLOCKS = 4_096

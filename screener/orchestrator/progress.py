@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms import Algorithm, Decision
-from screener.gate import money
+from screener.money import money
 
 if TYPE_CHECKING:
     from tqdm import tqdm

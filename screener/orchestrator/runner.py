@@ -42,8 +42,8 @@ from screener.algorithms.snapshot import dump_state
 from screener.bank import GoldQuestion
 from screener.crowd import WorkerPool
 from screener.errors import SnapshotError
-from screener.gate import Prices
 from screener.journal import AsyncJournal, Event, EventKind
+from screener.money import Prices
 from screener.oracles import Answer, Oracle, PullRequest
 from screener.orchestrator.decisions import DecisionStream
 from screener.orchestrator.intake import (
@@ -57,7 +57,7 @@ from screener.orchestrator.intake import (
 from screener.orchestrator.options import RunOptions
 from screener.orchestrator.progress import Progress, ProgressLine
 
-__all__ = ["EXHAUSTED", "Orchestrator"]
+__all__ = ["Orchestrator"]
 
 
 class Orchestrator:

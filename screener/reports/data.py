@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from screener.algorithms import Result
-from screener.algorithms.result import WORKER_FIELDS
+from screener.algorithms.worker_result import WORKER_FIELDS
 from screener.crowd import WorkerPool
-from screener.gate import Prices
+from screener.money import Prices
 from screener.reports.mistakes import mistakes_json
 from screener.reports.summary import (
     Only,

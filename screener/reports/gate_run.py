@@ -17,9 +17,9 @@ from typing import Any
 from screener.algorithms import Decision, Result, Verdict, WorkerResult
 from screener.crowd import WorkerPool
 from screener.errors import RunNotFoundError
-from screener.gate import money
 from screener.gate_service import rebuild_gate, run_gate
 from screener.journal import Event, EventKind, Journal, RunRecord
+from screener.money import money
 from screener.reports.data import render_csv, render_json
 from screener.reports.summary import Only
 from screener.reports.text import render_table

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from screener.gate import money
+from screener.money import money
 
 __all__ = ["render_plan"]
 

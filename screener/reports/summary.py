@@ -8,9 +8,9 @@ from collections import Counter
 from typing import Literal
 
 from screener.algorithms import Decision, Result, Verdict, WorkerResult, verdict_of
-from screener.algorithms._checks import check_choice, check_count
 from screener.algorithms.result import away
-from screener.gate import Prices, money
+from screener.checks import check_choice, check_count
+from screener.money import Prices, money
 
 __all__ = [
     "AWAY",

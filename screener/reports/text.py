@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from screener.algorithms import Decision, Result, WorkerResult
 from screener.crowd import WorkerPool
-from screener.gate import Prices
+from screener.money import Prices
 from screener.reports.mistakes import mistake_lines
 from screener.reports.summary import (
     AWAY,

@@ -20,7 +20,8 @@ from screener.journal import EventKind, Journal, RunRecord
 from screener.orchestrator import RunOptions
 from screener.runs.answers import Invalidation, LoggedAnswer, invalidation_event, logged_answers
 from screener.runs.decisions import block_list, run_decisions
-from screener.runs.session import RunPlan, start_run
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 from screener.runs.stored import GATE_ORACLE, read_run, worker_pool
 
 __all__ = [

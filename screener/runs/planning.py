@@ -21,9 +21,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms import Algorithm, create_algorithm
-from screener.algorithms._checks import MAX_SEED, check_seed
+from screener.checks import MAX_SEED, check_seed
 from screener.errors import ConfigError
-from screener.gate import Prices
+from screener.money import Prices
 from screener.simulation import BernoulliRun, RewardModel, map_seeds
 from screener.simulation.confident_runs import confident_runs
 from screener.simulation.ksigma_runs import ksigma_runs

@@ -58,7 +58,7 @@ _TOP_LEVEL = {
     "run",
     "price",
 }
-#: The [price] table's keys: the prices (screener.gate.Prices) and a budget in money.
+#: The [price] table's keys: the prices (screener.money.Prices) and a budget in money.
 _PRICE_KEYS = {"gold", "task", "budget"}
 
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from screener.algorithms import Algorithm, create_algorithm
-from screener.algorithms._checks import MAX_BUDGET, MAX_CONCURRENCY, check_count, check_seed
+from screener.checks import MAX_BUDGET, MAX_CONCURRENCY, check_count, check_seed
 from screener.crowd import WorkerPool
 from screener.errors import ConfigError, ScreenerError
-from screener.gate import Prices
+from screener.money import Prices
 from screener.oracles import Oracle, load_oracle_class
 from screener.orchestrator import RunOptions
 
@@ -35,7 +35,7 @@ class RunPlan:
     prices: Prices | None = None
 
     def __post_init__(self) -> None:
-        """The limits a run must stay within (screener.algorithms._checks names them)."""
+        """The limits a run must stay within (screener.checks names them)."""
         check_seed(self.seed)
         if self.params.get("budget") is not None:
             fix = "give the number of answered gold questions to stop after"

@@ -1,5 +1,4 @@
-"""Runs as a user sees them: start one, resume one (and, from screener.runs.results, read one
-back).
+"""Runs as a user sees them: start one, resume one (``screener.runs.results`` reads one back).
 
 Everything is validated (algorithm parameters, pool, oracle options, database) before the
 first row is written, so a bad command leaves nothing half-written behind.
@@ -29,7 +28,7 @@ from screener.journal import (
 from screener.oracles import Oracle, load_oracle_class
 from screener.orchestrator import DecisionSink, DecisionStream, Orchestrator, Progress, RunOptions
 from screener.runs.rescoring import refuse_resume_after_invalidation
-from screener.runs.results import load_result, load_results, resumed_algorithm
+from screener.runs.results import resumed_algorithm
 from screener.runs.run_plan import RunPlan
 from screener.runs.state import pending_pulls
 from screener.runs.stops import UNJOURNALED_STOP, drive_owned, release
@@ -44,14 +43,7 @@ from screener.runs.stored import (
 #: ``_stored_options``); a resumed run reads it as the database it is resumed from.
 RUN_DATABASE = "@run-database"
 
-__all__ = [
-    "RUN_DATABASE",
-    "RunPlan",
-    "load_result",
-    "load_results",
-    "resume_run",
-    "start_run",
-]
+__all__ = ["RUN_DATABASE", "resume_run", "start_run"]
 
 
 async def start_run(

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from screener.algorithms import ALGORITHMS
-from screener.algorithms.registry import parameters
+from screener.algorithms.signature import parameters
 from screener.crowd import WorkerPool
-from screener.gate import Prices
+from screener.money import Prices
 
 __all__ = [
     "BAR_ALGORITHMS",

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from screener.algorithms import ALGORITHMS, accepted_parameters
-from screener.algorithms._checks import MAX_BUDGET
 from screener.bank import load_bank
+from screener.checks import MAX_BUDGET
 from screener.crowd import WorkerPool, load_pool_csv, synthetic_pool
 from screener.errors import ConfigError
 from screener.files import is_stdio
-from screener.gate import Prices
+from screener.money import Prices
 from screener.oracles import load_oracle_class
 from screener.orchestrator import RunOptions
 from screener.runs.run_file import RunConfig, load_run_config
@@ -33,7 +33,6 @@ from screener.runs.settings import (
     DEFAULT_BAR,
     DEFAULT_JOB,
     DEFAULT_ORACLE,
-    DEFAULT_OUTLIERS,
     DEFAULT_SEED,
     PARAMETER_DEFAULTS,
     TOP_K_ALGORITHMS,
@@ -43,20 +42,7 @@ from screener.runs.settings import (
     RunSettings,
 )
 
-#: With the settings and defaults of screener.runs.settings: a caller sets a run up from here.
 __all__ = [
-    "BAR_ALGORITHMS",
-    "DEFAULT_ALGORITHM",
-    "DEFAULT_JOB",
-    "DEFAULT_ORACLE",
-    "DEFAULT_OUTLIERS",
-    "DEFAULT_SEED",
-    "PARAMETER_DEFAULTS",
-    "TOP_K_ALGORITHMS",
-    "AlgorithmSettings",
-    "MoneySettings",
-    "OracleSettings",
-    "RunSettings",
     "RunSetup",
     "algorithm_params",
     "choose_algorithm",

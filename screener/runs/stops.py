@@ -10,8 +10,9 @@ import contextlib
 import time
 
 from screener.algorithms import Result
-from screener.errors import JournalError, ScreenerError
+from screener.errors import JournalError, one_line
 from screener.journal import HEARTBEAT_SECONDS, AsyncJournal, Event, EventKind, LeaseLostError
+from screener.journal.lease_keeper import LeaseKeeper
 from screener.orchestrator import Orchestrator
 
 __all__ = ["TERMINATED", "UNJOURNALED_STOP", "drive_owned", "release"]
@@ -24,6 +25,8 @@ UNJOURNALED_STOP = (
     "crashed: the process that drove it ended without journaling how it stopped (killed, "
     "or its database could not be written)"
 )
+#: The most characters of an error a run's "failed" event (or the error that replaces it) keeps.
+_DETAIL = 300
 
 
 async def drive_owned(journal: AsyncJournal, run_id: str, orchestrator: Orchestrator) -> Result:
@@ -33,53 +36,40 @@ async def drive_owned(journal: AsyncJournal, run_id: str, orchestrator: Orchestr
     loses its lease stops at once and writes nothing more; a stop that cannot be journaled
     (the database cannot be written) is said in the error, with the command that resumes."""
     work = asyncio.create_task(orchestrator.run())
-    lost: list[LeaseLostError] = []
-    heartbeat = asyncio.create_task(_keep_lease(journal, run_id, work, lost))
-    try:
-        return await work
-    except asyncio.CancelledError as cancel:
-        if lost:
-            raise lost[0] from None
-        why = f"interrupted: {TERMINATED}" if cancel.args == (TERMINATED,) else "interrupted"
-        await _snapshot_stop(orchestrator)
-        await _journal_stop(journal, run_id, why)
-        raise
-    except LeaseLostError:
-        raise
-    except Exception as error:
-        if not await _journal_stop(journal, run_id, f"failed: {_one_line(error)}"):
-            raise _unjournaled(error, run_id, journal.journal.name) from error
-        raise
-    finally:
-        heartbeat.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await heartbeat
+    lost: list[JournalError] = []
+
+    def lease_lost(error: JournalError) -> None:
+        lost.append(error)
+        work.cancel()
+
+    async with LeaseKeeper(journal, run_id, lease_lost, every=HEARTBEAT_SECONDS):
+        try:
+            return await work
+        except asyncio.CancelledError as cancel:
+            if lost:
+                raise lost[0] from None
+            why = f"interrupted: {TERMINATED}" if cancel.args == (TERMINATED,) else "interrupted"
+            await _snapshot_stop(orchestrator)
+            await _journal_stop(journal, run_id, why)
+            raise
+        except LeaseLostError:
+            raise
+        except Exception as error:
+            detail = f"failed: {one_line(error, limit=_DETAIL)}"
+            if not await _journal_stop(journal, run_id, detail):
+                raise _unjournaled(error, run_id, journal.journal.name) from error
+            raise
 
 
 def _unjournaled(error: Exception, run_id: str, name: str) -> JournalError:
     """The error of a run whose stop could not be journaled either: what failed, that the
     journal does not say so, and the command that continues the run."""
-    cause = error.args[0] if isinstance(error, ScreenerError) and error.args else error
     return JournalError(
-        f"{_one_line(cause)}; run {run_id} stopped, and its journal could not record why",
+        f"{one_line(error, hint=False, limit=_DETAIL)}; run {run_id} stopped, and its journal "
+        "could not record why",
         f"once {name} can be written again, continue it with "
         f"`screener run --resume {run_id} --db {name}`",
     )
-
-
-async def _keep_lease(
-    journal: AsyncJournal, run_id: str, work: asyncio.Task[Result], lost: list[LeaseLostError]
-) -> None:
-    while True:
-        await asyncio.sleep(HEARTBEAT_SECONDS)
-        try:
-            await journal.renew(run_id)
-        except LeaseLostError as error:
-            lost.append(error)
-            work.cancel()
-            return
-        except JournalError:
-            pass  # a busy database: the next beat tries again, long before the lease expires
 
 
 async def _snapshot_stop(orchestrator: Orchestrator) -> None:
@@ -105,8 +95,3 @@ async def release(journal: AsyncJournal, run_id: str) -> None:
     is left to expire: the error that stopped the run is the one to report."""
     with contextlib.suppress(JournalError):
         await journal.release(run_id)
-
-
-def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text if len(text) <= 300 else text[:299] + "…"

@@ -14,8 +14,8 @@ from screener.algorithms import Algorithm, create_algorithm
 from screener.algorithms.snapshot import load_state
 from screener.crowd import WorkerPool
 from screener.errors import ConfigError, JournalError, SnapshotError
-from screener.gate import Prices
 from screener.journal import Event, Journal, RunRecord, Snapshot
+from screener.money import Prices
 from screener.orchestrator import RunOptions
 from screener.runs.answers import answers_by_worker
 

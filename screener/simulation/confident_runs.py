@@ -44,8 +44,7 @@ from typing import Any
 import numpy as np
 
 from screener.algorithms import ConfidentThresholding, create_algorithm
-from screener.algorithms.thresholding._clearing import clearing_table
-from screener.algorithms.thresholding._scheduler import surely_needed
+from screener.algorithms.thresholding import clearing_table, surely_needed
 from screener.algorithms.thresholding.confident import settle_in_flight, settle_keys
 from screener.arrays import BoolArray, FloatArray, IntArray
 from screener.simulation.lockstep import Lockstep, LockstepRuns, in_chunks

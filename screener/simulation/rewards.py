@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from screener.algorithms._bookkeeping import overrides_batch_form
+from screener.algorithms.signature import overrides_batch_form
 from screener.arrays import FloatArray
 from screener.errors import ConfigError
 from screener.simulation.hashing import (

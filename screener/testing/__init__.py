@@ -46,21 +46,15 @@ A base class was chosen over generated test functions because subclassing with t
 attributes is all a plugin author writes, and pytest names each failing check.
 """
 
+from screener.testing._oracle_checks import CHECKS, OracleFactory
+from screener.testing._report import CheckResult, ConformanceError, ConformanceReport
 from screener.testing.algorithm_conformance import (
     ALGORITHM_CHECKS,
     AlgorithmConformance,
     AlgorithmConformanceReport,
     check_algorithm,
 )
-from screener.testing.conformance import (
-    CHECKS,
-    CheckResult,
-    ConformanceError,
-    ConformanceReport,
-    OracleFactory,
-    check_oracle,
-    default_pool,
-)
+from screener.testing.conformance import check_oracle, default_pool
 from screener.testing.oracle_conformance import OracleConformance
 
 __all__ = [

@@ -16,7 +16,6 @@ from screener.errors import ConfigError, ScreenerError, SnapshotError
 from screener.journal import Event
 from screener.runs import replay
 from screener.testing._algorithm_context import (
-    AlgorithmFactory,
     Context,
     arm_of,
     build_with,
@@ -25,6 +24,7 @@ from screener.testing._algorithm_context import (
     params_json,
 )
 from screener.testing._history import History, Solo, Twins, same_results
+from screener.testing._report import Failed
 from screener.testing._scalar_checks import check_scalar_path, check_scalar_tell
 from screener.testing._tell_checks import (
     check_idempotent_tell,
@@ -33,9 +33,8 @@ from screener.testing._tell_checks import (
     check_reward_bounds,
     check_unknown_pull,
 )
-from screener.testing.conformance import _Failed
 
-__all__ = ["ALGORITHM_CHECKS", "AlgorithmFactory", "Context"]
+__all__ = ["ALGORITHM_CHECKS"]
 
 
 # ---------------------------------------------------------------------------- checks
@@ -257,7 +256,7 @@ def _check_replay(context: Context) -> str | None:
                     "replaying a finished run's journal and asking once more must say DONE",
                 )
             if not same_results(rebuilt.result(), live.result(), close=True):
-                raise _Failed(
+                raise Failed(
                     f"after replaying the {len(journal)} events of {history.steps} steps, the "
                     "result differs from the live one; replay must rebuild the same state"
                 )
@@ -289,7 +288,7 @@ def _check_snapshot(context: Context) -> str | None:
         except SnapshotError as error:
             return f"its state cannot be stored ({error}); runs replay the journal instead"
         if not same_results(copy.result(), live.result()):
-            raise _Failed(
+            raise Failed(
                 f"after {history.steps} steps, the state read back from a snapshot has another "
                 "result; a snapshot must keep the whole state"
             )
@@ -310,7 +309,7 @@ def _replayed(context: Context, journal: list[Event], steps: int) -> Algorithm:
     try:
         replay(rebuilt, journal)
     except ScreenerError as error:
-        raise _Failed(f"replaying the journal of {steps} steps raised {error}") from None
+        raise Failed(f"replaying the journal of {steps} steps raised {error}") from None
     return rebuilt
 
 

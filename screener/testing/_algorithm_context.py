@@ -10,7 +10,7 @@ from typing import Any
 
 from screener.algorithms import ALGORITHMS, Algorithm, AskState, create_algorithm
 from screener.testing._history import History, Port
-from screener.testing.conformance import _Failed
+from screener.testing._report import Failed
 
 __all__ = [
     "AlgorithmFactory",
@@ -63,13 +63,13 @@ def expect_error(error: type[Exception], call: Callable[[], object], what: str, 
     except error:
         return
     except Exception as other:
-        raise _Failed(f"{what} raised {type(other).__name__} ({other}); {rule}") from None
-    raise _Failed(f"{what} raised nothing; {rule}")
+        raise Failed(f"{what} raised {type(other).__name__} ({other}); {rule}") from None
+    raise Failed(f"{what} raised nothing; {rule}")
 
 
 def expect(condition: bool, message: str) -> None:
     if not condition:
-        raise _Failed(message)
+        raise Failed(message)
 
 
 def mid_run(context: Context, wanted: int = 3) -> tuple[Algorithm, list[int]] | str:
@@ -109,7 +109,7 @@ def params_json(algorithm: Algorithm) -> str:
     try:
         return json.dumps(algorithm.params(), default=_plain, sort_keys=True)
     except (TypeError, ValueError) as error:
-        raise _Failed(
+        raise Failed(
             f"params() cannot be stored as JSON ({error}); the journal stores it to rebuild "
             "the algorithm on resume, so give plain numbers, strings, lists and mappings"
         ) from None

@@ -20,7 +20,7 @@ import numpy as np
 
 from screener.algorithms import Algorithm, Ask, AskState, Decision, Result, TellOutcome
 from screener.journal import Event, EventKind
-from screener.testing.conformance import _Failed
+from screener.testing._report import Failed
 
 __all__ = ["History", "Port", "Solo", "Twins", "same_results", "show_ask"]
 
@@ -144,14 +144,14 @@ class Twins:
             self._fail(f"{when}, the result differs from the one of {self.what}")
 
     def _fail(self, what_happened: str) -> None:
-        raise _Failed(f"{what_happened}; {self.rule}")
+        raise Failed(f"{what_happened}; {self.rule}")
 
     def _peek(self) -> None:
         if self.mode != "peek":
             return
         for line in self.right.result().workers:
             if line.decision not in (Decision.UNDECIDED, line.leaning):
-                raise _Failed(
+                raise Failed(
                     f"worker {line.arm} is decided {line.decision.value} but leans "
                     f"{line.leaning.value}; a worker is undecided or leans to its decision"
                 )
@@ -294,7 +294,7 @@ class History:
         rewards = [self.outstanding.get(i, self.upper) for i in ids]
         outcomes = port.tell_many(ids, rewards)
         if outcomes != expected:
-            raise _Failed(
+            raise Failed(
                 f"telling pulls {ids} gave outcomes {outcomes}, expected {expected}: a pull's "
                 "first answer is ACCEPTED (0), a repeat a DUPLICATE no-op (1), an answer after "
                 "release LATE (2)"
@@ -306,7 +306,7 @@ class History:
     def release(self, port: Port) -> None:
         pull_id = int(self.rng.choice(list(self.outstanding)))
         if not port.release(pull_id):
-            raise _Failed(f"release({pull_id}) of a pending pull returned False; it must be True")
+            raise Failed(f"release({pull_id}) of a pending pull returned False; it must be True")
         del self.outstanding[pull_id]
         self.released.append(pull_id)
 
@@ -341,24 +341,24 @@ class History:
     def _check_ask(self, ask: Ask, limit: int, algorithm: Algorithm) -> None:
         size = len(ask)
         if ask.state is AskState.PULL and not 1 <= size <= limit:
-            raise _Failed(f"ask({limit}) handed out {size} pulls; a PULL has 1 to {limit}")
+            raise Failed(f"ask({limit}) handed out {size} pulls; a PULL has 1 to {limit}")
         if ask.state is not AskState.PULL and size:
-            raise _Failed(f"ask({limit}) said {ask.state.value.upper()} with {size} pulls")
+            raise Failed(f"ask({limit}) said {ask.state.value.upper()} with {size} pulls")
         if size and ask.first_id != self.next_id:
-            raise _Failed(
+            raise Failed(
                 f"ask({limit}) numbered its pulls from {ask.first_id}; ids are dense, so the "
                 f"next one is {self.next_id}"
             )
         if ask.seqs.shape != ask.arms.shape:
-            raise _Failed(f"ask({limit}) gave {ask.arms.size} arms but {ask.seqs.size} seqs")
+            raise Failed(f"ask({limit}) gave {ask.arms.size} arms but {ask.seqs.size} seqs")
         gone = sorted(self.departed.intersection(ask.arms.tolist()))
         if gone:
-            raise _Failed(
+            raise Failed(
                 f"worker {gone[0]} was asked again after set_unavailable; an unavailable "
                 "worker is never asked again (nor its released pulls retried)"
             )
         if ask.wait and not self.outstanding:
-            raise _Failed(
+            raise Failed(
                 f"ask({limit}) said WAIT with no pull in flight: no answer can come, so it must "
                 "hand out pulls or say DONE"
             )
@@ -366,7 +366,7 @@ class History:
             algorithm.budget is not None
             and algorithm.n_answered + algorithm.n_pending > algorithm.budget
         ):
-            raise _Failed(
+            raise Failed(
                 f"{algorithm.n_answered} answered and {algorithm.n_pending} in flight exceed the "
                 f"budget of {algorithm.budget} pulls"
             )
@@ -374,12 +374,12 @@ class History:
     def _check_books(self, algorithm: Algorithm) -> None:
         pending, answered = len(self.outstanding), len(self.answered)
         if (algorithm.n_pending, algorithm.n_answered) != (pending, answered):
-            raise _Failed(
+            raise Failed(
                 f"n_pending = {algorithm.n_pending}, n_answered = {algorithm.n_answered} after "
                 f"{pending} pulls in flight and {answered} accepted answers; they must agree"
             )
         if algorithm.n_asked != self.next_id:
-            raise _Failed(f"n_asked = {algorithm.n_asked} after {self.next_id} pulls handed out")
+            raise Failed(f"n_asked = {algorithm.n_asked} after {self.next_id} pulls handed out")
 
 
 def _arm_of(algorithm: Algorithm, pull_id: int) -> int | None:

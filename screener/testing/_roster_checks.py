@@ -20,9 +20,9 @@ import numpy as np
 from screener.algorithms import Algorithm, AskState, Decision, ThresholdingAlgorithm
 from screener.algorithms.snapshot import dump_state, load_state
 from screener.errors import ConfigError, SnapshotError
-from screener.testing._algorithm_checks import Context
+from screener.testing._algorithm_context import Context
 from screener.testing._history import same_results
-from screener.testing.conformance import _Failed
+from screener.testing._report import Failed
 
 __all__ = ["ROSTER_CHECKS"]
 
@@ -31,7 +31,7 @@ _STEPS = 400
 
 def _expect(condition: bool, message: str) -> None:
     if not condition:
-        raise _Failed(message)
+        raise Failed(message)
 
 
 def _refuses_joiners(algorithm: Algorithm) -> str | None:
@@ -219,7 +219,7 @@ def _check_leave_return(context: Context) -> str | None:
         except ConfigError:
             _expect(not algorithm.available[0], "a refused return made the worker available")
             return None
-        raise _Failed("a fixed-roster method took back a worker who had left")
+        raise Failed("a fixed-roster method took back a worker who had left")
     _expect(len(algorithm.ask_for(0)) == 0, "ask_for gave a pull of a worker who left")
     for _ in range(3 * algorithm.n_arms):
         ask = algorithm.ask(1)

@@ -13,7 +13,7 @@ from screener.algorithms.ask_tell import PullTuple
 from screener.errors import InvalidRewardError, UnknownPullError
 from screener.testing._algorithm_context import Context, expect, expect_error, mid_run
 from screener.testing._history import Solo
-from screener.testing.conformance import _Failed
+from screener.testing._report import Failed
 
 __all__ = ["OneAtATime", "check_scalar_path", "check_scalar_tell"]
 
@@ -83,7 +83,7 @@ class OneAtATime:
             self._fail(f"n_pending = {right[2]} but the pending counts sum to {sum(right[3])}")
 
     def _fail(self, what_happened: str) -> None:
-        raise _Failed(f"{what_happened}; {_RULE}")
+        raise Failed(f"{what_happened}; {_RULE}")
 
 
 def check_scalar_path(context: Context) -> str | None:

@@ -81,21 +81,18 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from screener.algorithms import ALGORITHMS, Algorithm, create_algorithm
-from screener.algorithms._test_setups import AlgorithmSetup
+from screener.algorithms import ALGORITHMS, Algorithm, AlgorithmSetup, create_algorithm
 from screener.errors import ConfigError
 from screener.testing._algorithm_checks import ALGORITHM_CHECKS as CONTRACT_CHECKS
-from screener.testing._algorithm_checks import AlgorithmFactory, Context
+from screener.testing._algorithm_context import AlgorithmFactory, Context
+from screener.testing._report import CheckResult, ConformanceError, ConformanceReport, Failed
 from screener.testing._roster_checks import ROSTER_CHECKS
-from screener.testing.conformance import CheckResult, ConformanceError, ConformanceReport, _Failed
 
 __all__ = [
     "ALGORITHM_CHECKS",
     "TEST_SETUPS",
     "AlgorithmConformance",
     "AlgorithmConformanceReport",
-    "AlgorithmFactory",
-    "AlgorithmSetup",
     "check_algorithm",
 ]
 
@@ -215,7 +212,7 @@ def _run_check(name: str, context: Context) -> CheckResult:
     started = time.perf_counter()
     try:
         skipped = ALGORITHM_CHECKS[name](context)
-    except _Failed as failure:
+    except Failed as failure:
         status, message = "failed", str(failure)
     except Exception as error:  # an algorithm raising is a failure of that check
         status, message = "failed", f"the algorithm raised {type(error).__name__}: {error}"

@@ -16,18 +16,7 @@ from screener.oracles import Oracle
 from screener.testing._oracle_checks import CHECKS, CheckContext, OracleFactory
 from screener.testing._report import CheckResult, ConformanceError, ConformanceReport, Failed
 
-__all__ = [
-    "CHECKS",
-    "CheckResult",
-    "ConformanceError",
-    "ConformanceReport",
-    "OracleFactory",
-    "check_oracle",
-    "default_pool",
-]
-
-#: The failure a check raises, under the name the algorithm checks import it by.
-_Failed = Failed
+__all__ = ["check_oracle", "default_pool"]
 
 
 def default_pool() -> WorkerPool:

@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.oracles import Oracle
-from screener.testing.conformance import CheckResult, check_oracle
+from screener.testing._report import CheckResult
+from screener.testing.conformance import check_oracle
 
 __all__ = ["OracleConformance"]
 

@@ -35,7 +35,7 @@ drawn by its recorded activity answers right with a chance that keeps the item's
 recorded answers), else one of the item's other recorded answers (graded: the truth moved by
 a score drawn from the worker's recorded scores).
 
-Adversarial streams (``adversary``, ``screener.testing._adversaries``) replay the same order
+Adversarial streams (``adversary``, ``screener.testing.adversaries``) replay the same order
 with spammers first, a colluding group or gold-recognising workers; the outcome reports each
 worker's accuracy on real tasks as they gave them (an adversary's, not its recorded one), and
 which workers reached their ``MILESTONE``-th real task and which were banned before it.
@@ -52,8 +52,9 @@ import numpy as np
 
 from screener.gate import Gate, ReplyKind
 from screener.gate.items import ItemBook
-from screener.oracles.dataset import Record, RecordedAnswers
-from screener.testing._adversaries import (
+from screener.oracles.answer_file import Record, RecordedAnswers
+from screener.testing._difficulty import item_easiness, right_chance
+from screener.testing.adversaries import (
     ADVERSARIES,
     GROUPS,
     Adversaries,
@@ -61,20 +62,9 @@ from screener.testing._adversaries import (
     Role,
     arrivals_spammers_first,
 )
-from screener.testing._difficulty import item_easiness, right_chance
-from screener.testing._outcome import StreamOutcome
+from screener.testing.outcome import StreamOutcome
 
-__all__ = [
-    "ADVERSARIES",
-    "MILESTONE",
-    "Adversary",
-    "StreamOutcome",
-    "StreamSettings",
-    "TaskStream",
-    "item_easiness",
-    "right_chance",
-    "run_stream",
-]
+__all__ = ["MILESTONE", "StreamSettings", "TaskStream", "run_stream"]
 
 Overlap = Literal["recorded", "dynamic", "gate"]
 #: The candidates a task request names under gate overlap: a platform's page of tasks.
@@ -380,7 +370,7 @@ class TaskStream:
         return self.gold_answers + self.task_labels
 
     def _arm_adversaries(self) -> Adversaries | None:
-        """The adversary's group (``_adversaries``) armed: its members' task answers
+        """The adversary's group (``adversaries``) armed: its members' task answers
         rewritten, their accuracy on tasks the truth; None on the real order."""
         adversary = self.settings.adversary
         if adversary is None or adversary not in GROUPS:

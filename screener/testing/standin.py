@@ -4,7 +4,7 @@ HTTP (``screener standin``; the gate is ``screener gate``, docs/gate-api.md).
 The dataset is a task stream (``screener.testing.platform.TaskStream``): each worker asks for
 work as many times as it answered in the data, at seeded times, so workers join late,
 overlap and leave; ``StandInSettings`` adds late joiners, leavers and workers who turn to
-spam part way (``screener.testing._arrivals``). For each request the stand-in asks the gate
+spam part way (``screener.testing.arrivals``). For each request the stand-in asks the gate
 (``POST /v1/next``) and does what it says: a gold question is answered from the worker's
 recorded answers (``POST /v1/answers``), a real task is labelled with its recorded answer
 (reported to the gate, ``POST /v1/labels``, in batches of ``LABEL_BATCH`` and at the end),
@@ -44,11 +44,12 @@ from aiohttp import web
 
 from screener.gate_service.client import GateClient
 from screener.gate_service.protocol import MAX_BATCH, ItemEntry, LabelItem
-from screener.oracles.dataset import RecordedAnswers
-from screener.testing._arrivals import Arrivals, StandInSettings, plan_arrivals
-from screener.testing.platform import StreamOutcome, TaskStream
+from screener.oracles.answer_file import RecordedAnswers
+from screener.testing.arrivals import Arrivals, StandInSettings, plan_arrivals
+from screener.testing.outcome import StreamOutcome
+from screener.testing.platform import TaskStream
 
-__all__ = ["StandIn", "StandInReport", "StandInSettings", "run_standin"]
+__all__ = ["StandIn", "StandInReport", "run_standin"]
 
 REPORT_PATH = "/v1/report"
 #: Task labels the stand-in reports to the gate in one request.

@@ -12,7 +12,7 @@ import pytest
 from driver import drive
 from stats_helpers import assert_rate_at_most
 
-from screener.algorithms.base import AskState
+from screener.algorithms.ask_tell import AskState
 from screener.algorithms.ksigma import ADE
 from screener.algorithms.result import Result, StopReason
 from screener.errors import ConfigError

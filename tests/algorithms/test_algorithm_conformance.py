@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from screener.algorithms import (
     ALGORITHMS,
     Algorithm,
+    AlgorithmSetup,
     Ask,
     NaiveRoundRobin,
     Result,
@@ -23,16 +24,15 @@ from screener.algorithms import (
     accepted_parameters,
     create_algorithm,
 )
-from screener.algorithms.registry import parameters
+from screener.algorithms.signature import parameters
 from screener.errors import ConfigError
+from screener.testing import ConformanceError
 from screener.testing.algorithm_conformance import (
     ALGORITHM_CHECKS,
     TEST_SETUPS,
     AlgorithmConformance,
-    AlgorithmSetup,
     check_algorithm,
 )
-from screener.testing.conformance import ConformanceError
 
 IntArray = NDArray[np.int64]
 HISTORY_CHECKS = {"deterministic", "batch_asks", "results", "rebuild"}

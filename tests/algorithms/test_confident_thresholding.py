@@ -319,7 +319,7 @@ def test_ebcc_act_sp_settles_the_easy_workers_early() -> None:
     # Issue 12: at a 0.8 bar, with the previous intervals and schedule no worker of the 118
     # with >= 30 answers was decided after 240,853 answers; workers 11 (0.946) and 197
     # (0.975) were one right answer from "above" when the run was stopped.
-    from screener.oracles.dataset import load_answers
+    from screener.oracles.answer_file import load_answers
     from screener.simulation.recorded import RecordedRewards
 
     answers = load_answers(Path(str(DATA)) / "gold_answers" / "EBCC_ACT_SP.csv")

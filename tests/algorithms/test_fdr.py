@@ -27,7 +27,8 @@ from screener.algorithms import (
 from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.orchestrator import RunOptions
-from screener.runs.session import RunPlan, start_run
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 from screener.simulation import BernoulliRewards, RewardModel, simulate, simulate_many
 from screener.stats import BET_FRACTIONS, bernoulli_kl
 

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from screener.algorithms import Result, create_algorithm
-from screener.testing.algorithm_conformance import TEST_SETUPS, AlgorithmSetup
+from screener.algorithms import AlgorithmSetup, Result, create_algorithm
+from screener.testing.algorithm_conformance import TEST_SETUPS
 
 CASES = [
     pytest.param(name, setup, id=f"{name}{setup.label and '-' + setup.label}")

@@ -16,7 +16,7 @@ from benchmarks.stream_adversary import POLICIES as ADVERSARY_POLICIES
 from benchmarks.stream_adversary import format_adversaries
 from benchmarks.stream_report import MEASURES, not_dominated, overall, summarise
 from benchmarks.stream_timing import estimate
-from screener.gate import Prices
+from screener.money import Prices
 
 ROOT = Path(__file__).resolve().parents[2]
 

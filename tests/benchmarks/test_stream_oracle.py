@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.stream_oracle import ORACLES, run_oracle
-from screener.oracles.dataset import Record, RecordedAnswers
+from screener.oracles.answer_file import Record, RecordedAnswers
 from screener.testing.platform import StreamSettings, TaskStream, run_stream
 
 BAR = 0.6

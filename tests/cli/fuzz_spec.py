@@ -10,11 +10,11 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from screener.gate import Prices
+from screener.money import Prices
 from screener.oracles.latency import Latency
 from screener.runs.run_file import parse_value
 from screener.runs.session import RUN_DATABASE
-from screener.runs.setup import BAR_ALGORITHMS
+from screener.runs.settings import BAR_ALGORITHMS
 
 #: Flags that set one algorithm parameter each, and how their text is read.
 FLOAT_PARAMS = ("--k", "--delta", "--q", "--rho", "--threshold")

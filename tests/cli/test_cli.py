@@ -23,7 +23,7 @@ import pytest
 from cli_helpers import NOT_COMPLETED, assert_ran
 
 from screener.crowd import demo_pool, synthetic_pool
-from screener.runs.setup import DEFAULT_ALGORITHM
+from screener.runs.settings import DEFAULT_ALGORITHM
 from screener.simulation import ksigma_outliers
 
 #: Real processes (the screener command, a browser, ...): the full suite only.

@@ -11,7 +11,8 @@ from stats_helpers import assert_rate_at_most
 
 from screener.bank import GoldBank, GoldQuestion, Scoring
 from screener.errors import ConfigError, InvalidRewardError, UnknownPullError
-from screener.gate import AnswerOutcome, Gate, GateSettings, Prices, ReplyKind, Status
+from screener.gate import AnswerOutcome, Gate, GateSettings, ReplyKind, Status
+from screener.money import Prices
 
 RULE = GateSettings(
     algorithm="toloka-rule",

@@ -22,10 +22,10 @@ from gate_helpers import decided_events, serving, start_gate, stop_gate
 from screener.cli.standin import render
 from screener.gate import GateSettings
 from screener.gate_service.client import GateClient
-from screener.oracles.dataset import Record, RecordedAnswers, load_answers
-from screener.testing._arrivals import plan_arrivals
+from screener.oracles.answer_file import Record, RecordedAnswers, load_answers
+from screener.testing.arrivals import StandInSettings, plan_arrivals
 from screener.testing.platform import TaskStream
-from screener.testing.standin import StandIn, StandInReport, StandInSettings, run_standin
+from screener.testing.standin import StandIn, StandInReport, run_standin
 
 #: Gold one request in five while screening, a fifth of a decided worker's requests audited:
 #: the settings of both the in-process gate and the real command below.

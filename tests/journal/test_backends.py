@@ -24,7 +24,9 @@ from screener.journal import Journal, LeaseLostError, leases
 from screener.oracles import Answer, SimulatedOracle
 from screener.orchestrator import RunOptions
 from screener.runs import run_plan, stops, worker_pool
-from screener.runs.session import RunPlan, load_results, resume_run, start_run
+from screener.runs.results import load_results
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import resume_run, start_run
 
 POOL = synthetic_pool(10, 1, seed=6)
 PARAMS: dict[str, Any] = {"k": 1.5, "delta": 0.1, "direction": "low", "budget": 400}

@@ -17,7 +17,8 @@ from screener.bank import Scoring, score_answer
 from screener.crowd import WorkerPool
 from screener.errors import ConfigError, PoolError
 from screener.oracles import Answer, PullRequest
-from screener.oracles.dataset import DatasetOracle, load_answers, load_gold
+from screener.oracles.answer_file import load_answers, load_gold
+from screener.oracles.dataset import DatasetOracle
 from screener.simulation.recorded import RecordedRewards
 from screener.testing import OracleConformance
 

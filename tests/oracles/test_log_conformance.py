@@ -9,7 +9,8 @@ import pytest
 
 from screener.crowd import WorkerPool
 from screener.runs.log_oracle import LogOracle
-from screener.runs.session import RunPlan, start_run
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 from screener.testing import OracleConformance, default_pool
 
 

@@ -13,7 +13,8 @@ import pytest
 from screener.algorithms import StopReason, create_algorithm
 from screener.crowd import WorkerPool
 from screener.errors import ConfigError, PoolError
-from screener.oracles.dataset import DatasetOracle, load_answers
+from screener.oracles.answer_file import load_answers
+from screener.oracles.dataset import DatasetOracle
 from screener.simulation.loop import simulate
 from screener.simulation.recorded import RecordedRewards
 from screener.testing import OracleConformance, default_pool

@@ -22,7 +22,9 @@ from screener.crowd import WorkerPool
 from screener.journal import Event, EventKind, Journal
 from screener.orchestrator import DecisionStream, RunOptions
 from screener.runs.decisions import run_decisions
-from screener.runs.session import RunPlan, load_result, start_run
+from screener.runs.results import load_result
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 from screener.simulation import BernoulliRewards, simulate
 
 #: 60 workers, 12 of them spammers: crowd-prior decides the clear ones after a few answers.

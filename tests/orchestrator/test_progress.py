@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 
 import screener
-from screener.algorithms import create_algorithm
+from screener.algorithms import AlgorithmSetup, create_algorithm
 from screener.crowd import synthetic_pool
 from screener.orchestrator import Progress, RunOptions
 from screener.orchestrator.progress import ProgressBar, ProgressLine
-from screener.runs.session import RunPlan, start_run
-from screener.testing.algorithm_conformance import TEST_SETUPS, AlgorithmSetup
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
+from screener.testing.algorithm_conformance import TEST_SETUPS
 
 CASES = [
     pytest.param(name, setup, id=f"{name}{setup.label and '-' + setup.label}")

@@ -13,7 +13,9 @@ from screener.algorithms import ALGORITHMS, accepted_parameters
 from screener.crowd import synthetic_pool
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
-from screener.runs.session import RunPlan, load_result, load_results, start_run
+from screener.runs.results import load_result, load_results
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 
 POOL = synthetic_pool(12, 1, seed=4)
 

@@ -15,7 +15,9 @@ from screener.algorithms import Result, StopReason
 from screener.crowd import WorkerPool, synthetic_pool
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
-from screener.runs.session import RunPlan, load_result, start_run
+from screener.runs.results import load_result
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 from screener.simulation import BernoulliRewards, ksigma_outliers
 
 POOL = synthetic_pool(20, 2, seed=11)

@@ -25,7 +25,9 @@ from screener.journal.backends.sqlite import INVALIDATIONS_SQLITE
 from screener.journal.schema import INVALIDATED_ONLY
 from screener.orchestrator import RunOptions
 from screener.runs import restored
-from screener.runs.session import RunPlan, load_results, resume_run, start_run
+from screener.runs.results import load_results
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import resume_run, start_run
 
 ACCURACIES = (0.92, 0.9, 0.88, 0.9, 0.86, 0.3, 0.91, 0.89, 0.85, 0.25)
 EVERY = 25

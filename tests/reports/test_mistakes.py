@@ -18,7 +18,7 @@ from screener.algorithms import create_algorithm
 from screener.cli.main import cli
 from screener.reports.html import html_report
 from screener.reports.mistakes import truth_tally
-from screener.runs.setup import DEFAULT_ALGORITHM, DEFAULT_JOB
+from screener.runs.settings import DEFAULT_ALGORITHM, DEFAULT_JOB
 
 #: The crowd prior's cost mode, the default until issue 51: cheap, and often wrong.
 COST_MODE = {"threshold": 0.6, "false_ban": 30, "missed_bad": 100, "contamination": 0.2,

@@ -9,10 +9,10 @@ import pytest
 
 from benchmarks.tao2019 import RunRewards
 from screener import BernoulliRewards, simulate
-from screener.algorithms import Algorithm, create_algorithm
+from screener.algorithms import Algorithm, AlgorithmSetup, create_algorithm
 from screener.simulation import BetaRewards, RewardModel
 from screener.simulation.recorded import EXHAUSTED_RECORDS, RecordedRewards
-from screener.testing.algorithm_conformance import TEST_SETUPS, AlgorithmSetup
+from screener.testing.algorithm_conformance import TEST_SETUPS
 
 SEEDS = (0, 1, 2)
 

@@ -11,8 +11,9 @@ import pytest
 from stats_helpers import assert_rate_at_most
 
 from benchmarks.stream_oracle import run_oracle
-from screener.oracles.dataset import Record, RecordedAnswers
-from screener.testing.platform import MILESTONE, Adversary, StreamSettings, TaskStream
+from screener.oracles.answer_file import Record, RecordedAnswers
+from screener.testing.adversaries import Adversary
+from screener.testing.platform import MILESTONE, StreamSettings, TaskStream
 
 CLASSES = ("a", "b", "c")
 

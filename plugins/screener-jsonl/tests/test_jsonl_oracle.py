@@ -22,7 +22,8 @@ from screener.crowd import WorkerPool, synthetic_pool
 from screener.journal import Journal
 from screener.oracles import Answer, PullRequest, available_oracles
 from screener.orchestrator import RunOptions
-from screener.runs.session import RunPlan, start_run
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 from screener.simulation.hashing import uniforms
 from screener.testing import OracleConformance
 

@@ -4,7 +4,7 @@ rule (``rule``), the intervals and active set they share (``intervals``, ``algor
 GOLD (Ban & He, KDD 2020), the eps-rho outlier ranking; each round robin over one
 ``RoundRobinCursor``."""
 
-from screener.algorithms._checks import IntervalKind
+from screener.algorithms._checks import HEURISTIC_INTERVALS, IntervalKind
 from screener.algorithms.ksigma.ade import ADE
 from screener.algorithms.ksigma.algorithm import KSigmaAlgorithm
 from screener.algorithms.ksigma.cursor import RoundRobinCursor
@@ -21,6 +21,7 @@ __all__ = [
     "ADE",
     "EPS_LOWER_BOUND",
     "GOLD",
+    "HEURISTIC_INTERVALS",
     "Direction",
     "IntervalKind",
     "IteratedBestArm",

@@ -18,13 +18,15 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from screener.algorithms._checks import IntervalKind, check_flag
+from screener.algorithms._checks import IntervalKind
 from screener.algorithms._test_setups import BUDGET, OUTLIER_MEANS, AlgorithmSetup
-from screener.algorithms.base import Ask
+from screener.algorithms.ask_tell import Ask
 from screener.algorithms.ksigma.ade_decisions import OUTLIER, UNDECIDED, ADEDecisions
 from screener.algorithms.ksigma.rule import Direction
-from screener.algorithms.result import Decision, Result, WorkerResult
+from screener.algorithms.result import Result
+from screener.algorithms.worker_result import Decision, WorkerResult
 from screener.arrays import FloatArray, IntArray
+from screener.checks import check_flag
 from screener.errors import ConfigError
 from screener.stats import QuantileRule
 

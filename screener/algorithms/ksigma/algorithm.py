@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from screener.algorithms.ksigma._certificates import Certificates
 from screener.algorithms.ksigma.intervals import KSigmaIntervals
-from screener.algorithms.result import Decision, WorkerResult
+from screener.algorithms.worker_result import Decision, WorkerResult
 from screener.arrays import IntArray
 from screener.stats import (
     ksigma_threshold_enclosure,

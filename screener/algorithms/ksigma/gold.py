@@ -81,7 +81,6 @@ import numpy as np
 from screener.algorithms._checks import (
     IntervalKind,
     check_delta,
-    check_flag,
     check_interval_options,
     heuristic_note,
 )
@@ -90,6 +89,7 @@ from screener.algorithms.ksigma.cursor import RoundRobinCursor
 from screener.algorithms.ksigma.gold_ranking import GoldRanking
 from screener.algorithms.ksigma.neighbour_graph import NeighbourGraph
 from screener.arrays import BoolArray, FloatArray, IntArray
+from screener.checks import check_flag
 from screener.errors import ConfigError
 from screener.stats import (
     QuantileRule,
@@ -100,13 +100,7 @@ from screener.stats import (
     scaled_agresti_coull_radius,
 )
 
-__all__ = [
-    "EPS_LOWER_BOUND",
-    "GOLD",
-    "NeighbourGraph",
-    "gold_b",
-    "minority_size",
-]
+__all__ = ["EPS_LOWER_BOUND", "GOLD", "gold_b", "minority_size"]
 
 
 _E16 = math.exp(1.0 / 16.0)

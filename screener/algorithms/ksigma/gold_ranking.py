@@ -23,7 +23,8 @@ import numpy as np
 from screener.algorithms._checks import label_heuristic
 from screener.algorithms.base import Algorithm
 from screener.algorithms.ksigma.neighbour_graph import NeighbourGraph
-from screener.algorithms.result import Decision, Result, WorkerResult
+from screener.algorithms.result import Result
+from screener.algorithms.worker_result import Decision, WorkerResult
 from screener.arrays import BoolArray, FloatArray, IntArray
 
 __all__ = ["GoldRanking"]

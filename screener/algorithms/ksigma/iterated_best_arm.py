@@ -18,7 +18,8 @@ from numpy.typing import NDArray
 from screener.algorithms._test_setups import HOEFFDING, KSIGMA, OUTLIER_MEANS, AlgorithmSetup
 from screener.algorithms.ksigma.algorithm import KSigmaAlgorithm
 from screener.algorithms.ksigma.cursor import RoundRobinCursor
-from screener.algorithms.result import Decision, Result, WorkerResult
+from screener.algorithms.result import Result
+from screener.algorithms.worker_result import Decision, WorkerResult
 from screener.arrays import BoolArray, IntArray
 from screener.errors import ConfigError
 

@@ -15,10 +15,12 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from screener.algorithms._checks import MAX_K, check_choice, check_delta, label_heuristic
+from screener.algorithms._checks import MAX_K, check_delta, label_heuristic
 from screener.algorithms.base import Algorithm
-from screener.algorithms.result import Decision, Result, Threshold, WorkerResult
+from screener.algorithms.result import Result
+from screener.algorithms.worker_result import Decision, Threshold, WorkerResult
 from screener.arrays import FloatArray
+from screener.checks import check_choice
 from screener.errors import ConfigError
 
 __all__ = ["Direction", "KSigmaRule"]

@@ -26,12 +26,13 @@ from its answered mean and its effective count ``T_i = answered_i + pending_i``,
 """
 
 from screener.algorithms.thresholding._base import ThresholdingAlgorithm
-from screener.algorithms.thresholding._clearing import HOPE
+from screener.algorithms.thresholding._clearing import HOPE, clearing_table
 from screener.algorithms.thresholding._intervals import (
     BACKSTOP_SHARE,
     CONFIDENT_INTERVALS,
     ConfidentInterval,
 )
+from screener.algorithms.thresholding._scheduler import surely_needed
 from screener.algorithms.thresholding.apt import APT
 from screener.algorithms.thresholding.confident import ConfidentSchedule, ConfidentThresholding
 from screener.algorithms.thresholding.crowd_prior import CrowdPrior
@@ -62,5 +63,8 @@ __all__ = [
     "ThresholdingAlgorithm",
     "TolokaRule",
     "UniformThresholding",
+    # the "settle" schedule's pieces, for its lockstep form (screener.simulation.confident_runs)
+    "clearing_table",
+    "surely_needed",
     "ucbe_exploration",
 ]

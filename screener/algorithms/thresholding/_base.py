@@ -12,8 +12,9 @@ from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_budget_given
 from screener.algorithms.base import Algorithm
-from screener.algorithms.result import Decision, Result, Threshold, WorkerResult
+from screener.algorithms.result import Result
 from screener.algorithms.thresholding._scheduler import fill_at_once, heap_picks, surely_needed
+from screener.algorithms.worker_result import Decision, Threshold, WorkerResult
 from screener.arrays import FloatArray, IntArray, grown
 from screener.errors import ConfigError
 from screener.stats import hoeffding_radius

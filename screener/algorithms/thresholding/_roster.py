@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from screener.algorithms._checks import check_count
 from screener.algorithms.thresholding._base import ThresholdingAlgorithm
+from screener.checks import check_count
 from screener.errors import ConfigError
 
 __all__ = ["RosterThresholding", "check_max_workers"]

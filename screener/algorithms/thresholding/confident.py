@@ -10,9 +10,9 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_choice, check_count, check_delta
+from screener.algorithms._checks import check_delta
 from screener.algorithms._test_setups import AROUND_MEANS, SLOW_BAR, AlgorithmSetup
-from screener.algorithms.result import Decision, Result
+from screener.algorithms.result import Result
 from screener.algorithms.thresholding._clearing import ClearingKey, clearing_counts, clearing_table
 from screener.algorithms.thresholding._intervals import (
     CONFIDENT_INTERVALS,
@@ -20,7 +20,9 @@ from screener.algorithms.thresholding._intervals import (
     IntervalFamily,
 )
 from screener.algorithms.thresholding._roster import RosterThresholding, check_max_workers
+from screener.algorithms.worker_result import Decision
 from screener.arrays import FloatArray, IntArray, grown
+from screener.checks import check_choice, check_count
 from screener.errors import ConfigError
 from screener.stats import anytime_radius, kl_bounds
 

@@ -19,10 +19,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms._test_setups import AROUND_MEANS, BUDGET, AlgorithmSetup
-from screener.algorithms.base import Ask
-from screener.algorithms.result import Decision, Result
+from screener.algorithms.ask_tell import Ask
+from screener.algorithms.result import Result
 from screener.algorithms.thresholding._roster import RosterThresholding, check_max_workers
 from screener.algorithms.topk import water_fill
+from screener.algorithms.worker_result import Decision
 from screener.arrays import BoolArray, FloatArray, IntArray, grown
 from screener.errors import ConfigError
 from screener.stats import BettingEProcess, e_bh

@@ -38,8 +38,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms.result import Decision
 from screener.algorithms.thresholding._base import ThresholdingAlgorithm
+from screener.algorithms.worker_result import Decision
 from screener.arrays import FloatArray, IntArray, grown
 
 __all__ = ["NO_GUARANTEE", "PlatformRule", "percent"]

@@ -7,10 +7,10 @@ import math
 from collections import deque
 from typing import Any, ClassVar
 
-from screener.algorithms._checks import check_count
 from screener.algorithms._test_setups import BUDGET, AlgorithmSetup
 from screener.algorithms.thresholding.platform_rule import NO_GUARANTEE, PlatformRule, percent
 from screener.arrays import IntArray
+from screener.checks import check_count
 from screener.errors import ConfigError
 
 __all__ = ["TolokaRule"]

@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from screener.algorithms.base import Algorithm
-from screener.algorithms.result import Decision, Result, StopReason, WorkerResult
+from screener.algorithms.result import Result, StopReason
+from screener.algorithms.worker_result import Decision, WorkerResult
 from screener.arrays import FloatArray, IntArray
 from screener.errors import ConfigError
 

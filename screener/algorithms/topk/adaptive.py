@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from screener.algorithms._checks import check_budget_given, check_delta
 from screener.algorithms._test_setups import BUDGET, AlgorithmSetup
-from screener.algorithms.result import Result, WorkerResult
+from screener.algorithms.result import Result
 from screener.algorithms.topk._selection import (
     SelectionAlgorithm,
     check_eps,
@@ -24,6 +24,7 @@ from screener.algorithms.topk._selection import (
     top_by_mean,
     water_fill,
 )
+from screener.algorithms.worker_result import WorkerResult
 from screener.arrays import FloatArray, IntArray
 
 __all__ = ["AdaptiveTopK", "accept_reject", "round_target"]

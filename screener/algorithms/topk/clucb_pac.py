@@ -10,9 +10,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_budget_given, check_delta, check_flag
+from screener.algorithms._checks import check_budget_given, check_delta
 from screener.algorithms._test_setups import BUDGET, AlgorithmSetup
-from screener.algorithms.result import Result, StopReason, WorkerResult
+from screener.algorithms.result import Result, StopReason
 from screener.algorithms.topk._selection import (
     SelectionAlgorithm,
     check_eps,
@@ -21,7 +21,9 @@ from screener.algorithms.topk._selection import (
     water_fill,
 )
 from screener.algorithms.topk.adaptive import AdaptiveTopK
+from screener.algorithms.worker_result import WorkerResult
 from screener.arrays import FloatArray, IntArray
+from screener.checks import check_flag
 from screener.stats import clucb_radius
 
 __all__ = ["CLUCBPAC"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from screener.algorithms._checks import check_choice, check_count
+from screener.checks import check_choice, check_count
 from screener.errors import ConfigError
 from screener.stats.prior import StoppingCosts
 from screener.stats.prior_choice import FAMILIES

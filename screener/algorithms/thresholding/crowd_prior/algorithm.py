@@ -9,9 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from screener.algorithms._checks import check_count, check_flag
 from screener.algorithms._test_setups import AROUND_MEANS, SMALL_BUDGET, AlgorithmSetup
-from screener.algorithms.result import Decision, Result
+from screener.algorithms.result import Result
 from screener.algorithms.thresholding.crowd_prior._checks import (
     check_pilot,
     checked_costs,
@@ -36,7 +35,9 @@ from screener.algorithms.thresholding.crowd_prior._reasons import (
     own_evidence,
     promise,
 )
+from screener.algorithms.worker_result import Decision
 from screener.arrays import FloatArray, IntArray
+from screener.checks import check_count, check_flag
 from screener.errors import ConfigError
 
 __all__ = ["CrowdPrior"]

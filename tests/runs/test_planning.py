@@ -22,7 +22,7 @@ from screener.crowd import demo_pool
 from screener.errors import ConfigError
 from screener.reports.plan import render_plan
 from screener.runs.planning import DEFAULT_CAP_PER_WORKER, plan_cost
-from screener.runs.setup import DEFAULT_ALGORITHM, DEFAULT_JOB
+from screener.runs.settings import DEFAULT_ALGORITHM, DEFAULT_JOB
 from screener.simulation import BernoulliRewards, simulate
 
 ACCURACIES = [0.92, 0.9, 0.85, 0.8, 0.55, 0.5, 0.88, 0.83]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from screener.testing._adversaries import Role
+from screener.testing.adversaries import Role
 
 __all__ = ["StreamOutcome"]
 

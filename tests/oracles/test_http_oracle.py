@@ -22,7 +22,8 @@ from screener.oracles.http import NEEDS_BANK, HttpOracle
 from screener.oracles.http.protocol import SIGNATURE_HEADER, sign
 from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
-from screener.runs.session import RunPlan, start_run
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 from screener.service import Faults, GoldService
 
 SEED = 3

@@ -1,5 +1,7 @@
-"""An algorithm's keyword parameters, read from its constructor's signature: the one source
-for ``params()``, the registry's checks and ``screener algorithms NAME``."""
+"""What a class says of itself, read from its definition: an algorithm's keyword parameters
+(its constructor's signature: the one source for ``params()``, the registry's checks and
+``screener algorithms NAME``), and whether a class overrides the batch form of a hook below
+its scalar form (the algorithms' hooks, the reward models' draws)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from screener.algorithms.base import Algorithm
 
-__all__ = ["Parameter", "parameters"]
+__all__ = ["Parameter", "overrides_batch_form", "parameters"]
 
 
 @dataclass(frozen=True)
@@ -60,3 +62,15 @@ def _parameter(p: inspect.Parameter, hint: Any) -> Parameter:
         kind="one of" if literal else kind,
         choices=tuple(str(v) for v in typing.get_args(hint)) if literal else (),
     )
+
+
+def overrides_batch_form(cls: type, batch: str, scalar: str) -> bool:
+    """True when ``cls`` (or a class it inherits from) overrides hook ``batch`` below the
+    class that gives its scalar form ``scalar``: that scalar form would skip the override,
+    so the class must fall back to one that calls ``batch``."""
+    for klass in cls.__mro__:
+        if scalar in vars(klass):
+            return False
+        if batch in vars(klass):
+            return True
+    return False

@@ -10,7 +10,7 @@ from typing import Literal
 
 import numpy as np
 
-from screener.algorithms._checks import check_seed
+from screener.checks import check_seed
 from screener.errors import ConfigError
 from screener.simulation.hashing import worker_rng
 from screener.testing.platform import StreamSettings, TaskStream

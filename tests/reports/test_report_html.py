@@ -28,7 +28,7 @@ from screener.journal import EventKind, Journal
 from screener.reports.html import PAGE_SIZE, run_history
 from screener.reports.html._plotlyjs import packed_plotly_js
 from screener.runs import replay
-from screener.runs.session import load_result
+from screener.runs.results import load_result
 
 #: Real processes (the screener command, a browser, ...): the full suite only.
 pytestmark = pytest.mark.subprocess

@@ -17,19 +17,19 @@ from cli_helpers import assert_ran
 
 import screener
 from screener.algorithms import ALGORITHMS, accepted_parameters
-from screener.algorithms.registry import parameters
+from screener.algorithms.signature import parameters
 from screener.errors import ConfigError
 from screener.journal import Journal, RunSpec
 from screener.orchestrator import RunOptions
-from screener.runs.setup import (
+from screener.runs.settings import (
     DEFAULT_ALGORITHM,
     DEFAULT_JOB,
     PARAMETER_DEFAULTS,
     AlgorithmSettings,
     OracleSettings,
     RunSettings,
-    set_up_run,
 )
+from screener.runs.setup import set_up_run
 
 POOL = "worker,accuracy\n" + "".join(f"w{i},0.9\n" for i in range(10)) + "spammer,0.4\n"
 RUN_FILE = """\

@@ -18,8 +18,8 @@ import pytest
 
 from screener import BernoulliRewards, RoundRobin, WeightedRoundRobin, simulate
 from screener.algorithms import CrowdPrior, Decision, Result, StopReason, WorkerResult
-from screener.algorithms.result import WORKER_FIELDS
 from screener.algorithms.thresholding import LSA
+from screener.algorithms.worker_result import WORKER_FIELDS
 from screener.crowd import WorkerPool, synthetic_pool
 from screener.reports import (
     decision_counts,
@@ -29,7 +29,9 @@ from screener.reports import (
     render_table,
 )
 from screener.runs import run_state
-from screener.runs.session import RunPlan, load_results, start_run
+from screener.runs.results import load_results
+from screener.runs.run_plan import RunPlan
+from screener.runs.session import start_run
 from screener.simulation.recorded import RecordedRewards
 
 POOL = synthetic_pool(8, 1, seed=5)
