@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from screener.algorithms import CrowdPrior, Result, ThresholdingAlgorithm, create_algorithm
+from screener.algorithms import CrowdPrior, Result, ThresholdingAlgorithm, Verdict, create_algorithm
 from screener.arrays import grown
 from screener.bank import GoldBank
 from screener.errors import UnknownPullError, UnknownWorkerError
@@ -498,7 +498,7 @@ class Gate:
         """A ban the gate makes itself, beside its method's."""
         self.method.set_unavailable(state.arm, "banned by the gate")
         state.status = Status.BANNED
-        self._decide(state, "banned", why)
+        self._decide(state, Verdict.BANNED, why)
 
     def _new_gold(
         self,
@@ -572,7 +572,7 @@ class Gate:
                 continue  # an arm a reopened screening left behind
             banned = verdict < 0
             state.status = Status.BANNED if banned else Status.QUALIFIED
-            self._decide(state, "banned" if banned else "accepted", self.method.explain(arm))
+            self._decide(state, Verdict.of_sign(-1 if banned else 1), self.method.explain(arm))
 
     def _audit_answer(self, state: WorkerState, reward: float) -> None:
         scaled = (reward - self.method.lower) / (self.method.upper - self.method.lower)
@@ -584,7 +584,7 @@ class Gate:
         )
         if self.settings.on_change == "ban":
             state.status = Status.BANNED
-            self._decide(state, "banned", why)
+            self._decide(state, Verdict.BANNED, why)
             return
         self.method.set_unavailable(state.arm, "screening reopened")
         state.arm = int(self.method.add_workers(1)[0])
@@ -594,16 +594,17 @@ class Gate:
             self.judge.add_arm(state.requests)
         self.detector.restart(state.row)
         state.status = Status.SCREENING
-        self._decide(state, "reopened", why)
+        self._decide(state, Verdict.REOPENED, why)
 
-    def _decide(self, state: WorkerState, decision: str, reason: str) -> None:
-        if decision == "banned" and self.agreement is not None:
+    def _decide(self, state: WorkerState, decision: Verdict, reason: str) -> None:
+        banned = decision is Verdict.BANNED
+        if banned and self.agreement is not None:
             self.agreement.retire(state.worker)
-        if decision == "banned":
+        if banned:
             self.items.withdraw(state.worker)
-        if decision in ("banned", "reopened"):
+        if banned or decision is Verdict.REOPENED:
             self.items.reweigh_worker(state.worker)
-        if state.owed is not None and decision == "banned":
+        if state.owed is not None and banned:
             state.owed.released = True  # a banned worker's question is no longer wanted
             if state.owed.pull is not None:
                 self.method.release(state.owed.pull)

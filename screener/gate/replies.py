@@ -7,6 +7,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from screener.algorithms.verdicts import Verdict
 from screener.errors import ConfigError
 
 __all__ = [
@@ -79,7 +80,7 @@ class Decided:
 
     seq: int
     worker: str
-    decision: str
+    decision: Verdict
     reason: str
     request: int
 
@@ -87,7 +88,7 @@ class Decided:
         return {
             "seq": self.seq,
             "worker": self.worker,
-            "decision": self.decision,
+            "decision": self.decision.value,
             "reason": self.reason,
             "request": self.request,
         }

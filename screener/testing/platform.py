@@ -50,6 +50,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
+from screener.algorithms import Verdict
 from screener.gate import Gate, ReplyKind
 from screener.gate.items import ItemBook
 from screener.oracles.answer_file import Record, RecordedAnswers
@@ -528,7 +529,7 @@ def run_stream(stream: TaskStream, gate: Gate | None) -> tuple[StreamOutcome, in
             )
         if gate is not None and len(gate.decisions) > acted:
             for decision in gate.decisions[acted:]:
-                if decision.decision == "banned":
+                if decision.decision is Verdict.BANNED:
                     stream.ban(decision.worker)
             acted = len(gate.decisions)
     return stream.finish(), max(before_gold.values(), default=0)

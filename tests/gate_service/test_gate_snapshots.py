@@ -163,12 +163,21 @@ def _copy(db: str, tmp_path: Path) -> str:
     return str(copy)
 
 
-def _set_snapshot(db: str, state: bytes, digest: str | None = None) -> None:
+def _set_snapshot(
+    db: str, state: bytes, digest: str | None = None, *, halfway: bool = False
+) -> None:
+    """Replace the run's snapshot (``halfway``: tagged with the middle event, so that half
+    the calls replay on it, wherever the last snapshot happened to be taken)."""
     with sqlite3.connect(db) as conn:
         changed = conn.execute(
             "UPDATE run_snapshots SET state = ?, digest = ?",
             (state, digest or snapshot_digest(state)),
         ).rowcount
+        if halfway:
+            middle = (
+                "SELECT id FROM events ORDER BY id LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM events)"
+            )
+            conn.execute(f"UPDATE run_snapshots SET event_id = ({middle})")
     assert changed == 1
 
 
@@ -232,7 +241,8 @@ def test_a_snapshot_the_later_events_disagree_with_falls_back(
     replay on it): the full replay, not a refused resume."""
     db, run_id, original = served
     copy = _copy(db, tmp_path)
-    _set_snapshot(copy, dump_gate(run_gate(Journal(copy, create=False).get_run(run_id)), []))
+    empty = dump_gate(run_gate(Journal(copy, create=False).get_run(run_id)), [])
+    _set_snapshot(copy, empty, halfway=True)
     with Journal(copy, create=False) as journal:
         rebuilt = rebuild_gate(journal, run_id, run_gate(journal.get_run(run_id)))
     assert not rebuilt.from_snapshot
