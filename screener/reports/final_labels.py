@@ -70,8 +70,15 @@ def load_final_labels(db: str, run_id: str) -> tuple[list[FinalRow], str]:
 
 def check_note(gate: Gate) -> str:
     """How many gold settlements checked the confidence, how many were wrong, and the share
-    of misleading items the gate took from them (``screener.gate.calibration``)."""
+    of misleading items the gate took from them (``screener.gate.calibration``); with none,
+    that the prior's share stands and what to send for a check."""
     check = gate.items.check
+    if not check.checks:
+        return (
+            f"no gold settlement checked the confidence: the prior's {check.misleading:.0%} "
+            "of misleading items stands (send gold answers with the worker's raw answer, and "
+            "the gold item without a bank)"
+        )
     return (
         f"confidence checked against {check.checks:,} gold settlements ({check.wrong:,} "
         f"wrong): misleading items taken as {check.misleading:.1%}"

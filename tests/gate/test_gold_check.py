@@ -15,6 +15,7 @@ from screener.gate import Gate, GateSettings, ReplyKind
 from screener.gate.calibration import PRIOR, GoldCheck
 from screener.gate.items import ItemBook
 from screener.gate.labels import TaskLabels
+from screener.reports.final_labels import check_note
 
 
 class _Crowd:
@@ -210,3 +211,15 @@ def test_a_gate_prints_a_confidence_its_own_gold_checked() -> None:
     assert_rate_at_most(right, settled, 1.0 - printed_wrong / settled)
     with pytest.raises(AssertionError):
         assert_rate_at_most(wrong, settled, model_wrong / settled)
+
+
+def test_the_export_says_whether_gold_checked_the_confidence() -> None:
+    gate = Gate(GateSettings(policy="first", max_unscreened=0, audit_rate=0.0, confidence=0.6))
+    assert "no gold settlement" in check_note(gate) and "10%" in check_note(gate)
+    for item in ("g0", "g1"):  # a second answer weighs more than the prior's 0.5
+        for worker in ("ann", "bob"):
+            reply = gate.next(worker)
+            assert reply.gold is not None
+            gate.answer(reply.gold, worker=worker, reward=1.0, answer="cat", item=item)
+    assert gate.items.check.checks >= 1
+    assert check_note(gate).startswith(f"confidence checked against {gate.items.check.checks}")
