@@ -200,7 +200,7 @@ class Gate:
             return AnswerOutcome.LATE
         record.answered = True
         state = self.workers[record.worker]
-        self._check_final_labels(state, record.question or item, answer, value)
+        self._check_final_labels(state, record, item, answer, value)
         state.owed = None
         state.answered += 1
         state.gold_sum += (value - self.method.lower) / (self.method.upper - self.method.lower)
@@ -380,19 +380,22 @@ class Gate:
         return Reply(reply.kind, reply.worker, reason=reply.reason, item=item)
 
     def _check_final_labels(
-        self, state: WorkerState, item: str | None, answer: object, value: float
+        self, state: WorkerState, record: Gold, item: str | None, answer: object, value: float
     ) -> None:
-        """A right or wrong answer naming its gold item and label, from a worker not banned,
-        checks the final labels' confidence, weighed as the worker stood before it (a right
-        answer to a bank question is its key: the bank's scoring may forgive case or space)."""
+        """A right or wrong answer naming its gold item (the bank's question, else ``item``)
+        and label, from a worker not banned, checks the final labels' confidence, weighed as
+        the worker stood before it (a right answer to a bank question is its key: the bank's
+        scoring may forgive case or space)."""
         right = value >= self.method.upper
         graded = not right and value > self.method.lower
-        if item is None or answer is None or state.banned or graded:
+        gold_item = record.question or item
+        if gold_item is None or answer is None or state.banned or graded:
             return
         weight = self._accuracy(state.worker)
         assert weight is not None  # not banned
-        key = self.bank.get(item).key if right and self.bank is not None else None
-        self.items.gold_answered(item, state.worker, key or label_text(answer), weight, right)
+        bank, banked = self.bank, right and record.question is not None
+        label = bank.get(gold_item).key if banked and bank is not None else label_text(answer)
+        self.items.gold_answered(gold_item, state.worker, label, weight, right)
 
     def _accuracy(self, worker: str) -> float | None:
         """The weight of a worker's label (``screener.gate.items``): the posterior mean of
