@@ -118,7 +118,8 @@ class Task:
 
 def run_task(task: Task) -> dict[str, Any]:
     """One run: its money, accuracies and, for ``items-C``, each item's stated confidence
-    and whether its final label is right."""
+    and whether its final label is right, and the gate's gold check (its settlements, the
+    share of misleading items it took from them)."""
     answers = _answers(task.path)
     prices = Prices()
     confidence = _confidence(task.run)
@@ -136,6 +137,7 @@ def run_task(task: Task) -> dict[str, Any]:
             settings = replace(settings, confidence=confidence, binary_labels=_binary(answers))
         gate = None if settings is None else Gate(replace(settings, seed=task.seed))
         outcome, _ = run_stream(stream, gate)
+    checked = gate.items.check if confidence and gate is not None else None
     score = score_outcome(outcome, prices, BAR, seed=task.seed, dawid_skene=dawid_skene)
     calibration = []
     if outcome.confidence is not None and outcome.final is not None:
@@ -147,6 +149,8 @@ def run_task(task: Task) -> dict[str, Any]:
         "dataset": Path(task.path).stem, "run": task.run, "seed": task.seed,
         "adversary": task.adversary or "", "money": score.money, "accuracy": score.accuracy,
         "accuracy_ds": score.accuracy_ds, "calibration": calibration,
+        "checks": None if checked is None else checked.checks,
+        "misleading": None if checked is None else checked.misleading,
     }  # fmt: skip
 
 
@@ -192,6 +196,21 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             **{f"items-{c:g}": _calibration(rows, f"items-{c:g}", "") for c in CONFIDENCES},
             **{f"{DEFAULT_RUN} {a}": _calibration(rows, DEFAULT_RUN, a) for a in ADVERSARIES},
         },
+        "gold_check": _gold_check(rows),
+    }  # fmt: skip
+
+
+def _gold_check(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """The default pipeline's gold check over its real-order runs: settlements a run
+    (median, least, most) and the share of misleading items taken (mean)."""
+    runs = [r for r in rows if r["run"] == DEFAULT_RUN and not r["adversary"]]
+    checks = [r["checks"] for r in runs if r.get("checks") is not None]
+    shares = [r["misleading"] for r in runs if r.get("misleading") is not None]
+    if not checks:
+        return {}
+    return {
+        "runs": len(checks), "median": float(np.median(checks)), "least": min(checks),
+        "most": max(checks), "misleading": float(np.mean(shares)),
     }  # fmt: skip
 
 
@@ -295,6 +314,13 @@ def format_report(report: harness.Report) -> str:
         _pipeline_table(report["pipelines"]),
         "\n## Calibration of the settled labels (deciles of stated confidence)\n",
     ]
+    check = report.get("gold_check") or {}
+    if check:
+        out.append(
+            f"The gold check behind the printed confidence ({DEFAULT_RUN}, {check['runs']} "
+            f"runs): {check['median']:g} gold settlements a run (median; {check['least']} to "
+            f"{check['most']}), misleading items taken as {check['misleading']:.1%} on average."
+        )
     for name, table in report["calibration"].items():
         out += [f"\n### {name}\n", _calibration_table(table)]
     out += ["\n## Per dataset (means over orders)\n", _points_table(report["points"])]
