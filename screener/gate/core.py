@@ -393,8 +393,10 @@ class Gate:
             return
         weight = self._accuracy(state.worker)
         assert weight is not None  # not banned
-        bank, banked = self.bank, right and record.question is not None
-        label = bank.get(gold_item).key if banked and bank is not None else label_text(answer)
+        if right and record.question is not None and self.bank is not None:
+            label = self.bank.get(record.question).key
+        else:
+            label = label_text(answer)
         self.items.gold_answered(gold_item, state.worker, label, weight, right)
 
     def _accuracy(self, worker: str) -> float | None:
