@@ -24,11 +24,21 @@ printed confidence is ``(1 - h) c + h / k``. ``h`` has a Beta(1, 9) prior (a wea
 show at least) and its posterior is kept on a grid of ``GRID`` cells, one update a check.
 The printed confidence uses its posterior mean at the time the label is settled.
 
+**Items the labels did not settle** (capped before the model's confidence, or still open)
+are another population: the crowd split on them, and on the shared datasets they misled it
+about half the time where settled ones did one time in ten (BENCHMARKS.md). They get their
+own share ``u``, read the same way, with a uniform Beta(1, 1) prior (nothing is known of it
+before a check) and its own checks: a gold item's open check that reaches the registered
+items' typical cap (their mean cap, rounded) without settling is an **unsettled check**,
+right when its top label was scored right. A label whose model confidence is under the
+gate's target is printed with ``u``, one at or over it with ``h``.
+
 **Promise**: among final labels printed at confidence ``c``, about ``1 - c`` are wrong, when
-gold items are like task items (as hard, shown to workers alike). What breaks it: gold
-easier or harder than the tasks, few checks (the prior then speaks), a crowd whose errors
-depend on the item in a way a single share cannot hold. With ``h`` at 0.1 no label is printed
-above ``1 - 0.1 (k-1)/k``: the crowd cannot say more, whatever the overlap.
+gold items are like task items (as hard, shown to workers alike, capped alike). What breaks
+it: gold easier or harder than the tasks, few checks (the priors then speak: with no
+unsettled check, an unsettled label is printed halfway between the model and chance), a crowd
+whose errors depend on the item in a way two shares cannot hold. With ``h`` at 0.1 no label is
+printed above ``1 - 0.1 (k-1)/k``: the crowd cannot say more, whatever the overlap.
 """
 
 from __future__ import annotations
@@ -40,21 +50,23 @@ import numpy as np
 from screener.arrays import FloatArray
 from screener.gate.one_coin import item_posterior
 
-__all__ = ["GRID", "PRIOR", "GoldCheck"]
+__all__ = ["GRID", "PRIOR", "UNSETTLED_PRIOR", "GoldCheck"]
 
 #: Cells of the grid of ``h`` (the share of misleading items): their midpoints in (0, 1).
 GRID = 200
 #: The Beta prior of ``h``: (alpha, beta).
 PRIOR = (1.0, 9.0)
+#: The Beta prior of ``u``, the share among items the labels did not settle: uniform.
+UNSETTLED_PRIOR = (1.0, 1.0)
 
 
 def _shares() -> FloatArray:
     return (np.arange(GRID) + 0.5) / GRID
 
 
-def _prior_log_density() -> FloatArray:
+def _prior_log_density(prior: tuple[float, float]) -> FloatArray:
     shares = _shares()
-    alpha, beta = PRIOR
+    alpha, beta = prior
     log: FloatArray = (alpha - 1) * np.log(shares) + (beta - 1) * np.log1p(-shares)
     return log
 
@@ -67,50 +79,22 @@ class _Vote:
     right: bool
 
 
-@dataclass
-class GoldCheck:
-    """Gold items settled as task items are, and the share of misleading items they imply
-    (see the module docstring). ``confidence``: the gate's settling target."""
+@dataclass(slots=True)
+class _Share:
+    """One share of misleading items: its checks, the wrong ones, its posterior on the grid."""
 
-    confidence: float
+    prior: tuple[float, float]
     checks: int = 0
     wrong: int = 0
-    _open: dict[str, list[_Vote]] = field(default_factory=dict)
-    _log_posterior: FloatArray = field(default_factory=_prior_log_density)
-    _mean: float = field(init=False)
+    mean: float = field(init=False)
+    _log_posterior: FloatArray = field(init=False)
 
     def __post_init__(self) -> None:
-        self._mean = self._posterior_mean()
+        self._log_posterior = _prior_log_density(self.prior)
+        self.mean = self._posterior_mean()
 
-    @property
-    def misleading(self) -> float:
-        """The posterior mean of the share of misleading items."""
-        return self._mean
-
-    def answered(
-        self, item: str, worker: str, label: str, weight: float, right: bool, classes: int
-    ) -> None:
-        """``worker``'s gold answer: ``label`` for gold ``item``, weighed at ``weight`` (its
-        estimate before this answer), ``right`` as scored; ``classes``: the gate's k. A
-        worker's second answer to an item whose check is open is left out (one vote a worker,
-        as on a task item)."""
-        votes = self._open.setdefault(item, [])
-        if any(vote.worker == worker for vote in votes):
-            return
-        votes.append(_Vote(worker, label, weight, right))
-        top, confidence = item_posterior(((v.label, v.weight) for v in votes), classes)
-        if top is None or confidence < self.confidence:
-            return
-        del self._open[item]
-        correct = any(v.right for v in votes if v.label == top)
-        self._record(confidence, correct, classes)
-
-    def corrected(self, confidence: float, classes: int) -> float:
-        """The printed confidence of a label the model settled at ``confidence``."""
-        share = self._mean
-        return (1.0 - share) * confidence + share / classes
-
-    def _record(self, confidence: float, correct: bool, classes: int) -> None:
+    def record(self, confidence: float, correct: bool, classes: int) -> None:
+        """One check: a label at model confidence ``confidence``, right or not."""
         self.checks += 1
         self.wrong += int(not correct)
         shares = _shares()
@@ -118,8 +102,73 @@ class GoldCheck:
         self._log_posterior = self._log_posterior + np.log(
             np.clip(1.0 - p_wrong if correct else p_wrong, 1e-300, None)
         )
-        self._mean = self._posterior_mean()
+        self.mean = self._posterior_mean()
 
     def _posterior_mean(self) -> float:
         weights = np.exp(self._log_posterior - self._log_posterior.max())
         return float(weights @ _shares() / weights.sum())
+
+
+@dataclass
+class GoldCheck:
+    """Gold items settled as task items are, and the shares of misleading items they imply
+    (see the module docstring). ``confidence``: the gate's settling target."""
+
+    confidence: float
+    settled: _Share = field(default_factory=lambda: _Share(PRIOR))
+    unsettled: _Share = field(default_factory=lambda: _Share(UNSETTLED_PRIOR))
+    _open: dict[str, list[_Vote]] = field(default_factory=dict)
+
+    @property
+    def checks(self) -> int:
+        """Settlements of gold items checked (at the settling target)."""
+        return self.settled.checks
+
+    @property
+    def wrong(self) -> int:
+        """Those that settled on a wrong label."""
+        return self.settled.wrong
+
+    @property
+    def misleading(self) -> float:
+        """The posterior mean of the share of misleading items among settled ones."""
+        return self.settled.mean
+
+    @property
+    def misleading_unsettled(self) -> float:
+        """The posterior mean of the share among items the labels did not settle."""
+        return self.unsettled.mean
+
+    def answered(
+        self,
+        item: str,
+        worker: str,
+        label: str,
+        weight: float,
+        right: bool,
+        classes: int,
+        cap: int | None = None,
+    ) -> None:
+        """``worker``'s gold answer: ``label`` for gold ``item``, weighed at ``weight`` (its
+        estimate before this answer), ``right`` as scored; ``classes``: the gate's k;
+        ``cap``: the task items' typical cap (None: no unsettled checks). A worker's second
+        answer to an item whose check is open is left out (one vote a worker, as on a task
+        item)."""
+        votes = self._open.setdefault(item, [])
+        if any(vote.worker == worker for vote in votes):
+            return
+        votes.append(_Vote(worker, label, weight, right))
+        top, confidence = item_posterior(((v.label, v.weight) for v in votes), classes)
+        reached = top is not None and confidence >= self.confidence
+        if not reached and (cap is None or len(votes) < cap):
+            return
+        del self._open[item]
+        correct = any(v.right for v in votes if v.label == top)
+        share = self.settled if reached else self.unsettled
+        share.record(confidence, correct, classes)
+
+    def corrected(self, confidence: float, classes: int) -> float:
+        """The printed confidence of a label the model puts at ``confidence``: with the
+        settled share at or over the settling target, else with the unsettled one."""
+        share = (self.settled if confidence >= self.confidence else self.unsettled).mean
+        return (1.0 - share) * confidence + share / classes

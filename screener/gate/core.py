@@ -339,6 +339,9 @@ class Gate:
                 "checks": check.checks,
                 "wrong": check.wrong,
                 "misleading": check.misleading,
+                "unsettled_checks": check.unsettled.checks,
+                "unsettled_wrong": check.unsettled.wrong,
+                "misleading_unsettled": check.misleading_unsettled,
             },
         }
 

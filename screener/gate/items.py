@@ -11,8 +11,8 @@ that model *given* the workers' posteriors are right: one label per worker and i
 averaging ``p_w`` over its posterior is its mean. ``k`` is 2 with ``binary_labels``, else the
 number of distinct labels seen so far, gold answers' too (at least 2). The model settles an
 item; the confidence printed with its final label is that posterior checked against gold
-(``screener.gate.calibration``: the share of items that mislead a crowd, measured by
-settling gold items the same way).
+(``screener.gate.calibration``: the shares of items that mislead a crowd, among those the
+labels settle and those they do not, measured by settling gold items the same way).
 
 Rules:
 
@@ -135,6 +135,7 @@ class ItemBook:
         self.done_count = 0
         self._offers: dict[str, str] = {}  # worker -> the item its last task reply named
         self._pending: dict[str, int] = {}  # item -> open offers
+        self._caps = [0, 0]  # the registered caps' sum and number (the typical cap, in O(1))
         self.check = GoldCheck(confidence)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -149,6 +150,9 @@ class ItemBook:
             return False
         state = ItemState(item, cap, float(priority), len(self.items))
         self.items[item] = state
+        if cap is not None:
+            self._caps[0] += cap
+            self._caps[1] += 1
         self._reweigh(state)
         return True
 
@@ -206,7 +210,13 @@ class ItemBook:
         """``worker``'s gold answer naming its item and the worker's ``label``, weighed at
         ``weight`` (``GoldCheck.answered``)."""
         self._vocabulary.add(label)
-        self.check.answered(item, worker, label, weight, right, self._classes())
+        self.check.answered(item, worker, label, weight, right, self._classes(), self.typical_cap())
+
+    def typical_cap(self) -> int | None:
+        """The registered items' mean cap, rounded (None: no item has a cap): where a gold
+        item's check stops unsettled, as a task item would."""
+        total, capped = self._caps
+        return max(1, round(total / capped)) if capped else None
 
     def reweigh_worker(self, worker: str) -> None:
         """``worker`` was banned or reopened: weigh the items it labelled again."""
@@ -230,8 +240,8 @@ class ItemBook:
         return item_posterior(weighed, self._classes())
 
     def printed(self, confidence: float) -> float:
-        """The confidence printed for a label the model settles at ``confidence``: checked
-        against gold (``GoldCheck.corrected``)."""
+        """The confidence printed for a label the model puts at ``confidence``: checked
+        against gold (``GoldCheck.corrected``: settled and unsettled labels apart)."""
         return self.check.corrected(confidence, self._classes())
 
     def since(self, cursor: int = -1) -> list[FinalLabel]:

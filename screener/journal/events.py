@@ -210,8 +210,9 @@ class Snapshot:
 #: The layout of a pickled state (an algorithm's, the gate's): raised whenever a class
 #: snapshots keep changes the attributes it keeps, so that a reader of another layout replays
 #: instead of restoring state it would misread (2: crowd-prior's derived caches left out;
-#: 3: the gate's items; 4: its gold check of final labels; 5: a decision as its ``Verdict``).
-STATE_FORMAT = 5
+#: 3: the gate's items; 4: its gold check of final labels; 5: a decision as its ``Verdict``;
+#: 6: the gold check's unsettled share).
+STATE_FORMAT = 6
 
 
 def snapshot_digest(state: bytes) -> str:

@@ -70,18 +70,30 @@ def load_final_labels(db: str, run_id: str) -> tuple[list[FinalRow], str]:
 
 def check_note(gate: Gate) -> str:
     """How many gold settlements checked the confidence, how many were wrong, and the share
-    of misleading items the gate took from them (``screener.gate.calibration``); with none,
-    that the prior's share stands and what to send for a check."""
+    of misleading items the gate took from them (``screener.gate.calibration``), then the
+    same for labels the crowd did not settle; with no check, that the prior's share stands
+    and what to send for a check."""
     check = gate.items.check
     if not check.checks:
-        return (
+        settled = (
             f"no gold settlement checked the confidence: the prior's {check.misleading:.0%} "
             "of misleading items stands (send gold answers with the worker's raw answer, and "
             "the gold item without a bank)"
         )
+    else:
+        settled = (
+            f"confidence checked against {check.checks:,} gold settlements ({check.wrong:,} "
+            f"wrong): misleading items taken as {check.misleading:.1%}"
+        )
+    unsettled = check.unsettled
+    if not unsettled.checks:
+        return (
+            f"{settled}; labels the crowd did not settle: no gold item reached the cap "
+            f"unsettled, the prior's {unsettled.mean:.0%} stands"
+        )
     return (
-        f"confidence checked against {check.checks:,} gold settlements ({check.wrong:,} "
-        f"wrong): misleading items taken as {check.misleading:.1%}"
+        f"{settled}; labels the crowd did not settle: {unsettled.checks:,} gold checks "
+        f"({unsettled.wrong:,} wrong), misleading taken as {unsettled.mean:.1%}"
     )
 
 
