@@ -26,7 +26,7 @@ it reaches no screening's accuracy and at what money (a curve's points interpola
 accuracy at no screening's money (curves only). Calibration of ``items-C``: per confidence
 decile with at least ``DECILE_ITEMS`` settled items, the stated and the realised share of wrong
 final labels (issue 49's target: within 0.03), on the real orders and, for the default C,
-under the adversarial streams of ``screener.testing.adversaries`` (order 0).
+under the adversarial streams of ``screener.testing.doubles.adversaries`` (order 0).
 
     python -m benchmarks.labels --quick     # 4 datasets, 2 orders
     python -m benchmarks.labels             # every categorical dataset, 3 orders
@@ -53,8 +53,8 @@ from benchmarks.stream_oracle import ORACLES, run_oracle
 from benchmarks.stream_scores import score_outcome
 from screener.gate import Gate
 from screener.money import Prices
-from screener.testing.adversaries import ADVERSARIES, Adversary
-from screener.testing.platform import StreamSettings, TaskStream, run_stream
+from screener.testing.doubles.adversaries import ADVERSARIES, Adversary
+from screener.testing.doubles.platform import StreamSettings, TaskStream, run_stream
 
 BAR = 0.6
 CONFIDENCES = (0.8, 0.9, 0.95)

@@ -1,6 +1,6 @@
 """What screening is worth: final labels per dollar on the real datasets, streamed.
 
-Every dataset of SCREENER_DATA is replayed as a task stream (``screener.testing.platform``):
+Every dataset of SCREENER_DATA is replayed as a task stream (``screener.testing.doubles.platform``):
 workers arrive at seeded times and ask for work as often as they answered in the data; a
 seeded share of the items (``--gold-share``, 10% by default) serves as gold, the others are
 the real tasks, whose truth is hidden from every policy and used only to score. A banned
@@ -41,7 +41,7 @@ Policies, each a gate (``screener.gate``) configured before any outcome is seen:
   question, or with the one gold question per kept worker the limit of 3 unscreened tasks
   demands.
 
-Adversarial streams (``benchmarks.stream_adversary``; ``screener.testing.adversaries``):
+Adversarial streams (``benchmarks.stream_adversary``; ``screener.testing.doubles.adversaries``):
 beside the real orders, order 0 of every dataset is replayed with the workers under the bar
 first (``spammers-first``), with a colluding group of 20% / 40% of the workers sharing one
 wrong label per item (``collude-20``, ``collude-40``; graded datasets skipped), and with 10% of
@@ -83,8 +83,8 @@ from benchmarks.stream_scores import RunScore, score_outcome
 from screener.gate import DEFAULT_PARAMS, Gate, GateSettings
 from screener.money import Prices
 from screener.oracles.answer_file import RecordedAnswers, load_answers
-from screener.testing.adversaries import Adversary
-from screener.testing.platform import StreamSettings, TaskStream, run_stream
+from screener.testing.doubles.adversaries import Adversary
+from screener.testing.doubles.platform import StreamSettings, TaskStream, run_stream
 
 BAR = 0.6
 QUICK_DATASETS = ("EBCC_SMEM_web", "Zheng_d_jn-product", "EBCC_ACT_SP_amt", "Zheng_s4_Dog")

@@ -1,5 +1,5 @@
-"""The stream benchmark's adversarial streams (``screener.testing.adversaries``): which runs,
-and how they are read.
+"""The stream benchmark's adversarial streams (``screener.testing.doubles.adversaries``):
+which runs, and how they are read.
 
 Each adversary replays the first ``Plan.adversary_seeds`` answer orders of every dataset (one
 by default: the full plan's time), through ``POLICIES``. ``spammers-first`` is defined on
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import harness
-from screener.testing.adversaries import ADVERSARIES, Adversary
+from screener.testing.doubles.adversaries import ADVERSARIES, Adversary
 
 __all__ = [
     "POLICIES",

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from screener.testing.outcome import StreamOutcome
-from screener.testing.platform import TaskStream
+from screener.testing.doubles.outcome import StreamOutcome
+from screener.testing.doubles.platform import TaskStream
 
 __all__ = ["ORACLES", "run_oracle"]
 

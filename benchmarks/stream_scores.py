@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from screener.money import Prices
-from screener.testing.outcome import StreamOutcome
+from screener.testing.doubles.outcome import StreamOutcome
 
 __all__ = ["RunScore", "score_outcome"]
 

@@ -72,8 +72,7 @@ def open_output(
 
     Examples
     --------
-    >>> import tempfile, pathlib
-    >>> target = pathlib.Path(tempfile.mkdtemp()) / "out.csv"
+    >>> target = folder / "out.csv"
     >>> with open_output(target, what="the answers") as out:
     ...     _ = out.write("worker,score\\n")
     ...     sorted(p.name for p in target.parent.iterdir())

@@ -8,18 +8,16 @@ user installs it.
 
 from __future__ import annotations
 
-import contextlib
 import doctest
 import importlib
 import io
 import pkgutil
 from pathlib import Path
 
-import numpy
 import pytest
+from doctest_namespace import namespace
 
 import screener
-import screener.algorithms
 
 #: Every module of the package (``__main__`` would run the command line when imported).
 MODULES = sorted(
@@ -29,26 +27,17 @@ MODULES = sorted(
 )
 
 
-#: Names every example may use without importing them, as a user has them after
-#: ``import numpy as np`` and importing the public names of ``screener`` and
-#: ``screener.algorithms``: a module's examples import a name once, where it teaches where
-#: the name comes from, and later examples in the module lean on this. A module's own names win.
-NAMESPACE: dict[str, object] = {
-    "np": numpy,
-    **{name: getattr(screener.algorithms, name) for name in screener.algorithms.__all__},
-    **{name: getattr(screener, name) for name in screener.__all__},
-}
-
-
 @pytest.mark.parametrize("name", ["screener", *MODULES])
-def test_docstring_examples(name: str) -> None:
+def test_docstring_examples(name: str, tmp_path: Path) -> None:
+    """Each docstring's examples run with their own globals (``doctest_namespace``: a fresh
+    folder and database each), then the module's own names."""
     module = importlib.import_module(name)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        failed, _ = doctest.testmod(
-            module, globs={**NAMESPACE, **vars(module)}, optionflags=doctest.ELLIPSIS, report=True
-        )
-    assert failed == 0, output.getvalue()
+    for number, test in enumerate(doctest.DocTestFinder().find(module)):
+        test.globs = {**namespace(tmp_path / str(number)), **vars(module)}
+        runner.run(test, out=output.write)
+    assert runner.failures == 0, output.getvalue()
 
 
 def test_every_module_with_examples_is_run() -> None:

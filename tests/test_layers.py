@@ -50,8 +50,8 @@ def _part(path: Path) -> str:
     return relative.parts[0].removesuffix(".py")
 
 
-def _imported_parts(path: Path) -> Iterator[tuple[int, str]]:
-    """(line, part of screener) for every absolute import of screener in ``path``."""
+def _imported_modules(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, module) for every absolute import of screener in ``path``."""
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
@@ -60,9 +60,15 @@ def _imported_parts(path: Path) -> Iterator[tuple[int, str]]:
         else:
             continue
         for name in names:
-            parts = name.split(".")
-            if parts[0] == "screener":
-                yield node.lineno, parts[1] if len(parts) > 1 else "__init__"
+            if name.split(".")[0] == "screener":
+                yield node.lineno, name
+
+
+def _imported_parts(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, part of screener) for every absolute import of screener in ``path``."""
+    for line, name in _imported_modules(path):
+        parts = name.split(".")
+        yield line, parts[1] if len(parts) > 1 else "__init__"
 
 
 SOURCES = sorted(ROOT.rglob("*.py"))
@@ -90,3 +96,23 @@ def test_the_rule_can_fail(tmp_path: Path) -> None:
     module.write_text("def f():\n    from screener.journal import Journal\n", encoding="utf-8")
     assert [part for _, part in _imported_parts(module)] == ["journal"]
     assert LAYERS.index("journal") > LAYERS.index("algorithms")
+
+
+#: Inside ``testing``, two parts that stay apart: the conformance suites a plugin author
+#: imports (``screener.testing``) and the test doubles and simulators of a platform that the
+#: tests, the benchmarks and ``screener standin`` use (``screener.testing.doubles``).
+DOUBLES = ROOT / "testing" / "doubles"
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "testing").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_the_conformance_suites_and_the_test_doubles_are_apart(path: Path) -> None:
+    is_double = path.is_relative_to(DOUBLES)
+    crossing = [
+        f"line {line}: {name}"
+        for line, name in _imported_modules(path)
+        if name.startswith("screener.testing")
+        and name.startswith("screener.testing.doubles") != is_double
+    ]
+    assert not crossing, f"{path.relative_to(ROOT)} reaches across testing/: {crossing}"

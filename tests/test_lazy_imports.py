@@ -15,7 +15,13 @@ import pytest
 
 from screener import _lazy
 
-LAZY_PACKAGES = ("screener", "screener.journal", "screener.orchestrator", "screener.runs")
+LAZY_PACKAGES = (
+    "screener",
+    "screener.journal",
+    "screener.orchestrator",
+    "screener.runs",
+    "screener.testing.doubles",
+)
 
 
 @pytest.mark.parametrize("package", LAZY_PACKAGES)

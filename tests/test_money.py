@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from plan_helpers import make_plan
 
 import screener
 from screener.crowd import WorkerPool, synthetic_pool
@@ -79,21 +80,22 @@ def test_a_budget_that_buys_nothing_is_refused() -> None:
 RUN_FILE = 'algorithm = "crowd-prior"\n[params]\nthreshold = 0.6\n[price]\ngold = 0.02\n'
 
 
-def _plan(tmp_path: Path, file: str = RUN_FILE, **given: Any) -> RunPlan:
+def _set_up(tmp_path: Path, file: str = RUN_FILE, **given: Any) -> RunPlan:
+    """The plan ``screener run`` sets up from this run file and the settings given."""
     (tmp_path / "run.toml").write_text(file, encoding="utf-8")
     settings = RunSettings(run_file=tmp_path / "run.toml", workers=10, **given)
     return set_up_run(settings).plan
 
 
 def test_the_run_files_price_table_and_the_flags(tmp_path: Path) -> None:
-    plan = _plan(tmp_path, RUN_FILE + "budget = 3.0\n")
+    plan = _set_up(tmp_path, RUN_FILE + "budget = 3.0\n")
     assert plan.prices == Prices(gold=0.02) and plan.params["budget"] == 150
     flags = MoneySettings(price="gold=0.05", budget=2.0)
-    plan = _plan(tmp_path, RUN_FILE + "budget = 3.0\n", money=flags)
+    plan = _set_up(tmp_path, RUN_FILE + "budget = 3.0\n", money=flags)
     assert plan.prices == Prices(gold=0.05) and plan.params["budget"] == 40  # flags win
-    plan = _plan(tmp_path, algorithm=AlgorithmSettings(budget=70))
+    plan = _set_up(tmp_path, algorithm=AlgorithmSettings(budget=70))
     assert plan.params["budget"] == 70  # a budget in questions given wins over none
-    assert _plan(tmp_path, 'algorithm = "rr"\nbudget = 50\n').prices is None
+    assert _set_up(tmp_path, 'algorithm = "rr"\nbudget = 50\n').prices is None
 
 
 @pytest.mark.parametrize(
@@ -111,7 +113,7 @@ def test_bad_money_settings_are_refused(
     tmp_path: Path, file: str, given: dict[str, Any], says: str
 ) -> None:
     with pytest.raises(ConfigError, match=says):
-        _plan(tmp_path, file, **given)
+        _set_up(tmp_path, file, **given)
 
 
 def test_python_takes_the_price_as_the_run_file_writes_it(tmp_path: Path) -> None:
@@ -147,7 +149,9 @@ async def test_the_money_adds_up_through_an_interruption_and_a_resume(tmp_path: 
     pool = synthetic_pool(12, 2, seed=3)
     options = RunOptions(concurrency=2, timeout=5.0)
     params, oracle = {"threshold": 0.6, "budget": 120}, {"latency": "constant:0.002"}
-    plan = RunPlan(pool, "crowd-prior", params, "simulated", oracle, 1, options, prices)
+    plan = make_plan(
+        pool, "crowd-prior", params, seed=1, oracle_options=oracle, options=options, prices=prices
+    )
     started: list[str] = []
     task = asyncio.create_task(
         start_run(plan, db, on_start=lambda run_id, _: started.append(run_id))
@@ -196,7 +200,7 @@ async def test_the_page_shows_the_cost_and_names_the_banned(tmp_path: Path) -> N
 
     db, prices = str(tmp_path / "runs.db"), Prices(gold=0.25)
     pool = WorkerPool(tuple(f"w{i}" for i in range(8)), (0.2, 0.25, *[0.9] * 6))
-    plan = RunPlan(pool, "toloka-rule", {"threshold": 0.6}, prices=prices)
+    plan = make_plan(pool, "toloka-rule", {"threshold": 0.6}, seed=0, prices=prices)
     run_id, result = await start_run(plan, db)
     page = html_report(db, run_id, result)
     assert f"<dt>Cost</dt><dd>{cost_line(result, prices).removeprefix('cost: ')}" in page

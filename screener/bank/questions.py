@@ -148,8 +148,7 @@ def load_bank(path: str | Path) -> GoldBank:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> file = pathlib.Path(tempfile.mkdtemp()) / "bank.csv"
+    >>> file = folder / "bank.csv"
     >>> _ = file.write_text("id,payload,key,scoring,tolerance\\nq1,2+2,4,numeric,0\\n")
     >>> bank = load_bank(file)
     >>> bank.get("q1").score("4.0"), bank.get("q1").scoring.value

@@ -23,8 +23,8 @@ from screener.gate_service import TOKEN_ENV
 from screener.gate_service.client import GateClient
 from screener.gate_service.protocol import GateApiError
 from screener.oracles.answer_file import load_answers
-from screener.testing.arrivals import Overlap, StandInSettings
-from screener.testing.standin import StandInReport, run_standin
+from screener.testing.doubles.arrivals import Overlap, StandInSettings
+from screener.testing.doubles.standin import StandInReport, run_standin
 
 __all__ = ["standin"]
 

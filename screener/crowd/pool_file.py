@@ -21,8 +21,6 @@ def load_pool_csv(path: str | Path) -> WorkerPool:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "pool.csv").write_text("worker,accuracy\\nann,0.9\\nbob,0.4\\n")
     >>> pool = load_pool_csv(folder / "pool.csv")
     >>> pool.workers, pool.accuracies

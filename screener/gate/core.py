@@ -10,7 +10,7 @@ Rules, in the order a request meets them:
 
 1. A banned worker is blocked. A worker who owes the answer to a gold question gets the same
    question again (one gold question in flight per worker: the platform shows it again).
-2. A worker the method has decided (qualified), or will ask no more without a decision
+2. A worker the algorithm has decided (accepted), or will ask no more without a decision
    (undecided: at its bound, or out of gold questions), gets real tasks, and a gold question
    at ``audit_rate`` of its requests (a seeded draw per request); the change detector
    (``screener.stats.ChangeDetector``) watches those answers and, when the worker's accuracy
@@ -18,11 +18,11 @@ Rules, in the order a request meets them:
 3. Any worker who has done ``max_unscreened`` real tasks without a gold question gets one
    now, whatever the policy says: no one works unscreened for long.
 4. A worker being screened gets a gold question when the policy wants one (``GoldPolicy``)
-   and the gold share and budget have room; the question is a pull of the method
-   (``Algorithm.ask_for``), whose answer goes to the method, which decides. Otherwise a
+   and the gold share and budget have room; the question is a pull of the algorithm
+   (``Gate.method``, ``Algorithm.ask_for``), whose answer goes to it, which decides. Otherwise a
    real task.
 5. With ``GateSettings.tenure`` or ``bans`` (value policy, heuristics) the gate also bans on
-   its own: after each answer the method used, a worker is judged against the prior of the
+   its own: after each answer the algorithm used, a worker is judged against the prior of the
    workers who made as many requests (``screener.gate.tenure``), where crowd-prior's single
    prior over workers cannot see the prolific spammers that make most of the bad labels.
 
@@ -563,7 +563,7 @@ class Gate:
 
     def _check_decisions(self) -> None:
         """Stream the method's new decisions out: a first decision, or a ban of a worker it
-        had qualified (a method that reconsiders on audits). A ban is final; a decision the
+        had accepted (an algorithm that reconsiders on audits). A ban is final; a decision the
         method takes back otherwise (a provisional one) stays as streamed. Only the workers the
         method says moved are read, where it can say (``verdict_changes``): then a request
         costs the same at any number of workers."""

@@ -31,8 +31,7 @@ def load_items(path: str | Path) -> list[ItemRow]:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> file = pathlib.Path(tempfile.mkdtemp()) / "items.csv"
+    >>> file = folder / "items.csv"
     >>> _ = file.write_text("item,cap,priority\\nt1,5,\\nt2,,2\\n")
     >>> load_items(file)
     [('t1', 5, 0.0), ('t2', None, 2.0)]

@@ -21,10 +21,11 @@ __all__ = ["Gold", "Status", "WorkerState", "pack_roster", "reward_of", "unpack_
 class Status(enum.StrEnum):
     """Where a worker stands at the gate.
 
-    ``screening``: undecided, its gold answers go to the method; ``qualified``: accepted,
-    audited; ``banned``: every request is refused; ``undecided``: the method will ask it no
-    more (at its bound, or out of gold questions) without a decision, so it works, audited, as
-    the platforms keep a worker they never banned.
+    ``screening``: undecided, its gold answers go to the algorithm; ``qualified``: accepted,
+    audited (the word of the HTTP API's ``GET /v1/status``, kept for compatibility);
+    ``banned``: every request is refused; ``undecided``: the algorithm will ask it no more (at
+    its bound, or out of gold questions) without a decision, so it works, audited, as the
+    platforms keep a worker they never banned.
     """
 
     SCREENING = "screening"

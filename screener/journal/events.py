@@ -113,9 +113,7 @@ class RunSpec:
 
     Examples
     --------
-    >>> import pathlib, tempfile
     >>> from screener.journal import Event, EventKind, Journal, RunSpec
-    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
     >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> with Journal(db) as journal:
     ...     record = journal.get_run(journal.create_run(spec))
@@ -137,10 +135,6 @@ class RunRecord(RunSpec):
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> from screener.journal import Event, EventKind, Journal, RunSpec
-    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
-    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> with Journal(db) as journal:
     ...     record = journal.get_run(journal.create_run(spec))
     >>> from screener import __version__
@@ -159,10 +153,6 @@ class RunSummary:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> from screener.journal import Event, EventKind, Journal, RunSpec
-    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
-    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> with Journal(db) as journal:
     ...     run_id = journal.create_run(spec)
     ...     journal.append(run_id, [Event(kind=EventKind.FINISHED, at=2.0, detail="condition met")])

@@ -52,10 +52,7 @@ class RunOwnedError(JournalError):
 
     Examples
     --------
-    >>> import pathlib, tempfile
     >>> from screener.journal import Event, EventKind, Journal, RunSpec
-    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
-    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> from screener.journal import RunOwnedError
     >>> with Journal(db) as first, Journal(db) as second:
     ...     run_id = first.create_run(spec, claim=True)
@@ -72,10 +69,6 @@ class LeaseLostError(JournalError):
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> from screener.journal import Event, EventKind, Journal, RunSpec
-    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
-    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> from screener.journal import LeaseLostError
     >>> with Journal(db) as first, Journal(db) as second:
     ...     run_id = first.create_run(spec, claim=True)
@@ -149,10 +142,6 @@ class Lease:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> from screener.journal import Event, EventKind, Journal, RunSpec
-    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
-    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> with Journal(db) as journal:
     ...     lease = journal.claim(journal.create_run(spec))
     ...     state = journal.runs()[0].state

@@ -70,10 +70,7 @@ class Journal:
 
     Examples
     --------
-    >>> import pathlib, tempfile
     >>> from screener.journal import Event, EventKind, Journal, RunSpec
-    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
-    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> with Journal(db) as journal:
     ...     run_id = journal.create_run(spec)
     ...     pull = {"pull_id": 0, "arm": 0, "worker": "ann", "seq": 0}

@@ -43,10 +43,7 @@ class AsyncJournal:
 
     Examples
     --------
-    >>> import pathlib, tempfile
     >>> from screener.journal import Event, EventKind, Journal, RunSpec
-    >>> db = pathlib.Path(tempfile.mkdtemp()) / "runs.db"
-    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> import asyncio
     >>> async def record() -> int:
     ...     async with AsyncJournal(Journal(db)) as journal:

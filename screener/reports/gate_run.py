@@ -1,11 +1,11 @@
 """The report of a gate run (one `screener gate` journaled): the gate rebuilt from its journal,
-its standing decisions over the method's estimates, and what it served.
+its standing decisions over the algorithm's estimates, and what it served.
 
 A gate has no stopping condition: it decides worker by worker while the platform calls it,
-and each decision stands from when it was made (an audit may reopen or ban a qualified
+and each decision stands from when it was made (an audit may reopen or ban an accepted
 worker later). Its report therefore says how the gate stands, never whether a condition was
 met; each worker's decision is the gate's standing one (the block list's), which may be the
-gate's own (an audit, ``--tenure``, ``--bans``) where the method's result has none.
+gate's own (an audit, ``--tenure``, ``--bans``) where the algorithm's result has none.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from screener.runs.stored import GATE_ORACLE, run_state
 
 __all__ = ["GateRun", "is_gate_run", "load_gate_run", "render_gate_run"]
 
-#: The gate's verdicts as the method's decisions against the bar (``Result.word`` shows them
+#: The gate's verdicts as the algorithm's decisions against the bar (``Result.word`` shows them
 #: as banned, accepted and undecided again).
 _AS_DECISION = {
     Verdict.BANNED: Decision.BELOW,
@@ -39,10 +39,10 @@ _AS_DECISION = {
 
 @dataclass(frozen=True)
 class GateRun:
-    """A gate run as its report shows it: the result (the method's, each worker's decision
+    """A gate run as its report shows it: the result (the algorithm's, each worker's decision
     the gate's standing one), the workers who asked (by arm; a worker screened again after an
     audit reopened it is named ``worker#2``), the gate's counts and money
-    (``Gate.summary``), its lifecycle state, and how many of its standing bans the method's
+    (``Gate.summary``), its lifecycle state, and how many of its standing bans the algorithm's
     result does not make (the gate's own: no estimate of their mistakes)."""
 
     record: RunRecord
@@ -77,7 +77,7 @@ class GateRun:
         ]
         if self.own_bans:
             lines.append(
-                f"gate's own bans: {self.own_bans:,} (audits, --tenure, --bans): the method's "
+                f"gate's own bans: {self.own_bans:,} (audits, --tenure, --bans): the algorithm's "
                 "expected mistakes do not count them"
             )
         return lines
@@ -106,11 +106,11 @@ def load_gate_run(db: str, run_id: str | None = None) -> GateRun:
         gate = rebuild_gate(journal, chosen, run_gate(record)).gate
         decided = journal.events(chosen, kinds=[EventKind.DECIDED])
     standing = _standing_by_arm(decided)
-    method = gate.result()
-    result = replace(method, workers=tuple(_as_standing(w, standing) for w in method.workers))
+    computed = gate.result()  # the algorithm's, before the gate's standing decisions
+    result = replace(computed, workers=tuple(_as_standing(w, standing) for w in computed.workers))
     own = sum(
         1
-        for w in method.workers
+        for w in computed.workers
         if w.arm in standing and standing[w.arm].decision == Verdict.BANNED
         and w.decision is not Decision.BELOW
     )  # fmt: skip
@@ -129,7 +129,7 @@ def _standing_by_arm(events: list[Event]) -> dict[int, RunDecision]:
 
 def _as_standing(line: WorkerResult, standing: dict[int, RunDecision]) -> WorkerResult:
     """The worker's line with the gate's standing decision and its reason (undecided, with
-    the method's leaning, where the gate has none)."""
+    the algorithm's leaning, where the gate has none)."""
     decision = standing.get(line.arm)
     if decision is None:
         return replace(line, decision=Decision.UNDECIDED)

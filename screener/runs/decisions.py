@@ -147,8 +147,7 @@ def write_block_list(
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> target = pathlib.Path(tempfile.mkdtemp()) / "blocks.csv"
+    >>> target = folder / "blocks.csv"
     >>> write_block_list([RunDecision(0, "ann", "banned", "below", 0.0)], target, "csv")
     >>> print(target.read_text(), end="")
     worker,decision,reason,when
@@ -202,10 +201,8 @@ class DecisionFollower:
 
     Examples
     --------
-    >>> import pathlib, tempfile
     >>> from screener.journal import RunSpec
     >>> from screener.orchestrator.decisions import decided_event
-    >>> db = str(pathlib.Path(tempfile.mkdtemp()) / "runs.db")
     >>> spec = RunSpec("crowd-prior", {}, 0, {"name": "simulated"}, {"workers": ["ann"]}, {})
     >>> with Journal(db) as journal:
     ...     run_id = journal.create_run(spec)

@@ -43,8 +43,7 @@ def load_result(db: str, run_id: str | None = None) -> tuple[RunRecord, Result]:
     gives both).
     Examples
     --------
-    >>> import pathlib, tempfile, screener
-    >>> db = str(pathlib.Path(tempfile.mkdtemp()) / "runs.db")
+    >>> import screener
     >>> pool = screener.synthetic_pool(12, 2, seed=1)
     >>> live = screener.run(pool, algorithm="toloka-rule", params={"threshold": 0.6}, db=db)
     >>> record, result = load_result(db)  # the latest run: stored when it finished
@@ -63,8 +62,7 @@ def load_results(
     2, 3 and 4, the first that applies.
     Examples
     --------
-    >>> import pathlib, tempfile, screener
-    >>> db = str(pathlib.Path(tempfile.mkdtemp()) / "runs.db")
+    >>> import screener
     >>> pool = screener.synthetic_pool(12, 2, seed=1)
     >>> live = screener.run(pool, algorithm="toloka-rule", params={"threshold": 0.6}, db=db)
     >>> _, stored, rescored = load_results(db)

@@ -46,10 +46,7 @@ def read_run(db: str, run_id: str) -> tuple[RunRecord, list[Event]]:
 
     Examples
     --------
-    >>> import pathlib, tempfile
     >>> from screener.journal import Journal, RunSpec
-    >>> db = str(pathlib.Path(tempfile.mkdtemp()) / "runs.db")
-    >>> spec = RunSpec("wrr", {"k": 2.0}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> with Journal(db) as journal:
     ...     run_id = journal.create_run(spec)
     >>> record, events = read_run(db, run_id)
@@ -146,9 +143,6 @@ def observed_accuracies(db: str, run_id: str) -> list[float]:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> from screener.journal import Event, EventKind, Journal, RunSpec
-    >>> db = str(pathlib.Path(tempfile.mkdtemp()) / "runs.db")
     >>> spec = RunSpec("rr", {}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> answered = [Event(kind=EventKind.ANSWERED, at=1.0, pull_id=i, arm=0, worker="ann",
     ...                   seq=i, reward=r) for i, r in enumerate([1.0, 0.0, 1.0, 1.0])]
@@ -232,10 +226,6 @@ def run_state(db: str, run_id: str) -> str:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> from screener.journal import Journal, RunSpec
-    >>> db = str(pathlib.Path(tempfile.mkdtemp()) / "runs.db")
-    >>> spec = RunSpec("wrr", {}, 0, {"name": "simulated"}, {"workers": ["ann", "bob"]}, {})
     >>> with Journal(db) as journal:
     ...     run_id = journal.create_run(spec)
     >>> run_state(db, run_id)  # no process drives it, and it never said why it stopped

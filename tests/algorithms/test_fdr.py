@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from numpy.typing import NDArray
+from plan_helpers import make_plan
 
 from screener.algorithms import (
     Algorithm,
@@ -27,7 +28,6 @@ from screener.algorithms import (
 from screener.crowd import WorkerPool
 from screener.errors import ConfigError
 from screener.orchestrator import RunOptions
-from screener.runs.run_plan import RunPlan
 from screener.runs.session import start_run
 from screener.simulation import BernoulliRewards, RewardModel, simulate, simulate_many
 from screener.stats import BET_FRACTIONS, bernoulli_kl
@@ -378,10 +378,10 @@ async def test_false_discovery_rate_under_delays_and_batches(tmp_path: Path) -> 
     db = str(tmp_path / "runs.db")
     bans, accepts, decided = [], [], 0
     for seed in range(runs):
-        plan = RunPlan(
-            pool, "fdr-thresholding", {"threshold": BAR, "q": q, "budget": 600}, "simulated",
-            {"latency": "exponential:0.0005", "batch_release": 7}, seed=seed,
+        plan = make_plan(
+            pool, "fdr-thresholding", {"threshold": BAR, "q": q, "budget": 600}, seed=seed,
             options=RunOptions(concurrency=40, timeout=5.0),
+            oracle_options={"latency": "exponential:0.0005", "batch_release": 7},
         )  # fmt: skip
         _, result = await start_run(plan, db)
         assert result.stop_reason is StopReason.BUDGET_SPENT

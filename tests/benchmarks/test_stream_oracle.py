@@ -6,7 +6,7 @@ import numpy as np
 
 from benchmarks.stream_oracle import ORACLES, run_oracle
 from screener.oracles.answer_file import Record, RecordedAnswers
-from screener.testing.platform import StreamSettings, TaskStream, run_stream
+from screener.testing.doubles.platform import StreamSettings, TaskStream, run_stream
 
 BAR = 0.6
 

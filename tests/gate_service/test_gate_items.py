@@ -23,8 +23,8 @@ from screener.gate import GateSettings
 from screener.gate_service import GateApiError, ItemEntry, LabelItem, replay_gate, run_gate
 from screener.gate_service.client import GateClient
 from screener.journal import Event, EventKind, Journal
-from screener.testing.arrivals import StandInSettings
-from screener.testing.standin import run_standin
+from screener.testing.doubles.arrivals import StandInSettings
+from screener.testing.doubles.standin import run_standin
 
 #: Gold every other request while screening (answered right below, so that the workers'
 #: accuracies rise and items settle), no audits.

@@ -18,8 +18,8 @@ from test_gate_items import _work
 from test_standin import made_dataset
 
 from screener.gate_service.client import GateClient
-from screener.testing.arrivals import StandInSettings
-from screener.testing.platform import TaskStream
+from screener.testing.doubles.arrivals import StandInSettings
+from screener.testing.doubles.platform import TaskStream
 
 FLAGS = ["--policy", "share", "--gold-every", "2", "--audit-rate", "0", "--confidence", "0.9"]
 

@@ -23,9 +23,9 @@ from screener.cli.standin import render
 from screener.gate import GateSettings
 from screener.gate_service.client import GateClient
 from screener.oracles.answer_file import Record, RecordedAnswers, load_answers
-from screener.testing.arrivals import StandInSettings, plan_arrivals
-from screener.testing.platform import TaskStream
-from screener.testing.standin import StandIn, StandInReport, run_standin
+from screener.testing.doubles.arrivals import StandInSettings, plan_arrivals
+from screener.testing.doubles.platform import TaskStream
+from screener.testing.doubles.standin import StandIn, StandInReport, run_standin
 
 #: Gold one request in five while screening, a fifth of a decided worker's requests audited:
 #: the settings of both the in-process gate and the real command below.

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import assert_ran
+from plan_helpers import make_plan
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -25,20 +26,18 @@ from screener.oracles import Answer, SimulatedOracle
 from screener.orchestrator import RunOptions
 from screener.runs import run_plan, stops, worker_pool
 from screener.runs.results import load_results
-from screener.runs.run_plan import RunPlan
 from screener.runs.session import resume_run, start_run
 
 POOL = synthetic_pool(10, 1, seed=6)
 PARAMS: dict[str, Any] = {"k": 1.5, "delta": 0.1, "direction": "low", "budget": 400}
 
 
-def _plan() -> RunPlan:
-    return RunPlan(POOL, "wrr", PARAMS, "simulated", {"latency": "constant:0.002"}, seed=2,
-                   options=RunOptions(concurrency=8, timeout=5.0))  # fmt: skip
+#: The run of this module: a few seconds of answers, 8 in flight.
+PLAN = make_plan(POOL, "wrr", PARAMS, seed=2, oracle_options={"latency": "constant:0.002"})
 
 
 async def test_a_run_is_stored_reported_and_listed(database_url: str) -> None:
-    run_id, live = await start_run(_plan(), database_url)
+    run_id, live = await start_run(PLAN, database_url)
     record, stored, _ = load_results(database_url, run_id)
     _, replayed, _ = load_results(database_url, run_id, from_events=True)
     assert stored == live and replayed.to_dict() == live.to_dict()
@@ -81,7 +80,7 @@ async def test_a_run_that_fails_says_why_and_resumes(
     monkeypatch.setattr(run_plan, "load_oracle_class", lambda name: FailingOracle)
     started: list[str] = []
     with pytest.raises(OracleError):
-        await start_run(_plan(), database_url, on_start=lambda run_id, _: started.append(run_id))
+        await start_run(PLAN, database_url, on_start=lambda run_id, _: started.append(run_id))
     with Journal(database_url, create=False) as journal:
         (summary,) = journal.runs()
     assert summary.state == "failed"
@@ -108,10 +107,10 @@ async def test_a_driver_that_loses_its_lease_stops_without_writing(database_url:
 
 
 async def _started_run(url: str, *, answered: int) -> tuple[asyncio.Task[Any], str]:
-    """A run of _plan() going on in a task, once it has this many answers."""
+    """A run of PLAN going on in a task, once it has this many answers."""
     started: list[str] = []
     task = asyncio.create_task(
-        start_run(_plan(), url, on_start=lambda run_id, _: started.append(run_id))
+        start_run(PLAN, url, on_start=lambda run_id, _: started.append(run_id))
     )
     while not started or _answered(url, started[0]) < answered:
         await asyncio.sleep(0.01)
@@ -166,8 +165,8 @@ async def test_the_heartbeat_keeps_a_long_run_owned(
     throughout (without the heartbeat it would show as crashed after 0.5 s)."""
     monkeypatch.setattr(leases, "LEASE_SECONDS", 0.5)
     monkeypatch.setattr(stops, "HEARTBEAT_SECONDS", 0.05)
-    plan = RunPlan(POOL, "wrr", PARAMS, "simulated", {"latency": "constant:0.02"}, seed=2,
-                   options=RunOptions(concurrency=4, timeout=5.0))  # fmt: skip
+    plan = make_plan(POOL, "wrr", PARAMS, seed=2, oracle_options={"latency": "constant:0.02"},
+                     options=RunOptions(concurrency=4, timeout=5.0))  # fmt: skip
     task = asyncio.create_task(start_run(plan, database_url))
     states = []
     with Journal(database_url) as journal:

@@ -14,6 +14,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from live_helpers import BANK, POOL, SPAMMER, serving
+from plan_helpers import make_plan
 
 from screener.errors import ConfigError, OracleError
 from screener.journal import Event, EventKind, Journal
@@ -22,7 +23,6 @@ from screener.oracles.http import NEEDS_BANK, HttpOracle
 from screener.oracles.http.protocol import SIGNATURE_HEADER, sign
 from screener.oracles.latency import Latency
 from screener.orchestrator import RunOptions
-from screener.runs.run_plan import RunPlan
 from screener.runs.session import start_run
 from screener.service import Faults, GoldService
 
@@ -32,11 +32,7 @@ CLIENT = {"poll_wait": 0.5, "request_timeout": 0.25, "backoff": 0.01, "max_attem
 LATENCY = Latency("exponential", 0.004)
 
 
-def _plan(url: str, **options: Any) -> RunPlan:
-    return RunPlan(
-        POOL, "rr", PARAMS, "http", {"url": url, **CLIENT, **options}, seed=SEED,
-        options=RunOptions(concurrency=16, timeout=10.0),
-    )  # fmt: skip
+OPTIONS = RunOptions(concurrency=16, timeout=10.0)
 
 
 def _events(db: Path, run_id: str) -> list[Event]:
@@ -57,7 +53,10 @@ async def _run(tmp_path: Path, name: str, faults: Faults | None = None, **option
     service = GoldService(POOL, BANK, latency=LATENCY, faults=faults, seed=1)
     async with serving(service) as url:
         db = tmp_path / f"{name}.db"
-        run_id, result = await start_run(_plan(url, **options), str(db))
+        run_id, result = await start_run(
+            make_plan(POOL, "rr", PARAMS, seed=SEED, oracle="http", options=OPTIONS,
+                      oracle_options={"url": url, **CLIENT, **options}), str(db),
+        )  # fmt: skip
     return result, _events(db, run_id), service
 
 
@@ -144,7 +143,8 @@ async def test_the_token_never_leaks(tmp_path: Path, monkeypatch: pytest.MonkeyP
     service = GoldService(POOL, BANK, token=token, latency=LATENCY, seed=1)
     db = tmp_path / "secret.db"
     async with serving(service) as url:
-        plan = _plan(url)
+        plan = make_plan(POOL, "rr", PARAMS, seed=SEED, oracle="http", options=OPTIONS,
+                         oracle_options={"url": url, **CLIENT})  # fmt: skip
         run_id, result = await start_run(plan, str(db))
         oracle = HttpOracle.from_options(POOL, {"url": url, **CLIENT}, SEED)
         monkeypatch.setenv("SCREENER_TOKEN", token[::-1])  # a wrong token: the run must stop

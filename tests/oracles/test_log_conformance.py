@@ -6,10 +6,10 @@ import asyncio
 from typing import Any, ClassVar
 
 import pytest
+from plan_helpers import make_plan
 
 from screener.crowd import WorkerPool
 from screener.runs.log_oracle import LogOracle
-from screener.runs.run_plan import RunPlan
 from screener.runs.session import start_run
 from screener.testing import OracleConformance, default_pool
 
@@ -19,7 +19,7 @@ def logged_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     """A round-robin run over the suite's default pool: 40 answers per worker."""
     db = str(tmp_path_factory.mktemp("log-conformance") / "runs.db")
     pool = default_pool()
-    plan = RunPlan(pool, "rr", {"budget": 40 * len(pool)}, "simulated", {}, seed=3)
+    plan = make_plan(pool, "rr", {"budget": 40 * len(pool)}, seed=3)
     run_id, _ = asyncio.run(start_run(plan, db))
     return db, run_id
 

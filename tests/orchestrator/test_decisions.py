@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from plan_helpers import make_plan
 
 from screener.algorithms import CrowdPrior, Result, Verdict, verdict_of
 from screener.crowd import WorkerPool
@@ -23,7 +24,6 @@ from screener.journal import Event, EventKind, Journal
 from screener.orchestrator import DecisionStream, RunOptions
 from screener.runs.decisions import run_decisions
 from screener.runs.results import load_result
-from screener.runs.run_plan import RunPlan
 from screener.runs.session import start_run
 from screener.simulation import BernoulliRewards, simulate
 
@@ -31,15 +31,8 @@ from screener.simulation import BernoulliRewards, simulate
 ACCURACIES = tuple([0.3] * 12 + list(np.linspace(0.8, 0.95, 48)))
 POOL = WorkerPool(tuple(f"w{i:02d}" for i in range(60)), ACCURACIES)
 BAR = {"threshold": 0.6}
-
-
-def _plan(
-    algorithm: str, params: dict[str, Any], pool: WorkerPool = POOL, concurrency: int = 8
-) -> RunPlan:
-    """Answers late and out of order."""
-    options = RunOptions(concurrency=concurrency, timeout=5.0)
-    oracle = {"latency": "exponential:0.0005"}
-    return RunPlan(pool, algorithm, params, "simulated", oracle, seed=4, options=options)
+#: Answers late and out of order.
+LATE = {"latency": "exponential:0.0005"}
 
 
 def _events(db: str, run_id: str) -> list[Event]:
@@ -66,7 +59,9 @@ def _decided(events: list[Event]) -> list[tuple[int, str, str]]:
 
 async def test_final_decisions_are_journaled_as_they_are_made(tmp_path: Any) -> None:
     db = str(tmp_path / "runs.db")
-    run_id, result = await start_run(_plan("crowd-prior", BAR), db)
+    run_id, result = await start_run(
+        make_plan(POOL, "crowd-prior", BAR, seed=4, oracle_options=LATE), db
+    )
     events = _events(db, run_id)
     kinds = [event.kind for event in events]
     first = kinds.index(EventKind.DECIDED)
@@ -99,7 +94,10 @@ async def test_provisional_decisions_are_journaled_with_the_end(
     accuracies = (0.1, 0.15, *np.linspace(0.85, 0.95, 14))
     pool = WorkerPool(tuple(f"v{i:02d}" for i in range(16)), accuracies)
     db = str(tmp_path / "runs.db")
-    run_id, result = await start_run(_plan(algorithm, params, pool, concurrency=64), db)
+    options = RunOptions(concurrency=64, timeout=5.0)
+    run_id, result = await start_run(
+        make_plan(pool, algorithm, params, seed=4, options=options, oracle_options=LATE), db
+    )
     events = _events(db, run_id)
     kinds = [event.kind for event in events]
     first = kinds.index(EventKind.DECIDED)
@@ -128,7 +126,9 @@ def test_a_restored_stream_journals_what_is_missing_and_nothing_twice() -> None:
 
 async def test_a_run_reads_back_its_decisions_in_order(tmp_path: Any) -> None:
     db = str(tmp_path / "runs.db")
-    run_id, result = await start_run(_plan("toloka-rule", BAR), db)
+    run_id, result = await start_run(
+        make_plan(POOL, "toloka-rule", BAR, seed=4, oracle_options=LATE), db
+    )
     decisions = run_decisions(db, run_id)
     assert [d.seq for d in decisions] == list(range(len(decisions)))
     assert {d.worker: Verdict(d.decision) for d in decisions} == _expected(result, POOL)

@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from plan_helpers import make_plan
 
 import screener
 from screener.algorithms import AlgorithmSetup, create_algorithm
 from screener.crowd import synthetic_pool
 from screener.orchestrator import Progress, RunOptions
 from screener.orchestrator.progress import ProgressBar, ProgressLine
-from screener.runs.run_plan import RunPlan
 from screener.runs.session import start_run
 from screener.testing.algorithm_conformance import TEST_SETUPS
 
@@ -51,9 +51,9 @@ async def test_a_run_reports_its_budget_and_threshold_as_it_goes(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "200")  # shutil.get_terminal_size reads it first
     stream = io.StringIO()
-    plan = RunPlan(synthetic_pool(12, 1, seed=2), "rr", {"budget": 300}, "simulated",
-                   {"latency": "constant:0.001"}, seed=1,
-                   options=RunOptions(concurrency=4))  # fmt: skip
+    plan = make_plan(synthetic_pool(12, 1, seed=2), "rr", {"budget": 300}, seed=1,
+                     oracle_options={"latency": "constant:0.001"},
+                     options=RunOptions(concurrency=4))  # fmt: skip
     _, result = await start_run(plan, str(tmp_path / "runs.db"), progress=Progress(stream, 0.01))
     lines = [line for line in stream.getvalue().split("\r") if line.strip()]
     assert len(lines) >= 2
@@ -132,8 +132,8 @@ def test_provisional_decisions_are_shown_apart_from_final_ones() -> None:
 
 async def test_a_run_draws_a_progress_bar_up_to_its_last_answer(tmp_path: Path) -> None:
     stream = io.StringIO()
-    plan = RunPlan(synthetic_pool(6, 1, seed=2), "toloka-rule", {"threshold": 0.6},
-                   "simulated", {}, seed=1, options=RunOptions(concurrency=4))  # fmt: skip
+    plan = make_plan(synthetic_pool(6, 1, seed=2), "toloka-rule", {"threshold": 0.6}, seed=1,
+                     options=RunOptions(concurrency=4))  # fmt: skip
     _, result = await start_run(plan, str(tmp_path / "runs.db"), progress=ProgressBar(stream))
     last = stream.getvalue().rsplit("\r", 1)[-1]
     assert f"{result.total_pulls}/{result.total_pulls}" in last  # the bound shrank to the end

@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from plan_helpers import make_plan
 
 from screener.algorithms import ALGORITHMS, accepted_parameters
 from screener.crowd import synthetic_pool
 from screener.journal import Journal
-from screener.orchestrator import RunOptions
 from screener.runs.results import load_result, load_results
-from screener.runs.run_plan import RunPlan
 from screener.runs.session import start_run
 
 POOL = synthetic_pool(12, 1, seed=4)
@@ -52,8 +51,7 @@ def assert_same(replayed: Any, live: Any, where: str = "result") -> None:
 async def test_live_run_and_its_replay_agree(tmp_path: Path, name: str) -> None:
     db = str(tmp_path / "runs.db")
     oracle = {"latency": "exponential:0.002", "duplicates": 0.05, "batch_release": 3}
-    plan = RunPlan(POOL, name, _params(name), "simulated", oracle, seed=8,
-                   options=RunOptions(concurrency=8, timeout=5.0))  # fmt: skip
+    plan = make_plan(POOL, name, _params(name), seed=8, oracle_options=oracle)
     run_id, live = await start_run(plan, db)
     assert live.finished
     record, replayed, _ = load_results(db, run_id, from_events=True)

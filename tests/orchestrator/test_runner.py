@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from plan_helpers import make_plan
 from sqlalchemy import bindparam, text
 
 from screener import WeightedRoundRobin, simulate
@@ -16,7 +18,6 @@ from screener.crowd import WorkerPool, synthetic_pool
 from screener.journal import Journal
 from screener.orchestrator import RunOptions
 from screener.runs.results import load_result
-from screener.runs.run_plan import RunPlan
 from screener.runs.session import start_run
 from screener.simulation import BernoulliRewards, ksigma_outliers
 
@@ -24,18 +25,8 @@ POOL = synthetic_pool(20, 2, seed=11)
 PARAMS: dict[str, Any] = {"k": 2.0, "delta": 0.1, "direction": "low"}
 
 
-def _plan(pool: WorkerPool = POOL, *, options: RunOptions | None = None,
-          algorithm: str = "wrr", params: dict[str, Any] | None = None,
-          **oracle: Any) -> RunPlan:  # fmt: skip
-    return RunPlan(
-        pool,
-        algorithm,
-        params or PARAMS,
-        "simulated",
-        oracle,
-        seed=3,
-        options=options or RunOptions(concurrency=32, timeout=5.0),
-    )
+#: The run of this module; a test's variant replaces what it changes.
+PLAN = make_plan(POOL, "wrr", PARAMS, seed=3, options=RunOptions(concurrency=32, timeout=5.0))
 
 
 def _kinds(db: str, run_id: str) -> Counter[str]:
@@ -70,7 +61,7 @@ def test_sync_reference_finds_the_true_outliers() -> None:
 )
 async def test_async_runs_find_the_same_outliers(database_url: str, oracle: dict[str, Any]) -> None:
     db = database_url
-    run_id, result = await start_run(_plan(**oracle), db)
+    run_id, result = await start_run(replace(PLAN, oracle_options=oracle), db)
     assert result.condition_met
     assert result.outliers == _truth(POOL)
     kinds = _kinds(db, run_id)
@@ -103,7 +94,7 @@ async def test_every_answer_is_committed_before_the_algorithm_sees_it(database_u
     registry.ALGORITHMS = {**original, "auditing-wrr": Auditing}
     try:
         _, result = await start_run(
-            _plan(algorithm="auditing-wrr", params={**PARAMS, "budget": 1500}), db
+            replace(PLAN, algorithm="auditing-wrr", params={**PARAMS, "budget": 1500}), db
         )
     finally:
         registry.ALGORITHMS = original
@@ -115,7 +106,9 @@ async def test_every_answer_is_committed_before_the_algorithm_sees_it(database_u
 async def test_lost_answers_time_out_and_are_asked_again(database_url: str) -> None:
     db = database_url
     options = RunOptions(concurrency=16, timeout=0.05)
-    run_id, result = await start_run(_plan(options=options, loss=0.05), db)
+    run_id, result = await start_run(
+        replace(PLAN, options=options, oracle_options={"loss": 0.05}), db
+    )
     kinds = _kinds(db, run_id)
     assert kinds["timed_out"] > 0
     assert result.outliers == _truth(POOL)
@@ -126,7 +119,9 @@ async def test_lost_answers_time_out_and_are_asked_again(database_url: str) -> N
 @pytest.mark.slow
 async def test_duplicates_are_logged_not_told(database_url: str) -> None:
     db = database_url
-    run_id, result = await start_run(_plan(latency="exponential:0.001", duplicates=0.2), db)
+    run_id, result = await start_run(
+        replace(PLAN, oracle_options={"latency": "exponential:0.001", "duplicates": 0.2}), db
+    )
     kinds = _kinds(db, run_id)
     assert kinds["duplicate"] > 0
     assert kinds["answered"] == result.total_pulls
@@ -138,7 +133,12 @@ async def test_late_answers_are_logged_not_told(database_url: str) -> None:
     db = database_url
     options = RunOptions(concurrency=16, timeout=0.01, drain=0.2)
     run_id, result = await start_run(
-        _plan(options=options, latency="exponential:0.004", retractable=False), db
+        replace(
+            PLAN,
+            options=options,
+            oracle_options={"latency": "exponential:0.004", "retractable": False},
+        ),
+        db,
     )
     kinds = _kinds(db, run_id)
     assert kinds["timed_out"] > 0 and kinds["late"] > 0
@@ -153,7 +153,9 @@ async def test_late_answers_are_logged_not_told(database_url: str) -> None:
 async def test_budget_stops_the_run_and_says_so(database_url: str) -> None:
     db = database_url
     params = {**PARAMS, "budget": 100}
-    run_id, result = await start_run(_plan(params=params, latency="constant:0.001"), db)
+    run_id, result = await start_run(
+        replace(PLAN, params=params, oracle_options={"latency": "constant:0.001"}), db
+    )
     assert result.stop_reason is StopReason.BUDGET_SPENT
     assert not result.condition_met
     assert result.total_pulls == 100
@@ -163,7 +165,8 @@ async def test_budget_stops_the_run_and_says_so(database_url: str) -> None:
 async def test_graded_rewards_run_end_to_end(database_url: str) -> None:
     params = {**PARAMS, "interval": "hoeffding", "budget": 3000}
     _, result = await start_run(
-        _plan(params=params, rewards="beta", concentration=20.0), database_url
+        replace(PLAN, params=params, oracle_options={"rewards": "beta", "concentration": 20.0}),
+        database_url,
     )
     estimates = np.array([w.estimate for w in sorted(result.workers, key=lambda w: w.arm)])
     assert POOL.accuracies is not None
@@ -174,7 +177,7 @@ async def test_the_journal_keeps_every_run_option(database_url: str) -> None:
     # max_failures was once left out of the journaled config, so --resume went back to 10.
     db = database_url
     options = RunOptions(concurrency=7, timeout=2.5, drain=0.25, max_failures=3)
-    run_id, _ = await start_run(_plan(options=options, params={**PARAMS, "budget": 40}), db)
+    run_id, _ = await start_run(replace(PLAN, options=options, params={**PARAMS, "budget": 40}), db)
     with Journal(db, create=False) as journal:
         stored = journal.get_run(run_id).config
     assert RunOptions(**stored) == options
@@ -182,7 +185,7 @@ async def test_the_journal_keeps_every_run_option(database_url: str) -> None:
 
 async def test_a_damaged_stored_result_is_rebuilt_from_the_events(database_url: str) -> None:
     db = database_url
-    run_id, live = await start_run(_plan(params={**PARAMS, "budget": 60}), db)
+    run_id, live = await start_run(replace(PLAN, params={**PARAMS, "budget": 60}), db)
     with Journal(db, create=False) as journal, journal.engine.begin() as conn:
         changed = conn.execute(text("UPDATE events SET response = '{' WHERE kind = 'finished'"))
         assert changed.rowcount == 1
@@ -204,7 +207,7 @@ async def test_a_finished_run_builds_its_final_result_once(
 
     monkeypatch.setattr(WeightedRoundRobin, "result", counted)
     db = str(tmp_path / "runs.db")
-    run_id, result = await start_run(_plan(params={**PARAMS, "budget": 60}), db)
+    run_id, result = await start_run(replace(PLAN, params={**PARAMS, "budget": 60}), db)
     assert result.finished and built.count(True) == 1
     _, stored = load_result(db, run_id)
     assert stored == result

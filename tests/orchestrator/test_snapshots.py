@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from plan_helpers import make_plan
 from sqlalchemy import text
 
 from screener import __version__
@@ -30,25 +31,27 @@ from screener.runs.run_plan import RunPlan
 from screener.runs.session import resume_run, start_run
 
 ACCURACIES = (0.92, 0.9, 0.88, 0.9, 0.86, 0.3, 0.91, 0.89, 0.85, 0.25)
+POOL = WorkerPool.from_dict(
+    {"workers": [f"w{i}" for i in range(len(ACCURACIES))], "accuracies": list(ACCURACIES)}
+)
 EVERY = 25
 # Concurrency 1 makes the order of answers, so the whole run, a function of the seed.
-SLOW = {"latency": "constant:0.002"}
+SNAPSHOTS = RunOptions(concurrency=1, snapshot_every=EVERY)
+NO_SNAPSHOTS = RunOptions(concurrency=1, snapshot_every=0)
+#: Snapshots too rare for a short run to reach one before it stops.
+RARE_SNAPSHOTS = RunOptions(concurrency=1, snapshot_every=10_000)
 ALGORITHMS: dict[str, dict[str, Any]] = {
     "wrr": {"k": 1.5, "delta": 0.1},
     "confident-thresholding": {"threshold": 0.6, "delta": 0.1},
     "crowd-prior": {"threshold": 0.6},
     "adaptive-topk": {"k": 2, "delta": 0.1, "eps": 0.1},
 }
-
-
-def _plan(algorithm: str, every: int) -> RunPlan:
-    pool = WorkerPool.from_dict(
-        {"workers": [f"w{i}" for i in range(len(ACCURACIES))], "accuracies": list(ACCURACIES)}
-    )
-    return RunPlan(
-        pool=pool, algorithm=algorithm, params={**ALGORITHMS[algorithm], "budget": 400},
-        oracle_options=SLOW, seed=5, options=RunOptions(concurrency=1, snapshot_every=every),
-    )  # fmt: skip
+#: Each algorithm's run with a snapshot every EVERY events; a variant replaces its options.
+PLANS = {
+    name: make_plan(POOL, name, {**params, "budget": 400}, seed=5, options=SNAPSHOTS,
+                    oracle_options={"latency": "constant:0.002"})
+    for name, params in ALGORITHMS.items()
+}  # fmt: skip
 
 
 async def _interrupted(db: str, plan: RunPlan, answers_after_snapshot: int) -> str:
@@ -97,7 +100,7 @@ def _same(left: Result, right: Result) -> bool:
 async def test_an_interrupted_run_reports_from_its_snapshot_what_a_full_replay_gives(
     database_url: str, algorithm: str
 ) -> None:
-    run_id = await _interrupted(database_url, _plan(algorithm, EVERY), answers_after_snapshot=3)
+    run_id = await _interrupted(database_url, PLANS[algorithm], answers_after_snapshot=3)
     with Journal(database_url, create=False) as journal:
         record, snapshot = journal.get_run(run_id), journal.snapshot(run_id)
         assert snapshot is not None
@@ -115,8 +118,10 @@ async def test_an_interrupted_run_reports_from_its_snapshot_what_a_full_replay_g
 async def test_a_run_resumed_from_its_snapshot_ends_as_the_uninterrupted_run(
     database_url: str, tmp_path: Path, algorithm: str
 ) -> None:
-    _, reference = await start_run(_plan(algorithm, 0), str(tmp_path / "reference.db"))
-    run_id = await _interrupted(database_url, _plan(algorithm, EVERY), answers_after_snapshot=2)
+    _, reference = await start_run(
+        dataclasses.replace(PLANS[algorithm], options=NO_SNAPSHOTS), str(tmp_path / "reference.db")
+    )
+    run_id = await _interrupted(database_url, PLANS[algorithm], answers_after_snapshot=2)
     resumed = await resume_run(run_id, database_url)
     # A pull in flight at the interruption (there may be none between an answer and the
     # next ask) is released and asked again: at most one more release.
@@ -133,7 +138,9 @@ async def test_an_interrupted_run_is_snapshotted_where_it_stopped(
     """Its report (and resume) then replays nothing: at 100,000 workers a tail of up to
     ``snapshot_every`` events is half a minute of replay."""
     db = str(tmp_path / "runs.db")
-    run_id = await _stopped_after(db, _plan(algorithm, 10_000), answers=12)
+    run_id = await _stopped_after(
+        db, dataclasses.replace(PLANS[algorithm], options=RARE_SNAPSHOTS), answers=12
+    )
     with Journal(db, create=False) as journal:
         snapshot = journal.snapshot(run_id)
         assert snapshot is not None
@@ -162,7 +169,7 @@ def test_a_run_stopped_between_journaling_answers_and_telling_them_is_not_snapsh
     monkeypatch.setattr("screener.runs.session.AsyncJournal", StopsAfterACommit)
     db = str(tmp_path / "runs.db")
     with pytest.raises(asyncio.CancelledError):
-        asyncio.run(start_run(_plan("wrr", 10_000), db))
+        asyncio.run(start_run(dataclasses.replace(PLANS["wrr"], options=RARE_SNAPSHOTS), db))
     with Journal(db, create=False) as journal:
         run_id = journal.latest_run_id()
         assert run_id is not None
@@ -202,7 +209,7 @@ DAMAGES: dict[str, tuple[str, dict[str, Any]]] = {
 async def test_a_bad_snapshot_is_ignored_and_the_journal_replayed(
     database_url: str, tmp_path: Path, damage: str
 ) -> None:
-    run_id = await _interrupted(database_url, _plan("wrr", EVERY), answers_after_snapshot=1)
+    run_id = await _interrupted(database_url, PLANS["wrr"], answers_after_snapshot=1)
     trap = tmp_path / "forged-snapshot-ran"
     if damage == "another-layout":  # these very bytes, as this version wrote them before
         with Journal(database_url, create=False) as journal:
@@ -234,7 +241,9 @@ async def test_a_bad_snapshot_is_ignored_and_the_journal_replayed(
 @pytest.mark.slow
 async def test_a_finished_run_keeps_its_latest_snapshot_only(tmp_path: Path) -> None:
     db = str(tmp_path / "runs.db")
-    run_id, _ = await start_run(_plan("wrr", 10), db)
+    run_id, _ = await start_run(
+        dataclasses.replace(PLANS["wrr"], options=RunOptions(concurrency=1, snapshot_every=10)), db
+    )
     with Journal(db, create=False) as journal:
         snapshot = journal.snapshot(run_id)
         events = journal.events(run_id)
@@ -254,7 +263,7 @@ def test_snapshot_every_must_not_be_negative() -> None:
 
 def test_no_snapshot_is_written_when_they_are_off(tmp_path: Path) -> None:
     db = str(tmp_path / "runs.db")
-    run_id, _ = asyncio.run(start_run(_plan("wrr", 0), db))
+    run_id, _ = asyncio.run(start_run(dataclasses.replace(PLANS["wrr"], options=NO_SNAPSHOTS), db))
     with Journal(db, create=False) as journal:
         assert journal.snapshot(run_id) is None
         assert journal.events(run_id)[-1].kind is EventKind.FINISHED
@@ -264,7 +273,7 @@ def test_looking_for_invalidations_reads_the_partial_index_not_the_events(tmp_pa
     """A report asks whether a run has invalidations before trusting its snapshot; on SQLite
     the query must be answered from the partial index, however many events the run has."""
     db = str(tmp_path / "runs.db")
-    run_id, _ = asyncio.run(start_run(_plan("wrr", 0), db))
+    run_id, _ = asyncio.run(start_run(dataclasses.replace(PLANS["wrr"], options=NO_SNAPSHOTS), db))
     with Journal(db, create=False) as journal, journal.engine.connect() as conn:
         plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {INVALIDATIONS_SQLITE}", (run_id,)).all()
         assert journal.invalidations(run_id) == []

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from plan_helpers import make_plan
 
 from screener import BernoulliRewards, RoundRobin, WeightedRoundRobin, simulate
 from screener.algorithms import CrowdPrior, Decision, Result, StopReason, WorkerResult
@@ -30,7 +31,6 @@ from screener.reports import (
 )
 from screener.runs import run_state
 from screener.runs.results import load_results
-from screener.runs.run_plan import RunPlan
 from screener.runs.session import start_run
 from screener.simulation.recorded import RecordedRewards
 
@@ -242,8 +242,8 @@ async def test_an_interrupted_runs_report_says_interrupted_not_still_running(
     tmp_path: Path,
 ) -> None:
     db = str(tmp_path / "runs.db")
-    plan = RunPlan(synthetic_pool(20, 2, seed=1), "wrr", {}, "simulated",
-                   {"latency": "constant:0.01"}, seed=1)  # fmt: skip
+    plan = make_plan(synthetic_pool(20, 2, seed=1), "wrr", seed=1,
+                     oracle_options={"latency": "constant:0.01"})  # fmt: skip
     task = asyncio.create_task(start_run(plan, db))
     await asyncio.sleep(0.5)
     task.cancel()

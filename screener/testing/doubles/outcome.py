@@ -1,4 +1,4 @@
-"""What a replayed task stream bought (``screener.testing.platform``)."""
+"""What a replayed task stream bought (``screener.testing.doubles.platform``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from screener.testing.adversaries import Role
+from screener.testing.doubles.adversaries import Role
 
 __all__ = ["StreamOutcome"]
 

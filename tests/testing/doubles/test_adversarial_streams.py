@@ -12,8 +12,8 @@ from stats_helpers import assert_rate_at_most
 
 from benchmarks.stream_oracle import run_oracle
 from screener.oracles.answer_file import Record, RecordedAnswers
-from screener.testing.adversaries import Adversary
-from screener.testing.platform import MILESTONE, StreamSettings, TaskStream
+from screener.testing.doubles.adversaries import Adversary
+from screener.testing.doubles.platform import MILESTONE, StreamSettings, TaskStream
 
 CLASSES = ("a", "b", "c")
 

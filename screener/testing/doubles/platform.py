@@ -35,7 +35,7 @@ drawn by its recorded activity answers right with a chance that keeps the item's
 recorded answers), else one of the item's other recorded answers (graded: the truth moved by
 a score drawn from the worker's recorded scores).
 
-Adversarial streams (``adversary``, ``screener.testing.adversaries``) replay the same order
+Adversarial streams (``adversary``, ``screener.testing.doubles.adversaries``) replay the same order
 with spammers first, a colluding group or gold-recognising workers; the outcome reports each
 worker's accuracy on real tasks as they gave them (an adversary's, not its recorded one), and
 which workers reached their ``MILESTONE``-th real task and which were banned before it.
@@ -54,8 +54,8 @@ from screener.algorithms import Verdict
 from screener.gate import Gate, ReplyKind
 from screener.gate.items import ItemBook
 from screener.oracles.answer_file import Record, RecordedAnswers
-from screener.testing._difficulty import item_easiness, right_chance
-from screener.testing.adversaries import (
+from screener.testing.doubles._difficulty import item_easiness, right_chance
+from screener.testing.doubles.adversaries import (
     ADVERSARIES,
     GROUPS,
     Adversaries,
@@ -63,7 +63,7 @@ from screener.testing.adversaries import (
     Role,
     arrivals_spammers_first,
 )
-from screener.testing.outcome import StreamOutcome
+from screener.testing.doubles.outcome import StreamOutcome
 
 __all__ = ["MILESTONE", "StreamSettings", "TaskStream", "run_stream"]
 

@@ -13,7 +13,7 @@ import numpy as np
 from screener.checks import check_seed
 from screener.errors import ConfigError
 from screener.simulation.hashing import worker_rng
-from screener.testing.platform import StreamSettings, TaskStream
+from screener.testing.doubles.platform import StreamSettings, TaskStream
 
 __all__ = ["TURN_FROM", "Arrivals", "StandInSettings", "plan_arrivals"]
 
@@ -29,7 +29,7 @@ _TURN_STREAM = 42
 class StandInSettings:
     """How the stand-in replays a dataset.
 
-    The stream (``screener.testing.platform``): ``gold_share`` of the items serve as gold,
+    The stream (``screener.testing.doubles.platform``): ``gold_share`` of the items serve as gold,
     ``overlap`` labels per task item, ``session`` the share of the stream one worker's
     requests spread over, ``seed`` every draw. Then ``late`` workers arrive only after the
     first ``late_from`` of the requests; ``leavers`` workers leave for good halfway through

@@ -1,6 +1,7 @@
-"""The fill's model of an item's difficulty (``screener.testing.platform``): a worker's chance
-to answer an item right is its recorded accuracy moved by the item's easiness, fitted to the
-item's recorded answers, so a contested item stays hard for everyone."""
+"""The fill's model of an item's difficulty (``screener.testing.doubles.platform``): a
+worker's chance to answer an item right is its recorded accuracy moved by the item's
+easiness, fitted to the item's recorded answers, so a contested item stays hard for
+everyone."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ import pytest
 
 from screener.gate import Gate, GateSettings
 from screener.oracles.answer_file import Record, RecordedAnswers, load_answers
-from screener.testing._difficulty import item_easiness, right_chance
-from screener.testing.platform import StreamSettings, TaskStream, run_stream
+from screener.testing.doubles._difficulty import item_easiness, right_chance
+from screener.testing.doubles.platform import StreamSettings, TaskStream, run_stream
 
 
 def dataset(workers: int = 12, items: int = 40, seed: int = 0, bad: float = 0.5) -> RecordedAnswers:

@@ -1,10 +1,11 @@
 """A platform stand-in: a real dataset replayed as arriving workers who ask a gate for work over
 HTTP (``screener standin``; the gate is ``screener gate``, docs/gate-api.md).
 
-The dataset is a task stream (``screener.testing.platform.TaskStream``): each worker asks for
-work as many times as it answered in the data, at seeded times, so workers join late,
-overlap and leave; ``StandInSettings`` adds late joiners, leavers and workers who turn to
-spam part way (``screener.testing.arrivals``). For each request the stand-in asks the gate
+The dataset is a task stream (``screener.testing.doubles.platform.TaskStream``): each
+worker asks for work as many times as it answered in the data, at seeded times, so workers
+join late, overlap and leave; ``StandInSettings`` adds late joiners, leavers and workers who
+turn to spam part way (``screener.testing.doubles.arrivals``). For each request the stand-in
+asks the gate
 (``POST /v1/next``) and does what it says: a gold question is answered from the worker's
 recorded answers (``POST /v1/answers``), a real task is labelled with its recorded answer
 (reported to the gate, ``POST /v1/labels``, in batches of ``LABEL_BATCH`` and at the end),
@@ -45,9 +46,9 @@ from aiohttp import web
 from screener.gate_service.client import GateClient
 from screener.gate_service.protocol import MAX_BATCH, ItemEntry, LabelItem
 from screener.oracles.answer_file import RecordedAnswers
-from screener.testing.arrivals import Arrivals, StandInSettings, plan_arrivals
-from screener.testing.outcome import StreamOutcome
-from screener.testing.platform import TaskStream
+from screener.testing.doubles.arrivals import Arrivals, StandInSettings, plan_arrivals
+from screener.testing.doubles.outcome import StreamOutcome
+from screener.testing.doubles.platform import TaskStream
 
 __all__ = ["StandIn", "StandInReport", "run_standin"]
 
