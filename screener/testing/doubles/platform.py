@@ -149,7 +149,7 @@ class TaskStream:
         self.answer_set: dict[str, list[str]] = {}
         for records in answers.records:
             for r in records:
-                self.answer_set.setdefault(r.item, []).append(_given(r))
+                self.answer_set.setdefault(r.item, []).append(self._label(r))
         self.workers = {
             name: self._worker(name, records, rewards)
             for name, records, rewards in zip(
@@ -433,6 +433,17 @@ class TaskStream:
             easiness = self._easiness[item] = item_easiness(accuracies, rewards)
         return right_chance(worker.accuracy, easiness)
 
+    def _label(self, record: Record) -> str:
+        """The label a recorded answer gives: as the worker gave it, but a categorical answer
+        the dataset scores right is its item's truth. Some files score answers by their own
+        column, not by equality with the gold string (Maglione_SLR: "1|1" right for gold
+        "-1"; Maglione_crisis_CF_testq: one label right for a gold "A|B"); read as given, no
+        right label of theirs would match the truth that scores the final labels."""
+        given = _given(record)
+        if not self.graded and record.reward == 1.0:
+            return self.truth.get(record.item, given)
+        return given
+
     def _worker(self, name: str, records: tuple[Record, ...], rewards: np.ndarray) -> _Worker:
         order = self.rng.permutation(len(records))
         gold: deque[tuple[str, float, str | None]] = deque()
@@ -440,9 +451,9 @@ class TaskStream:
         for index in order.tolist():
             record = records[index]
             if record.item in self.gold_items:
-                gold.append((record.item, float(record.reward), _given(record)))
+                gold.append((record.item, float(record.reward), self._label(record)))
             else:
-                tasks.append((record.item, _given(record)))
+                tasks.append((record.item, self._label(record)))
         accuracy = float(rewards.mean())
         return _Worker(name, accuracy, np.asarray(rewards), gold, tasks, task_accuracy=accuracy)
 

@@ -176,6 +176,25 @@ def test_a_dataset_without_truth_is_refused() -> None:
         TaskStream(no_truth)
 
 
+def test_an_answer_the_file_scores_right_labels_as_the_truth(tmp_path: Path) -> None:
+    """A file whose ``correct`` column accepts an answer that is not its gold string (as
+    Maglione_SLR's does): the stream's label for it is the truth, so the final labels can be
+    scored; a wrong answer keeps its own string."""
+    rows = ["worker,item,answer,gold,correct"]
+    for w in range(4):
+        for j in range(6):
+            answer = ("yes|1" if w else "no|0") if j % 2 else ("no|1" if w else "yes|0")
+            rows.append(f"w{w},i{j},{answer},{'yes' if j % 2 else 'no'},{int(w > 0)}")
+    (tmp_path / "scored.csv").write_text("\n".join(rows) + "\n")
+    stream = TaskStream(load_answers(str(tmp_path / "scored.csv")), StreamSettings(seed=1))
+    labels = {(w, item): label for w, s in stream.workers.items() for item, label in s.tasks}
+    gold = {(w, item): label for w, s in stream.workers.items() for item, _, label in s.gold}
+    given = {**labels, **gold}
+    assert given[("w1", "i1")] == "yes" and given[("w2", "i0")] == "no"  # right: the truth
+    assert given[("w0", "i1")] == "no|0" and given[("w0", "i0")] == "yes|0"  # wrong: as given
+    assert set(stream.answer_set["i1"]) == {"yes", "no|0"}
+
+
 #: Categorical datasets the difficulty model is checked on (small enough to hold out every
 #: answer in a few seconds).
 CHECKED = ("Zheng_s4_Face", "EBCC_ACT_MS", "GAL_AdultContent2", "Zheng_d_Duck",
