@@ -25,9 +25,7 @@ from screener.checks import MAX_SEED, check_seed
 from screener.errors import ConfigError
 from screener.money import Prices
 from screener.simulation import BernoulliRun, RewardModel, map_seeds
-from screener.simulation.confident_runs import confident_runs
-from screener.simulation.ksigma_runs import ksigma_runs
-from screener.simulation.lockstep import LockstepRuns, RunsTogether
+from screener.simulation.lockstep import runs_together
 from screener.simulation.loop import drive
 
 __all__ = ["DEFAULT_CAP_PER_WORKER", "MAX_RUNS", "CostPlan", "plan_cost"]
@@ -42,9 +40,6 @@ DEFAULT_CAP_PER_WORKER = 60
 #: screener, which takes a second or two on a busy machine). The runs go to the pool only when
 #: the time it saves, half the work on two processes, is more than that.
 POOL_START_SECONDS = 2.0
-#: The algorithms whose runs go as one computation, each returning None for what it does not
-#: cover (then the runs go one by one): RR and WRR, ConfidentThresholding.
-_TOGETHER: tuple[RunsTogether, ...] = (ksigma_runs, confident_runs)
 
 
 @dataclass(frozen=True)
@@ -142,7 +137,7 @@ def plan_cost(
     )
     seeds = list(range(seed, seed + runs))
     crowds = np.array([build.means_of(s) for s in seeds])
-    together = _runs_together(algorithm, dict(params), crowds, seeds, progress)
+    together = runs_together(algorithm, dict(params), crowds, seeds, progress)
     if together is not None:  # all the runs as one computation, the same result
         threshold = params.get("threshold")
         mistakes = (
@@ -154,22 +149,6 @@ def plan_cost(
                         together.stop_reasons, capped, mistakes)  # fmt: skip
     ended = _run_all(_Ended(build), seeds, processes, progress)
     return _plan_of(algorithm, dict(params), ended, size, capped, crowds)
-
-
-def _runs_together(
-    algorithm: str,
-    params: Mapping[str, Any],
-    crowds: NDArray[np.float64],
-    seeds: list[int],
-    progress: Callable[[int], object] | None,
-) -> LockstepRuns | None:
-    """The runs as one computation, by the first of ``_TOGETHER`` that covers them; None
-    when none does."""
-    for runs_together in _TOGETHER:
-        together = runs_together(algorithm, params, crowds, seeds, progress)
-        if together is not None:
-            return together
-    return None
 
 
 def _plan_of(

@@ -243,7 +243,7 @@ def test_a_plan_without_a_bar_says_why_it_counts_no_mistakes() -> None:
 
 
 def test_a_lockstep_plan_counts_the_mistakes_of_its_runs_one_by_one() -> None:
-    """confident-thresholding's runs go in lockstep (screener.simulation.confident_runs);
+    """confident-thresholding's runs go in lockstep (screener.simulation.lockstep);
     the plan's mistakes are those of the same runs made one by one with ``simulate``."""
     runs = 6
     cost = plan_cost("confident-thresholding", PARAMS, ACCURACIES, runs=runs)

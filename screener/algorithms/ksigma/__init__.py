@@ -2,7 +2,8 @@
 Wang, Wang (NIPS 2017: RR, WRR, NRR, IB) and Zhang et al. (AAAI 2020: ADE) over the k-sigma
 rule (``rule``), the intervals and active set they share (``intervals``, ``algorithm``), and
 GOLD (Ban & He, KDD 2020), the eps-rho outlier ranking; each round robin over one
-``RoundRobinCursor``."""
+``RoundRobinCursor``. ``lockstep`` restates RR's and WRR's step over a runs axis (many
+simulated runs as one computation, for ``screener plan``)."""
 
 from screener.algorithms._checks import HEURISTIC_INTERVALS, IntervalKind
 from screener.algorithms.ksigma.ade import ADE

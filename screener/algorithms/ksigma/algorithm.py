@@ -143,6 +143,8 @@ class KSigmaAlgorithm(KSigmaIntervals):
         interval reaching past theta at a point of the box meets it, and one clear of the
         enclosure is clear of it. The points tried (``_box_probes``): one near the box
         maximum, a few near its minimum. The answer is the same as with the box range.
+        Restated over a runs axis for RR and WRR in ``screener.algorithms.ksigma.lockstep``
+        (bound by tests/algorithms/ksigma/test_lockstep_ksigma.py).
         """
         above = self.means > self.theta
         band_low, band_high = self._enclosure()

@@ -32,6 +32,10 @@ class RoundRobin(KSigmaAlgorithm):
     time by at most B - 1 pulls, and the guarantee holds at any stopping time (the intervals
     hold at every T at once: see ``KSigmaIntervals``).
 
+    Lockstep: ``screener.algorithms.ksigma.lockstep`` restates this step over many runs at once
+    (for ``screener plan``); tests/algorithms/ksigma/test_lockstep_ksigma.py binds the two ask
+    by ask, so a change to this step (or to ``KSigmaAlgorithm``'s activity) is made there too.
+
     Examples
     --------
     >>> from screener import BernoulliRewards, simulate, synthetic_pool

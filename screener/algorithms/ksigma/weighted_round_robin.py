@@ -45,6 +45,10 @@ class WeightedRoundRobin(KSigmaAlgorithm):
     answers this is exactly Algorithm 2; with batches of B, visits inside a batch use the
     activity known when the batch was asked.
 
+    Lockstep: ``screener.algorithms.ksigma.lockstep`` restates this step over many runs at once
+    (for ``screener plan``); tests/algorithms/ksigma/test_lockstep_ksigma.py binds the two ask
+    by ask, so a change to this step (or to ``KSigmaAlgorithm``'s activity) is made there too.
+
     Examples
     --------
     The same outlier as Round-Robin finds on this pool, with fewer pulls:

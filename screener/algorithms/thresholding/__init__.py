@@ -22,17 +22,18 @@ The shared machinery, named once: ``_base`` (ThresholdingAlgorithm: the bar, the
 the result lines), ``_scheduler`` (the pending-aware index scheduler: each arm's priority
 from its answered mean and its effective count ``T_i = answered_i + pending_i``, so that
 ``ask(k)`` hands out exactly what k calls of ``ask(1)`` with no tell between would), and
-``_roster`` (an error level spread over the workers of an open pool).
+``_roster`` (an error level spread over the workers of an open pool). ``confident_lockstep``
+restates ConfidentThresholding's step over a runs axis (many simulated runs as one
+computation, for ``screener plan``), on the same private pieces.
 """
 
 from screener.algorithms.thresholding._base import ThresholdingAlgorithm
-from screener.algorithms.thresholding._clearing import HOPE, clearing_table
+from screener.algorithms.thresholding._clearing import HOPE
 from screener.algorithms.thresholding._intervals import (
     BACKSTOP_SHARE,
     CONFIDENT_INTERVALS,
     ConfidentInterval,
 )
-from screener.algorithms.thresholding._scheduler import surely_needed
 from screener.algorithms.thresholding.apt import APT
 from screener.algorithms.thresholding.confident import ConfidentSchedule, ConfidentThresholding
 from screener.algorithms.thresholding.crowd_prior import CrowdPrior
@@ -63,8 +64,5 @@ __all__ = [
     "ThresholdingAlgorithm",
     "TolokaRule",
     "UniformThresholding",
-    # the "settle" schedule's pieces, for its lockstep form (screener.simulation.confident_runs)
-    "clearing_table",
-    "surely_needed",
     "ucbe_exploration",
 ]

@@ -128,6 +128,10 @@ class ConfidentThresholding(RosterThresholding):
     decided. Workers still overlapping when the budget is spent, or made unavailable, stay
     UNDECIDED with the reason.
 
+    Lockstep: ``confident_lockstep`` restates the "settle" step over many runs at once (for
+    ``screener plan``); tests/algorithms/thresholding/test_lockstep_confident.py binds the two
+    ask by ask, so a change to this step is made there too.
+
     Examples
     --------
     On six simulated workers (three workers under the bar of 0.5, three over it):

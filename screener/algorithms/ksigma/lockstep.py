@@ -1,14 +1,15 @@
-"""Many seeded RR or WRR runs as one computation: the runs are a leading axis of every array.
+"""RR and WRR (Zhuang et al., ``RoundRobin``, ``WeightedRoundRobin``) restated over a runs
+axis: many seeded runs as one computation, the runs a leading axis of every array
+(``screener.algorithms.lockstep``).
 
-``simulate(algorithm, BernoulliRewards(means, seed))`` with asks of n pulls does a few dozen
-numpy calls per ask on arrays of n workers; a plan of 100 runs repeats that 100 times. Here
-every step asks for all the live runs at once, on (runs, workers) arrays, with the same
-rules and the same float operations as ``RoundRobin`` / ``WeightedRoundRobin`` with
-``interval="mixture"`` (their default): the same pulls, stops and decisions, run by run
-(tests/simulation/test_ksigma_runs.py against ``simulate``). Configurations it does not
-cover (other intervals or reward bounds) return None, and the caller runs them one by one.
+The same rules and the same float operations as ``RoundRobin`` / ``WeightedRoundRobin`` with
+``interval="mixture"`` (their default) and rewards in [0, 1]: the same pulls, stops and
+undecided workers, ask by ask and run by run, bound so by
+tests/algorithms/ksigma/test_lockstep_ksigma.py (each ask against the algorithm's own). A
+change to their step is made here too, or that test fails. Configurations it does not cover
+(other intervals or reward bounds, a budget under n) get no lockstep (``ksigma_lockstep``).
 
-One step, per live run, as ``Algorithm.ask`` on answers all back:
+One ask, per live run, as ``Algorithm.ask`` of n pulls on answers all back:
 
 1. refresh (``KSigmaAlgorithm._refresh_all``): means, every worker's Beta-mixture interval
    (``mixture_bounds``, one call for all runs), theta, and the activity (``_activity``: the
@@ -16,21 +17,21 @@ One step, per live run, as ``Algorithm.ask`` on answers all back:
 2. stop when every worker has min_answers answers and none is active (CONDITION_MET), or
    when the budget is spent (BUDGET_SPENT);
 3. schedule up to min(n, budget left) pulls (RR's cycle, or WRR's visits with their
-   counters and the visit cut by the batch);
-4. draw the answers (``BernoulliRewards``: the same counter-based draws) and tell them.
+   counters and the visit cut by the batch).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
-from screener.algorithms import RoundRobin, WeightedRoundRobin, create_algorithm
+from screener.algorithms.base import Algorithm
+from screener.algorithms.ksigma.round_robin import RoundRobin
+from screener.algorithms.ksigma.weighted_round_robin import WeightedRoundRobin
+from screener.algorithms.lockstep import Lockstep, LockstepAsk
 from screener.arrays import BoolArray, FloatArray, IntArray
-from screener.simulation.lockstep import Lockstep, LockstepRuns, in_chunks
 from screener.stats import (
     ksigma_threshold_bounds,
     ksigma_threshold_enclosure,
@@ -39,44 +40,33 @@ from screener.stats import (
     threshold_end_bracket,
 )
 
-__all__ = ["ksigma_runs"]
+__all__ = ["KSigmaLockstep", "ksigma_lockstep"]
 
 _PROBES = (0.25, 0.5, 0.75, 1.0)
 
 
-def ksigma_runs(
-    name: str,
-    params: Mapping[str, Any],
-    means: FloatArray,
-    seeds: Sequence[int],
-    progress: Callable[[int], object] | None = None,
-) -> LockstepRuns | None:
-    """``RunsTogether`` (screener.simulation.lockstep) for RR and WRR."""
-    n = means.shape[1]
-    probe = create_algorithm(name, n, dict(params))
-    if not isinstance(probe, RoundRobin | WeightedRoundRobin) or type(probe).name not in (
-        "rr",
-        "wrr",
-    ):
+def ksigma_lockstep(algorithm: Algorithm) -> Callable[[int], KSigmaLockstep] | None:
+    """``KSigmaLockstep`` of ``algorithm``'s configuration for a number of runs, if it is RR
+    or WRR in a configuration the lockstep covers; None otherwise."""
+    if not isinstance(algorithm, RoundRobin | WeightedRoundRobin):
         return None
-    if probe.interval != "mixture" or (probe.lower, probe.upper) != (0.0, 1.0):
+    if type(algorithm).name not in ("rr", "wrr"):  # a subclass registered under its own name
         return None
-    if probe.budget is None or probe.budget < n:  # every worker answers in the first step
+    if algorithm.interval != "mixture" or (algorithm.lower, algorithm.upper) != (0.0, 1.0):
         return None
-    return in_chunks(lambda rows, some: _Lockstep(probe, rows, some, progress), means, seeds)
+    if algorithm.budget is None or algorithm.budget < algorithm.n_arms:  # all answer at first
+        return None
+    probe = algorithm
+    return lambda runs: KSigmaLockstep(probe, runs)
 
 
-class _Lockstep(Lockstep):
-    def __init__(
-        self,
-        probe: RoundRobin | WeightedRoundRobin,
-        means: FloatArray,
-        seeds: Sequence[int],
-        progress: Callable[[int], object] | None,
-    ) -> None:
-        super().__init__(means, seeds, progress)
+class KSigmaLockstep(Lockstep):
+    """``runs`` runs of ``probe``'s configuration (RR or WRR) in lockstep."""
+
+    def __init__(self, probe: RoundRobin | WeightedRoundRobin, runs: int) -> None:
+        n = probe.n_arms
+        super().__init__(runs, n)
         self.probe = probe
-        runs, n = self.count.shape
         self.k = probe.k
         self.level = probe.delta / n
         self.flip = probe.direction == "low"
@@ -86,26 +76,25 @@ class _Lockstep(Lockstep):
         self.cursor = np.zeros(runs, dtype=np.int64)
         self.current = np.full(runs, -1, dtype=np.int64)
 
-    # ---------------------------------------------------------------------------- a step
-    def step(self, live: IntArray) -> None:
+    # ---------------------------------------------------------------------------- an ask
+    def ask(self, live: IntArray) -> LockstepAsk:
         count = self.count[live]
         active, warmed_up = self.activity(count, self.total[live])
         pulled = count.sum(axis=1)
         room = int(self.probe.budget or 0) - pulled
         met = warmed_up & ~active.any(axis=1)
         spent = ~met & (room <= 0)
-        self.stop(live, met, spent, (count == 0) | active)
         going = ~(met | spent)
-        if not going.any():
-            return
-        live, active = live[going], active[going]
-        limit = np.minimum(self.n, room[going])
-        sizes = (
-            self.weighted_schedule(live, active, limit)
-            if self.weighted
-            else self.cycle(live, limit)
-        )
-        self.answer(live, sizes)
+        sizes = np.zeros((0, self.n), dtype=np.int64)
+        if going.any():
+            limit = np.minimum(self.n, room[going])
+            sizes = (
+                self.weighted_schedule(live[going], active[going], limit)
+                if self.weighted
+                else self.cycle(live[going], limit)
+            )
+        undecided = (count == 0) | active
+        return LockstepAsk(met, spent, undecided, None, self.pulls(live[going], sizes))
 
     def activity(self, count: IntArray, total: FloatArray) -> tuple[BoolArray, BoolArray]:
         """``KSigmaAlgorithm._refresh_all`` for these runs: the activity, and whether each run
@@ -276,5 +265,6 @@ class _Lockstep(Lockstep):
         return remaining
 
     # --------------------------------------------------------------------------- answers
-    def rewards(self, runs: IntArray, arms: IntArray, right: FloatArray) -> FloatArray:
-        return 1.0 - right if self.flip else right
+    def kept(self, runs: IntArray, arms: IntArray, rewards: FloatArray) -> FloatArray:
+        """On the flipped scale when direction="low", as ``KSigmaIntervals`` keeps them."""
+        return 1.0 - rewards if self.flip else rewards

@@ -1,17 +1,15 @@
-"""Many seeded ConfidentThresholding runs as one computation: the runs are a leading axis of
-every array.
+"""ConfidentThresholding restated over a runs axis: many seeded runs as one computation, the
+runs a leading axis of every array (``screener.algorithms.lockstep``).
 
-``simulate(algorithm, BernoulliRewards(means, seed))`` with asks of n pulls does a few dozen
-numpy calls per ask on arrays of n workers; a plan of 100 runs repeats that 100 times. Here
-every step asks for all the live runs at once, on (runs, workers) arrays, with the rules and
-the float operations of ``ConfidentThresholding`` with ``schedule="settle"`` (its default) on
-rewards in [0, 1]: the same pulls, stops and decisions, run by run
-(tests/simulation/test_confident_runs.py against ``simulate``), with any eps, delta,
-min_answers and the betting, mixture or KL interval. The "evidence" schedule, the Hoeffding
-interval, other reward bounds, a budget under n or no bound on a run at all (eps = 0 and no
-budget) return None, and the caller runs them one by one.
+The rules and the float operations of ``ConfidentThresholding`` with ``schedule="settle"``
+(its default) on rewards in [0, 1], with any eps, delta, min_answers and the betting,
+mixture or KL interval: the same pulls, stops, undecided and banned workers, ask by ask and
+run by run, bound so by tests/algorithms/thresholding/test_lockstep_confident.py (each ask
+against the algorithm's own). A change to its step is made here too, or that test fails. The
+"evidence" schedule, the Hoeffding interval, other reward bounds, a budget under n or no
+bound on a run at all (eps = 0 and no budget) get no lockstep (``confident_lockstep``).
 
-One step, per live run, as ``Algorithm.ask`` on answers all back:
+One ask, per live run, as ``Algorithm.ask`` of n pulls on answers all back:
 
 1. refresh (``ConfidentThresholding._refresh``): the side evidence of every worker
    (``ClearingKey.side_evidence`` on the family's budget, one call for all runs), the betting
@@ -20,8 +18,7 @@ One step, per live run, as ``Algorithm.ask`` on answers all back:
 2. stop when every worker is decided (CONDITION_MET), or when the budget is spent
    (BUDGET_SPENT);
 3. schedule up to min(n, budget left) pulls: the smallest (key, worker) pairs of the
-   "settle" index (``fill_at_once``'s picks), then ``surely_needed`` below min_answers;
-4. draw the answers (``BernoulliRewards``: the same counter-based draws) and tell them.
+   "settle" index (``fill_at_once``'s picks), then ``surely_needed`` below min_answers.
 
 Why exact. Every value a decision reads is computed per worker from its own answers by
 elementwise numpy operations (the same bits in an array of one run as of many runs; the
@@ -38,55 +35,50 @@ takes every pair and sorts them (``_every_pair``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
-from screener.algorithms import ConfidentThresholding, create_algorithm
-from screener.algorithms.thresholding import clearing_table, surely_needed
-from screener.algorithms.thresholding.confident import settle_in_flight, settle_keys
+from screener.algorithms.base import Algorithm
+from screener.algorithms.lockstep import Lockstep, LockstepAsk
+from screener.algorithms.thresholding._clearing import clearing_table
+from screener.algorithms.thresholding._scheduler import surely_needed
+from screener.algorithms.thresholding.confident import (
+    ConfidentThresholding,
+    settle_in_flight,
+    settle_keys,
+)
 from screener.arrays import BoolArray, FloatArray, IntArray
-from screener.simulation.lockstep import Lockstep, LockstepRuns, in_chunks
 from screener.stats import BettingCS
 
-__all__ = ["confident_runs"]
+__all__ = ["ConfidentLockstep", "confident_lockstep"]
 
 _BISECTIONS = 200  # more than a float's bits: a cut not found by then is left to _every_pair
 
 
-def confident_runs(
-    name: str,
-    params: Mapping[str, Any],
-    means: FloatArray,
-    seeds: Sequence[int],
-    progress: Callable[[int], object] | None = None,
-) -> LockstepRuns | None:
-    """``RunsTogether`` (screener.simulation.lockstep) for ConfidentThresholding."""
-    n = means.shape[1]
-    probe = create_algorithm(name, n, dict(params))
-    if type(probe) is not ConfidentThresholding or probe.schedule != "settle":
+def confident_lockstep(algorithm: Algorithm) -> Callable[[int], ConfidentLockstep] | None:
+    """``ConfidentLockstep`` of ``algorithm``'s configuration for a number of runs, if it is
+    ConfidentThresholding in a configuration the lockstep covers; None otherwise."""
+    if type(algorithm) is not ConfidentThresholding or algorithm.schedule != "settle":
         return None
-    if probe.interval == "hoeffding" or (probe.lower, probe.upper) != (0.0, 1.0):
+    if algorithm.interval == "hoeffding" or (algorithm.lower, algorithm.upper) != (0.0, 1.0):
         return None
-    if probe.budget is None and probe.max_questions_per_worker is None:  # might never end
+    budget = algorithm.budget
+    if budget is None and algorithm.max_questions_per_worker is None:  # might never end
         return None
-    if probe.budget is not None and probe.budget < n:  # every worker answers in the first step
+    if budget is not None and budget < algorithm.n_arms:  # every worker answers at first
         return None
-    return in_chunks(lambda rows, some: _Lockstep(probe, rows, some, progress), means, seeds)
+    probe = algorithm
+    return lambda runs: ConfidentLockstep(probe, runs)
 
 
-class _Lockstep(Lockstep):
-    def __init__(
-        self,
-        probe: ConfidentThresholding,
-        means: FloatArray,
-        seeds: Sequence[int],
-        progress: Callable[[int], object] | None,
-    ) -> None:
-        super().__init__(means, seeds, progress)
+class ConfidentLockstep(Lockstep):
+    """``runs`` runs of ``probe``'s configuration (ConfidentThresholding) in lockstep."""
+
+    def __init__(self, probe: ConfidentThresholding, runs: int) -> None:
+        n = probe.n_arms
+        super().__init__(runs, n)
         self.probe = probe
-        runs, n = self.count.shape
         self.table = clearing_table(probe._clearing)
         sequence = probe._betting_at_bars
         self.capital = None if sequence is None else _BarCapital(sequence, runs, n)
@@ -94,21 +86,20 @@ class _Lockstep(Lockstep):
         self.hopeful = np.full((runs, n), math.inf)
         self.seen = np.full((runs, n), -1, dtype=np.int64)
 
-    # ---------------------------------------------------------------------------- a step
-    def step(self, live: IntArray) -> None:
+    # ---------------------------------------------------------------------------- an ask
+    def ask(self, live: IntArray) -> LockstepAsk:
         decided, below = self.refresh(live)
         count = self.count[live]
         met = np.asarray(decided.all(axis=1))
         budget = self.probe.budget
         room = np.full(live.size, self.n) if budget is None else budget - count.sum(axis=1)
         spent = ~met & (room <= 0)
-        self.stop(live, met, spent, ~decided, below)
         going = ~(met | spent)
-        if not going.any():
-            return
-        live, decided = live[going], decided[going]
-        limits = np.minimum(self.n, room[going])
-        self.answer(live, self.schedule(live, decided, limits))
+        sizes = np.zeros((0, self.n), dtype=np.int64)
+        if going.any():
+            limits = np.minimum(self.n, room[going])
+            sizes = self.schedule(live[going], decided[going], limits)
+        return LockstepAsk(met, spent, ~decided, below, self.pulls(live[going], sizes))
 
     def refresh(self, live: IntArray) -> tuple[BoolArray, BoolArray]:
         """``ConfidentThresholding._refresh`` for these runs: which workers are decided, and
@@ -174,10 +165,11 @@ class _Lockstep(Lockstep):
         return sizes
 
     # --------------------------------------------------------------------------- answers
-    def rewards(self, runs: IntArray, arms: IntArray, right: FloatArray) -> FloatArray:
+    def kept(self, runs: IntArray, arms: IntArray, rewards: FloatArray) -> FloatArray:
+        """Also into the betting sequence at the bars, as ``_on_answers``."""
         if self.capital is not None:
-            self.capital.update(runs, arms, right)
-        return right
+            self.capital.update(runs, arms, rewards)
+        return rewards
 
 
 # ------------------------------------------------------------------------ the schedule's cut

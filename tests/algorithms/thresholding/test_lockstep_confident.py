@@ -1,6 +1,7 @@
-"""Many ConfidentThresholding runs as one computation make, run by run, the pulls, stop and
-undecided workers of ``simulate`` (the reference), and a plan reads the same numbers either
-way."""
+"""ConfidentThresholding's lockstep (``screener.algorithms.thresholding.confident_lockstep``)
+is its step: many runs asked at once make, ask by ask and run by run, the pulls, stops,
+undecided and banned workers of ``ConfidentThresholding`` itself. The test that binds the
+two: a change to either step that the other does not make fails here."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+from lockstep_helpers import Answers, assert_lockstep_binds
 
-import screener.simulation.confident_runs as lockstep
-from screener.algorithms import ConfidentThresholding, Decision, create_algorithm
-from screener.runs.planning import DEFAULT_CAP_PER_WORKER, plan_cost
-from screener.simulation import BernoulliRewards, simulate
-from screener.simulation.confident_runs import confident_runs
+import screener.algorithms.thresholding.confident_lockstep as lockstep
+from screener.algorithms import ConfidentThresholding, create_algorithm
+from screener.algorithms.thresholding.confident_lockstep import (
+    ConfidentLockstep,
+    confident_lockstep,
+)
+from screener.runs.planning import DEFAULT_CAP_PER_WORKER as CAP
 
 NAME = "confident-thresholding"
 Pool = Callable[[np.random.Generator, int], np.ndarray]
@@ -40,97 +44,60 @@ def _crowds(pool: str, n: int, seeds: list[int]) -> np.ndarray:
     return np.array([POOLS[pool](np.random.default_rng([seed, n]), n) for seed in seeds])
 
 
-def _assert_runs_equal(
-    name: str, params: dict[str, Any], means: np.ndarray, seeds: list[int]
-) -> None:
-    together = confident_runs(name, params, means, seeds)
-    assert together is not None
-    for row, seed in enumerate(seeds):
-        algorithm = create_algorithm(name, means.shape[1], {**params, "seed": seed})
-        result = simulate(algorithm, BernoulliRewards(means[row], seed=seed))
-        assert together.questions[row].tolist() == algorithm.stats.count.tolist(), seed
-        assert result.stop_reason is not None
-        assert together.stop_reasons[row] == result.stop_reason.value
-        undecided = sum(w.decision is Decision.UNDECIDED for w in result.workers)
-        assert together.undecided[row] == undecided
-        assert together.banned is not None  # the workers decided below the bar
-        assert set(np.flatnonzero(together.banned[row]).tolist()) == set(result.banned), seed
+def _bound(params: dict[str, Any], means: np.ndarray, seeds: list[int]) -> ConfidentLockstep:
+    """The lockstep of ``params`` driven beside the algorithm, asserted equal at every ask."""
+    make = confident_lockstep(create_algorithm(NAME, means.shape[1], params))
+    assert make is not None
+    runs = make(len(seeds))
+    algorithms = [create_algorithm(NAME, means.shape[1], {**params, "seed": s}) for s in seeds]
+    assert_lockstep_binds(runs, algorithms, Answers(means, seeds))
+    return runs
 
 
 @pytest.mark.parametrize("pool", sorted(POOLS))
 @pytest.mark.parametrize(
     "params",
     [
-        {"threshold": 0.6, "budget": DEFAULT_CAP_PER_WORKER * 24},  # the plan's default
+        {"threshold": 0.6, "budget": CAP * 24},  # the plan's default
         {"threshold": 0.6, "budget": 150 * 24, "delta": 0.2},
         {"threshold": 0.6, "eps": 0.1, "min_answers": 5},  # bounded by eps, no budget
         {"threshold": 0.6, "budget": 40 * 24, "min_answers": 10},  # the horizon fills asks
+        {"threshold": 0.6, "budget": 60 * 24, "min_answers": 25},  # sure workers wait for it
         {"threshold": 0.6, "budget": 60 * 24, "interval": "mixture"},
         {"threshold": 0.6, "budget": 60 * 24, "interval": "kl", "eps": 0.02},
         {"threshold": 0.5, "budget": 24 + 7, "delta": 0.01},  # the budget cuts the second ask
     ],
-    ids=["default", "budget", "eps", "min-answers", "mixture", "kl", "short"],
+    ids=["default", "budget", "eps", "min-answers", "min-answers-late", "mixture", "kl", "short"],
 )
-def test_runs_together_equal_runs_one_by_one(params: dict[str, Any], pool: str) -> None:
+def test_the_lockstep_asks_as_the_algorithm(params: dict[str, Any], pool: str) -> None:
     seeds = [3, 4, 5, 6, 7, 8]
-    _assert_runs_equal(NAME, params, _crowds(pool, 24, seeds), seeds)
+    _bound(params, _crowds(pool, 24, seeds), seeds)
 
 
 def test_the_plans_configuration_on_many_seeds() -> None:
-    """The plan's default (eps = 0, capped at DEFAULT_CAP_PER_WORKER) on a crowd like
+    """The plan's default (eps = 0, capped at CAP per worker) on a crowd like
     ``screener plan``'s synthetic one, the runs' crowds drawn afresh."""
     seeds = list(range(40))
     rng = np.random.default_rng(11)
     means = np.clip(rng.normal(0.82, 0.08, (len(seeds), 60)), 0.0, 1.0)
     means[:, :6] = rng.uniform(0.5, 0.7, (len(seeds), 6))
-    _assert_runs_equal(NAME, {"threshold": 0.6, "budget": 60 * 60}, means, seeds)
+    _bound({"threshold": 0.6, "budget": CAP * 60}, means, seeds)
 
 
-def test_configurations_not_covered_are_left_to_the_caller() -> None:
-    means = _crowds("mixed", 10, [0])
+def test_configurations_not_covered_get_no_lockstep() -> None:
+    def of(name: str, params: dict[str, Any]) -> object:
+        return confident_lockstep(create_algorithm(name, 10, params))
+
     bar = {"threshold": 0.6, "budget": 100}
-    assert confident_runs(NAME, {**bar, "schedule": "evidence"}, means, [0]) is None
-    assert confident_runs(NAME, {**bar, "interval": "hoeffding"}, means, [0]) is None
-    assert confident_runs(NAME, {**bar, "lower": -1.0}, means, [0]) is None
-    assert confident_runs(NAME, {"threshold": 0.6, "budget": 5}, means, [0]) is None
-    assert confident_runs(NAME, {"threshold": 0.6}, means, [0]) is None  # might never end
-    assert confident_runs("lsa", bar, means, [0]) is None
-    assert confident_runs("rr", {"budget": 100}, means, [0]) is None
-    assert confident_runs(NAME, bar, means, [0]) is not None
-
-
-@pytest.mark.parametrize("draw", [False, True])
-def test_a_plan_reads_the_runs_made_one_by_one(draw: bool) -> None:
-    accuracies = _crowds("mixed", 15, [9])[0].tolist()
-    cost = plan_cost(NAME, {"threshold": 0.6}, accuracies, runs=6, seed=4, draw=draw,
-                     n_workers=15)  # fmt: skip
-    assert cost.capped and cost.params["budget"] == DEFAULT_CAP_PER_WORKER * 15
-    crowds = []
-    for run in range(6):
-        seed = 4 + run
-        means = np.asarray(accuracies)
-        if draw:
-            means = np.random.default_rng([4, run]).choice(means, size=15)
-        crowds.append(means)
-        algorithm = create_algorithm(NAME, 15, {**cost.params, "seed": seed})
-        simulate(algorithm, BernoulliRewards(means, seed=seed))
-        assert cost.questions[run].tolist() == algorithm.stats.count.tolist()
-        assert cost.undecided[run] == algorithm.n_undecided()
-        assert algorithm.stop_reason is not None
-        assert cost.stop_reasons[run] == algorithm.stop_reason.value
-    # and the plan took the runs together
-    assert confident_runs(NAME, cost.params, np.array(crowds), list(range(4, 10))) is not None
-
-
-def test_runs_together_report_each_run_once_as_it_stops() -> None:
-    seeds = list(range(8))
-    means = _crowds("all above", 12, seeds)
-    stopped: list[int] = []
-    together = confident_runs(NAME, {"threshold": 0.6, "budget": 100_000}, means, seeds,
-                              stopped.append)  # fmt: skip
-    assert together is not None and len(set(together.questions.sum(axis=1).tolist())) > 1
-    assert sum(stopped) == len(seeds) and min(stopped) >= 1
-    assert len(stopped) > 1  # reported as runs stop, not once at the end
+    assert of(NAME, {**bar, "schedule": "evidence"}) is None
+    assert of(NAME, {**bar, "interval": "hoeffding"}) is None
+    assert of(NAME, {**bar, "lower": -1.0}) is None
+    assert of(NAME, {"threshold": 0.6, "budget": 5}) is None
+    assert of(NAME, {"threshold": 0.6}) is None  # might never end
+    assert of("lsa", bar) is None
+    assert of("rr", {"budget": 100}) is None
+    make = of(NAME, bar)
+    assert callable(make) and isinstance(make(3), ConfidentLockstep)
 
 
 def test_the_betting_sequences_are_bit_equal() -> None:
@@ -141,13 +108,12 @@ def test_the_betting_sequences_are_bit_equal() -> None:
     seeds, n = [0, 1, 2, 3], 24
     means = _crowds("near the bar", n, seeds)
     params: dict[str, Any] = {"threshold": 0.6, "budget": 60 * n}
-    runs = lockstep._Lockstep(ConfidentThresholding(n, **params), means, seeds, None)
-    runs.run()
+    runs = ConfidentLockstep(ConfidentThresholding(n, **params), len(seeds))
+    algorithms = [ConfidentThresholding(n, **params, seed=seed) for seed in seeds]
+    assert_lockstep_binds(runs, algorithms, Answers(means, seeds))
     assert runs.capital is not None
     together = runs.capital.cs
-    for row, seed in enumerate(seeds):
-        algorithm = ConfidentThresholding(n, **params, seed=seed)
-        simulate(algorithm, BernoulliRewards(means[row], seed=seed))
+    for row, algorithm in enumerate(algorithms):
         own = algorithm._betting_at_bars
         assert own is not None
         workers = slice(row * n, (row + 1) * n)
