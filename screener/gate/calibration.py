@@ -27,16 +27,19 @@ The printed confidence uses its posterior mean at the time the label is settled.
 **Items the labels did not settle** (capped before the model's confidence, or still open)
 are another population: the crowd split on them, and on the shared datasets they misled it
 about half the time where settled ones did one time in ten (BENCHMARKS.md). They get their
-own share ``u``, read the same way, with a uniform Beta(1, 1) prior (nothing is known of it
-before a check) and its own checks: a gold item's open check that reaches the registered
-items' typical cap (their mean cap, rounded) without settling is an **unsettled check**,
-right when its top label was scored right. A label whose model confidence is under the
-gate's target is printed with ``u``, one at or over it with ``h``.
+own share ``u``, with a uniform Beta(1, 1) prior (nothing is known of it before a check) and
+its own checks: a gold item's open check that reaches the registered items' typical cap
+(their mean cap, rounded) without settling is an **unsettled check**, right when its top
+label was scored right. A misleading item of this kind splits the crowd between two answers,
+so its label is right half the time (not ``1/k``): printed ``(1 - u) c + u / 2``. (This
+reading was chosen after the shared data showed ``1/k`` too pessimistic on many-class
+crowds: BENCHMARKS.md.) A label whose model confidence is under the gate's target is printed
+with ``u``, one at or over it with ``h``.
 
 **Promise**: among final labels printed at confidence ``c``, about ``1 - c`` are wrong, when
 gold items are like task items (as hard, shown to workers alike, capped alike). What breaks
 it: gold easier or harder than the tasks, few checks (the priors then speak: with no
-unsettled check, an unsettled label is printed halfway between the model and chance), a crowd
+unsettled check, an unsettled label is printed halfway between the model and a coin), a crowd
 whose errors depend on the item in a way two shares cannot hold. With ``h`` at 0.1 no label is
 printed above ``1 - 0.1 (k-1)/k``: the crowd cannot say more, whatever the overlap.
 """
@@ -84,6 +87,7 @@ class _Share:
     """One share of misleading items: its checks, the wrong ones, its posterior on the grid."""
 
     prior: tuple[float, float]
+    split: bool = False  # a misleading item splits the crowd in two: right half the time
     checks: int = 0
     wrong: int = 0
     mean: float = field(init=False)
@@ -93,12 +97,20 @@ class _Share:
         self._log_posterior = _prior_log_density(self.prior)
         self.mean = self._posterior_mean()
 
+    def chance(self, classes: int) -> float:
+        """How often a label settled on a misleading item of this kind is right."""
+        return 0.5 if self.split else 1.0 / classes
+
+    def printed(self, confidence: float, classes: int) -> float:
+        """A label at model confidence ``confidence``, checked against this share."""
+        return (1.0 - self.mean) * confidence + self.mean * self.chance(classes)
+
     def record(self, confidence: float, correct: bool, classes: int) -> None:
         """One check: a label at model confidence ``confidence``, right or not."""
         self.checks += 1
         self.wrong += int(not correct)
         shares = _shares()
-        p_wrong = shares * (classes - 1) / classes + (1.0 - shares) * (1.0 - confidence)
+        p_wrong = shares * (1.0 - self.chance(classes)) + (1.0 - shares) * (1.0 - confidence)
         self._log_posterior = self._log_posterior + np.log(
             np.clip(1.0 - p_wrong if correct else p_wrong, 1e-300, None)
         )
@@ -116,7 +128,7 @@ class GoldCheck:
 
     confidence: float
     settled: _Share = field(default_factory=lambda: _Share(PRIOR))
-    unsettled: _Share = field(default_factory=lambda: _Share(UNSETTLED_PRIOR))
+    unsettled: _Share = field(default_factory=lambda: _Share(UNSETTLED_PRIOR, split=True))
     _open: dict[str, list[_Vote]] = field(default_factory=dict)
 
     @property
@@ -170,5 +182,5 @@ class GoldCheck:
     def corrected(self, confidence: float, classes: int) -> float:
         """The printed confidence of a label the model puts at ``confidence``: with the
         settled share at or over the settling target, else with the unsettled one."""
-        share = (self.settled if confidence >= self.confidence else self.unsettled).mean
-        return (1.0 - share) * confidence + share / classes
+        share = self.settled if confidence >= self.confidence else self.unsettled
+        return share.printed(confidence, classes)
