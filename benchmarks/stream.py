@@ -23,10 +23,11 @@ Policies, each a gate (``screener.gate``) configured before any outcome is seen:
 * ``screener``: the default gate (crowd-prior against the bar 0.6, q = 0.1, a pilot of 20,
   gold by its value at the stated prices, audits of 2% of a qualified worker's requests and
   the change detector);
-* ``screener-tenure``: the same with the tenure prior (a heuristic, ``tenure=True``: each
-  worker priced and judged against the workers who made as many requests, the gate's own
-  bans at P(below) >= 0.9 under it); ``screener-cost``: with the tenure prior and bans by
-  cost (``bans="cost"``: where keeping the worker costs more in expectation);
+* ``screener-tenure``: the same with the tenure prior (a heuristic,
+  ``ValueOfGold(tenure=True)``: each worker priced and judged against the workers who made as
+  many requests, the gate's own bans at P(below) >= 0.9 under it); ``screener-cost``: with
+  the tenure prior and bans by cost (``ValueOfGold(tenure=True, bans="cost")``: where keeping
+  the worker costs more in expectation);
 * ``screener-first``: the same method, every request gold until it decides (a quiz that stops
   when the answers suffice);
 * ``screener-agree`` and ``fdr-agree``: the default gate and fdr, with the agreement ban
@@ -80,7 +81,7 @@ from benchmarks.stream_adversary import POLICIES as ADVERSARY_POLICIES
 from benchmarks.stream_adversary import adversaries_for
 from benchmarks.stream_oracle import ORACLES, run_oracle
 from benchmarks.stream_scores import RunScore, score_outcome
-from screener.gate import DEFAULT_PARAMS, Gate, GateSettings
+from screener.gate import DEFAULT_PARAMS, FirstGold, Gate, GateSettings, GoldShare, ValueOfGold
 from screener.money import Prices
 from screener.oracles.answer_file import RecordedAnswers, load_answers
 from screener.testing.doubles.adversaries import Adversary
@@ -140,33 +141,34 @@ def policies(
     for share in RULE_SHARES:
         chosen[f"toloka-{share}"] = GateSettings(
             algorithm="toloka-rule", params={"threshold": BAR, "accept_after": 10**9},
-            policy="share", gold_every=share, max_unscreened=share - 1, audit_rate=0.0,
+            policy=GoldShare(every=share), max_unscreened=share - 1, audit_rate=0.0,
             prices=prices,
         )  # fmt: skip
     for size in QUIZ_SIZES:
         chosen[f"quiz-{size}"] = GateSettings(
-            algorithm="quiz", params={"threshold": BAR, "quiz_size": size}, policy="first",
+            algorithm="quiz", params={"threshold": BAR, "quiz_size": size}, policy=FirstGold(),
             audit_rate=0.0, prices=prices,
         )  # fmt: skip
     ours = {**DEFAULT_PARAMS, **dict(params)}
     chosen["screener"] = GateSettings(params=ours, prices=prices)
-    chosen["screener-tenure"] = GateSettings(params=ours, tenure=True, prices=prices)
-    chosen["screener-cost"] = GateSettings(params=ours, tenure=True, bans="cost", prices=prices)
-    chosen["screener-first"] = GateSettings(params=ours, policy="first", prices=prices)
+    tenure, cost = ValueOfGold(tenure=True), ValueOfGold(tenure=True, bans="cost")
+    chosen["screener-tenure"] = GateSettings(params=ours, policy=tenure, prices=prices)
+    chosen["screener-cost"] = GateSettings(params=ours, policy=cost, prices=prices)
+    chosen["screener-first"] = GateSettings(params=ours, policy=FirstGold(), prices=prices)
     chosen["screener-agree"] = GateSettings(params=ours, agreement=AGREEMENT, prices=prices)
     common = {"threshold": BAR, "min_answers": 3, "max_workers": MAX_WORKERS}
     chosen["fdr"] = GateSettings(
         algorithm="fdr-thresholding", params={**common, "q": 0.1, "eps": 0.05},
-        policy="first", prices=prices,
+        policy=FirstGold(), prices=prices,
     )  # fmt: skip
     chosen["fdr-agree"] = GateSettings(
         algorithm="fdr-thresholding", params={**common, "q": 0.1, "eps": 0.05},
-        policy="first", prices=prices, agreement=AGREEMENT,
+        policy=FirstGold(), prices=prices, agreement=AGREEMENT,
     )  # fmt: skip
     chosen["confident"] = GateSettings(
         algorithm="confident-thresholding",
         params={**common, "delta": 0.1, "eps": 0.1, "interval": "mixture"},
-        policy="first", prices=prices,
+        policy=FirstGold(), prices=prices,
     )  # fmt: skip
     return chosen
 
@@ -176,7 +178,7 @@ def _settings(task: Task) -> GateSettings | None:
     if task.policy == "lsa":
         return GateSettings(
             algorithm="lsa", params={"threshold": BAR, "budget": max(task.lsa_budget, 1)},
-            policy="share", gold_every=10, max_unscreened=9, audit_rate=0.0, prices=prices,
+            policy=GoldShare(every=10), max_unscreened=9, audit_rate=0.0, prices=prices,
         )  # fmt: skip
     return policies(prices, task.params)[task.policy]
 

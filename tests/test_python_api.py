@@ -14,7 +14,7 @@ import screener
 import screener.api
 from screener import Decision, Result
 from screener.errors import ConfigError
-from screener.gate import GateSettings
+from screener.gate import FirstGold, GateSettings
 from screener.runs.decisions import block_list, run_decisions
 from screener.runs.results import load_result
 
@@ -88,7 +88,7 @@ def test_docstring_examples_run() -> None:
 
 def test_the_gate_is_exported_at_the_top_level_like_run() -> None:
     assert "Gate" in screener.__all__
-    gate = screener.Gate(GateSettings(policy="first", max_unscreened=0, seed=2))
+    gate = screener.Gate(GateSettings(policy=FirstGold(), max_unscreened=0, seed=2))
     rewards = {"spammer": 0.0, "steady": 1.0}
     for _ in range(60):
         for worker, reward in rewards.items():

@@ -16,22 +16,36 @@ from typing import Any, get_args
 
 import click
 
-from screener.algorithms import ALGORITHMS
 from screener.bank import GoldBank, load_bank
 from screener.cli.commands import summary
 from screener.cli.console import ExitCode, note
 from screener.cli.options import (
     FILE,
+    Spec,
+    algorithm_spec,
     cannot_listen,
     db_option,
     key_values,
     listen_options,
     option_group,
+    param_spec,
     price_spec,
     refuse_beside_resume,
+    seed_spec,
 )
 from screener.errors import ConfigError
-from screener.gate import DEFAULT_PARAMS, BanRule, Gate, GateSettings, GoldPolicy, OnChange
+from screener.gate import (
+    DEFAULT_PARAMS,
+    GOLD_POLICIES,
+    BanRule,
+    FirstGold,
+    Gate,
+    GateSettings,
+    GoldPolicy,
+    GoldShare,
+    OnChange,
+    ValueOfGold,
+)
 from screener.gate.item_file import ItemRow, load_items
 from screener.gate_service import TOKEN_ENV, GateSession, ItemEntry, listen, serve_gate
 from screener.journal import display_name
@@ -51,7 +65,7 @@ STOPS = {
 }
 
 
-def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
+def _setting(flag: str, help_text: str, **attrs: Any) -> Spec:
     """An option setting the GateSettings field of the same name, its default the field's."""
     name = flag.partition("/")[0].removeprefix("--").replace("-", "_")
     default = getattr(_DEFAULTS, name)
@@ -59,20 +73,34 @@ def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], 
                      **attrs}  # fmt: skip
 
 
+#: The gold policy's options: the policy, and the parameters of two of them, which
+#: ``_policy`` turns into one policy object.
+_POLICY_OPTIONS: list[Spec] = [
+    (("--policy",), dict(
+        type=click.Choice(list(GOLD_POLICIES)), default=_DEFAULTS.policy.name, show_default=True,
+        help="When a worker being screened gets gold: value (worth its price, crowd-prior), "
+        "first (every request until decided), share (one in --gold-every).")),
+    (("--gold-every",), dict(type=int, default=None, help="share policy: one gold question in "
+                             f"N requests (default {GoldShare().every}).")),
+    (("--tenure/--no-tenure",), dict(
+        default=ValueOfGold().tenure, show_default=True,
+        help="value policy, a heuristic: judge a worker against the workers who made as many "
+        "requests.")),
+    (("--bans",), dict(
+        type=click.Choice(get_args(BanRule)), default=None,
+        help="value policy, a heuristic: the gate bans on its own at P(below) >= 1 - q "
+        "(promise; the default with --tenure) or where keeping costs more (cost).")),
+]  # fmt: skip
+
+
 @click.command(short_help=summary("gate"))
 @option_group("given", dict, [
-    (("--algorithm", "-a"), dict(
-        type=click.Choice(sorted(ALGORITHMS)), default=_DEFAULTS.algorithm, show_default=True,
-        help="Screening method (one whose workers may join: crowd-prior, toloka-rule, quiz, "
-        "lsa, confident- / fdr-thresholding with -p max_workers=N).")),
-    (("--param", "-p", "extra"), dict(
-        multiple=True, metavar="KEY=VALUE",
-        help="A parameter of the method (repeatable). crowd-prior starts from "
-        + ", ".join(f"{k}={v}" for k, v in DEFAULT_PARAMS.items()) + ".")),
-    _setting("--policy", "When a worker being screened gets gold: value (worth its price, "
-             "crowd-prior), first (every request until decided), share (one in --gold-every).",
-             type=click.Choice(get_args(GoldPolicy))),
-    _setting("--gold-every", "share policy: one gold question in N requests.", type=int),
+    algorithm_spec(_DEFAULTS.algorithm, "Screening method (one whose workers may join: "
+                   "crowd-prior, toloka-rule, quiz, lsa, confident- / fdr-thresholding with -p "
+                   "max_workers=N)."),
+    param_spec("A parameter of the method (repeatable). crowd-prior starts from "
+               + ", ".join(f"{k}={v}" for k, v in DEFAULT_PARAMS.items()) + "."),
+    *_POLICY_OPTIONS,
     _setting("--max-unscreened", "Real tasks a worker may do before its first gold question.",
              type=int),
     _setting("--gold-share", "Most gold questions may be of all replies (default: no cap).",
@@ -90,11 +118,6 @@ def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], 
              "policy).", type=float),
     _setting("--bad-label", "What a label from a worker under the bar costs (default: twice "
              "the task price).", type=float),
-    _setting("--tenure/--no-tenure", "value policy, a heuristic: judge a worker against the "
-             "workers who made as many requests."),
-    _setting("--bans", "value policy, a heuristic: the gate bans on its own at P(below) >= "
-             "1 - q (promise; the default with --tenure) or where keeping costs more (cost).",
-             type=click.Choice(get_args(BanRule))),
     _setting("--agreement", "Ban on task labels (POST /v1/labels) at this error level, when "
              "a worker's labels agree with those of workers whose gold puts them above the bar "
              "less than a worker at the bar would (default: labels decide nothing).",
@@ -103,7 +126,7 @@ def _setting(flag: str, help_text: str, **attrs: Any) -> tuple[tuple[str, ...], 
              "counts two wrong labels as one (a sharper test)."),
     _setting("--confidence", "A registered item is done when its label is this likely right "
              "(under the workers' accuracies from gold).", type=float),
-    _setting("--seed", "Seed of the audits' draws and the bank's question orders.", type=int),
+    seed_spec(_DEFAULTS.seed, "Seed of the audits' draws and the bank's question orders."),
     (("--questions",), dict(type=FILE, default=None,
                             help="Gold question bank (CSV or JSON): replies name the question "
                             "and raw answers are scored against its key.")),
@@ -159,8 +182,31 @@ def _settings(given: dict[str, Any]) -> tuple[GateSettings, GoldBank | None]:
     params = {**(DEFAULT_PARAMS if algorithm == _DEFAULTS.algorithm else {}), **extra}
     questions = values.pop("questions")
     prices = Prices.parse(values.pop("price"))
-    settings = GateSettings(algorithm=algorithm, params=params, prices=prices, **values)
+    policy = _policy(*(values.pop(name) for name in ("policy", "gold_every", "tenure", "bans")))
+    settings = GateSettings(
+        algorithm=algorithm, params=params, policy=policy, prices=prices, **values
+    )
     return settings, None if questions is None else load_bank(questions)
+
+
+def _policy(name: str, gold_every: int | None, tenure: bool, bans: BanRule | None) -> GoldPolicy:
+    """The gold policy ``--policy`` names, with its own options; each type checks its own
+    values, and an option of a policy not chosen is refused (it would change nothing)."""
+    if name != ValueOfGold.name and (tenure or bans is not None):
+        raise ConfigError(
+            f"tenure and bans are the value policy's, and this gate's policy is {name}",
+            "use --policy value, or leave them out",
+        )
+    share = GoldShare() if gold_every is None else GoldShare(every=gold_every)
+    if name != GoldShare.name and gold_every is not None:
+        raise ConfigError(
+            f"gold_every={gold_every} paces the share policy only, and this gate's policy is "
+            f"{name}",
+            "add --policy share, or drop --gold-every",
+        )
+    if name == GoldShare.name:
+        return share
+    return FirstGold() if name == FirstGold.name else ValueOfGold(tenure=tenure, bans=bans)
 
 
 def _check_exposure(host: str, token: str | None) -> None:

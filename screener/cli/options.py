@@ -43,6 +43,7 @@ __all__ = [
     "FILE",
     "SyntheticPool",
     "algorithm_options",
+    "algorithm_spec",
     "cannot_listen",
     "db_option",
     "given_on_command_line",
@@ -54,9 +55,11 @@ __all__ = [
     "oracle_options",
     "output_file_option",
     "output_options",
+    "param_spec",
     "price_spec",
     "refuse_beside_resume",
     "run_options",
+    "seed_spec",
     "synthetic_pool_options",
 ]
 
@@ -261,6 +264,24 @@ def _algorithm(values: dict[str, Any]) -> AlgorithmSettings:
     )
 
 
+def algorithm_spec(default: str | None, help_text: str) -> Spec:
+    """``-a/--algorithm NAME``, a registered algorithm (`run`, `plan`, `replay`, `gate`)."""
+    shown = default is not None
+    return ("--algorithm", "-a"), dict(type=click.Choice(sorted(ALGORITHMS)), default=default,
+                                       show_default=shown, help=help_text)  # fmt: skip
+
+
+def param_spec(help_text: str) -> Spec:
+    """``-p/--param KEY=VALUE``, repeatable, read by ``key_values`` (the same commands)."""
+    return ("--param", "-p", "extra"), dict(multiple=True, metavar="KEY=VALUE", help=help_text)
+
+
+def seed_spec(default: int | None, help_text: str) -> Spec:
+    """``--seed N`` (the same commands; ``default``: the command's)."""
+    return ("--seed",), dict(type=int, default=default, show_default=default is not None,
+                             help=help_text)  # fmt: skip
+
+
 def algorithm_options(defaults_from: str | None = None) -> Decorator:
     """The algorithm, its parameters, the budget and the seed (`run`, `plan`, `replay`),
     handed to the command as ``algorithm``, an AlgorithmSettings. With ``defaults_from``
@@ -275,9 +296,7 @@ def algorithm_options(defaults_from: str | None = None) -> Decorator:
         "algorithm named runs with its own defaults (`screener algorithms NAME`)."
     )  # fmt: skip
     return option_group("algorithm", _algorithm, [
-        (("--algorithm", "-a"), dict(
-            type=click.Choice(sorted(ALGORITHMS)), default=default_algorithm,
-            show_default=default_algorithm is not None, help=algorithm_help)),
+        algorithm_spec(default_algorithm, algorithm_help),
         (("--error",), dict(
             type=click.Choice(sorted(BAR_ALGORITHMS)), default=None,
             help="Who is below the bar, with which promise: fwer (every decision right at "
@@ -287,13 +306,10 @@ def algorithm_options(defaults_from: str | None = None) -> Decorator:
         *_PARAMETER_FLAGS,
         (("--top",), dict(type=int, default=None,
                           help="How many workers to select (adaptive-topk).")),
-        (("--param", "-p", "extra"), dict(
-            multiple=True, metavar="KEY=VALUE",
-            help="Any other algorithm parameter, e.g. -p eps=2.5 (repeatable).")),
+        param_spec("Any other algorithm parameter, e.g. -p eps=2.5 (repeatable)."),
         (("--budget",), dict(type=int, default=None,
                              help="Stop after this many answered pulls.")),
-        (("--seed",), dict(type=int, default=default_seed,
-                           show_default=default_seed is not None, help=f"Seed{logged}.")),
+        seed_spec(default_seed, f"Seed{logged}."),
     ])  # fmt: skip
 
 

@@ -17,11 +17,11 @@ Rules, in the order a request meets them:
    has fallen below the bar, bans it or screens it again (``on_change``).
 3. Any worker who has done ``max_unscreened`` real tasks without a gold question gets one
    now, whatever the policy says: no one works unscreened for long.
-4. A worker being screened gets a gold question when the policy wants one (``GoldPolicy``)
-   and the gold share and budget have room; the question is a pull of the algorithm
-   (``Gate.method``, ``Algorithm.ask_for``), whose answer goes to it, which decides. Otherwise a
-   real task.
-5. With ``GateSettings.tenure`` or ``bans`` (value policy, heuristics) the gate also bans on
+4. A worker being screened gets a gold question when the policy wants one (``GoldPolicy``:
+   ``ValueOfGold``, ``FirstGold``, ``GoldShare``) and the gold share and budget have room;
+   the question is a pull of the algorithm (``Gate.method``, ``Algorithm.ask_for``), whose
+   answer goes to it, which decides. Otherwise a real task.
+5. With ``ValueOfGold(tenure=True)`` or ``bans`` (heuristics) the gate also bans on
    its own: after each answer the algorithm used, a worker is judged against the prior of the
    workers who made as many requests (``screener.gate.tenure``), where crowd-prior's single
    prior over workers cannot see the prolific spammers that make most of the bad labels.
@@ -42,15 +42,16 @@ from typing import Any
 
 import numpy as np
 
-from screener.algorithms import CrowdPrior, Result, ThresholdingAlgorithm, Verdict, create_algorithm
+from screener.algorithms import Result, ThresholdingAlgorithm, Verdict, create_algorithm
 from screener.arrays import grown
 from screener.bank import GoldBank
 from screener.errors import UnknownPullError, UnknownWorkerError
 from screener.gate.agreement import AgreementJudge, reference_floor
 from screener.gate.ids import gold_id
 from screener.gate.items import NO_ITEM, FinalLabel, ItemBook, check_new_item
-from screener.gate.judge import ValueJudge
+from screener.gate.judge import value_judge
 from screener.gate.labels import LabelOutcome, TaskLabels, check_item, label_text
+from screener.gate.policies import FirstGold, GoldShare
 from screener.gate.replies import (
     AnswerOutcome,
     Decided,
@@ -80,8 +81,8 @@ class Gate:
 
     Examples
     --------
-    >>> from screener.gate import Gate, GateSettings
-    >>> gate = Gate(GateSettings(policy="first", max_unscreened=0))
+    >>> from screener.gate import FirstGold, Gate, GateSettings
+    >>> gate = Gate(GateSettings(policy=FirstGold(), max_unscreened=0))
     >>> reply = gate.next("ann")
     >>> reply.kind.value, reply.gold == gate.next("ann").gold  # the same one until answered
     ('gold', True)
@@ -99,11 +100,7 @@ class Gate:
         self.method: ThresholdingAlgorithm = method
         self.bank = bank
         self.detector = ChangeDetector(self._bar(), alpha=self.settings.alpha)
-        self.judge = (
-            ValueJudge(self.settings, method)
-            if self.settings.policy == "value" and isinstance(method, CrowdPrior)
-            else None
-        )
+        self.judge = value_judge(self.settings, method)
         self.workers: dict[str, WorkerState] = {}
         self.golds: dict[str, Gold] = {}
         self.decisions: list[Decided] = []
@@ -433,12 +430,12 @@ class Gate:
         )
 
     def _policy_wants(self, state: WorkerState) -> bool:
-        policy = self.settings.policy
-        if policy == "first":
-            return True
-        if policy == "share":
-            return state.since_gold + 1 >= self.settings.gold_every
-        assert self.judge is not None  # the value policy (settings checked)
+        match self.settings.policy:
+            case FirstGold():
+                return True
+            case GoldShare(every=every):
+                return state.since_gold + 1 >= every
+        assert self.judge is not None  # the value policy's (value_judge)
         return self.judge.wants(state)
 
     def _gold_room(self) -> bool:

@@ -3,25 +3,42 @@
 ``ValueJudge`` holds what the value policy keeps about the stream: how long workers stay
 (``RequestLengths``), every arm's age, the tenure priors when they are on
 (``screener.gate.tenure``), and the value of gold (``GoldValue``). ``wants`` is the value
-policy's gold-or-task; ``ban`` the gate's own ban (``GateSettings.bans``, a heuristic, off by
+policy's gold-or-task; ``ban`` the gate's own ban (``ValueOfGold.bans``, a heuristic, off by
 default): "promise" at P(below the bar) >= 1 - q under the prior of the worker's age; "cost"
 where the stopping table at the stated prices bans and a ban is cheaper than keeping the
-worker even with its own answers left out of its prior.
+worker even with its own answers left out of its prior. ``value_judge`` builds a gate's
+judge, the one place that checks that the value policy has a crowd prior to price gold with.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from screener.algorithms import CrowdPrior
+from screener.algorithms import CrowdPrior, ThresholdingAlgorithm
 from screener.arrays import grown
+from screener.errors import ConfigError
+from screener.gate.policies import ValueOfGold
 from screener.gate.roster import WorkerState
 from screener.gate.settings import GateSettings
 from screener.gate.tenure import TenurePriors
 from screener.gate.value import GoldValue, RequestLengths
 from screener.stats.prior import StoppingTable
 
-__all__ = ["ValueJudge"]
+__all__ = ["ValueJudge", "value_judge"]
+
+
+def value_judge(settings: GateSettings, method: ThresholdingAlgorithm) -> ValueJudge | None:
+    """The judge of a gate of ``settings`` screening with ``method``: None unless its policy
+    is the value of gold, which prices gold with the crowd prior (ConfigError when
+    ``method`` has none)."""
+    if not isinstance(settings.policy, ValueOfGold):
+        return None
+    if not isinstance(method, CrowdPrior):
+        raise ConfigError(
+            f"the value policy prices gold with the crowd prior, and {settings.algorithm} has none",
+            "use --algorithm crowd-prior, or --policy first or share",
+        )
+    return ValueJudge(settings, method)
 
 
 class ValueJudge:

@@ -12,32 +12,30 @@ from screener.algorithms import ALGORITHMS
 from screener.checks import check_count, check_seed
 from screener.errors import ConfigError
 from screener.gate.ids import check_gold_key, new_gold_key
+from screener.gate.policies import (
+    GOLD_POLICIES,
+    BanRule,
+    GoldPolicy,
+    ValueOfGold,
+    policy_dict,
+    policy_of,
+)
 from screener.money import Prices
 
-__all__ = ["DEFAULT_PARAMS", "BanRule", "GateSettings", "GoldPolicy", "OnChange"]
+__all__ = ["DEFAULT_PARAMS", "GateSettings", "OnChange"]
 
-#: When an undecided worker who asks for work gets a gold question instead of a real task:
-#: "value", when its expected saving is worth its price (crowd-prior only); "first", at every
-#: request until the method decides (a quiz up front); "share", at one request in ``gold_every``
-#: (the platforms' control-task share).
-GoldPolicy = Literal["value", "first", "share"]
 #: What the change detector's alarm does to a qualified worker: ban it at once, or screen it
 #: again from its next answers on.
 OnChange = Literal["ban", "reopen"]
-#: When the value policy bans a worker itself, beside its method's bans (both heuristics,
-#: options: their bans are wrong more often than they claim on some crowds, BENCHMARKS.md):
-#: "promise", when its posterior probability of being under the bar is at least 1 - q; "cost",
-#: when keeping the worker costs more in expectation than losing it at the stated prices and
-#: no further gold question is worth its price (the Bayes decision were the prior exact).
-BanRule = Literal["cost", "promise"]
 #: The gate's default method: crowd-prior against Toloka's bar, its first 20 workers a pilot
 #: whose answers fit the prior that judges everyone after them, a qualified worker's audit
 #: answers judged too (a ban under the same rule).
 DEFAULT_PARAMS: Mapping[str, Any] = {"threshold": 0.6, "pilot": 20, "reconsider": True}
-
-
-#: The share policy's default pace, which a gate of another policy is stored with.
-_GOLD_EVERY = 10
+#: The flat keys of a policy in settings stored before the policy types, and the parameter
+#: each one became (``_flat_policy``).
+_FLAT_KEYS = {"gold_every": "every", "tenure": "tenure", "bans": "bans"}
+#: Each of those parameters' default: what a policy without it was stored with.
+_FLAT_DEFAULTS = {f.name: f.default for p in GOLD_POLICIES.values() for f in dataclasses.fields(p)}
 
 
 @dataclass(frozen=True)
@@ -46,7 +44,8 @@ class GateSettings:
 
     ``algorithm`` and ``params``: the screening method (an open-roster one: crowd-prior,
     confident-thresholding and fdr-thresholding with ``max_workers``, toloka-rule, quiz,
-    lsa...). ``policy``: when gold is asked (``GoldPolicy``); ``gold_every`` for "share".
+    lsa...). ``policy``: when gold is asked, with its own parameters (``GoldPolicy``:
+    ``ValueOfGold``, the default, ``FirstGold`` or ``GoldShare``, ``screener.gate.policies``).
     ``max_unscreened``: real tasks a worker may do before its first gold question, whatever
     the policy says. ``gold_share``: the most gold questions may be of all replies, beyond
     those ``max_unscreened`` makes; ``gold_budget``: the most gold questions in all (None:
@@ -55,12 +54,9 @@ class GateSettings:
     alarm does). ``prices``; ``expected_tasks``: real tasks a worker does, before the stream
     says; ``bad_label``: what a label from a worker under the bar costs the requester
     (default: twice the task price: it is worth nothing, and another is bought in its
-    place). ``tenure``: a heuristic, off by default: price and judge each worker against
-    the workers who made as many requests (``screener.gate.tenure``); ``bans``: when the gate
-    bans a worker itself (``BanRule``; None: "promise" with the tenure prior, else only the
-    method bans). Both are the value policy's. ``agreement``: the error level of a ban on task
-    labels' agreement with workers whose gold puts them above the bar
-    (``screener.gate.agreement``; None: labels are kept, and decide nothing);
+    place). ``agreement``: the error level of a ban on task labels' agreement with workers
+    whose gold puts them above the bar (``screener.gate.agreement``; None: labels are kept,
+    and decide nothing);
     ``binary_labels``: the task labels have two classes (agreement then counts two wrong
     labels as one, a sharper test); ``panel``: the references the gate makes on purpose with
     extra gold, with ``agreement`` (0: only those the method's gold makes). ``confidence``:
@@ -75,13 +71,12 @@ class GateSettings:
     Examples
     --------
     >>> GateSettings().params["threshold"], GateSettings().policy
-    (0.6, 'value')
+    (0.6, ValueOfGold(tenure=False, bans=None))
     """
 
     algorithm: str = "crowd-prior"
     params: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULT_PARAMS))
-    policy: GoldPolicy = "value"
-    gold_every: int = _GOLD_EVERY
+    policy: GoldPolicy = field(default_factory=ValueOfGold)
     max_unscreened: int = 3
     gold_share: float | None = None
     gold_budget: int | None = None
@@ -91,8 +86,6 @@ class GateSettings:
     prices: Prices = field(default_factory=Prices)
     expected_tasks: float = 20.0
     bad_label: float | None = None
-    tenure: bool = False
-    bans: BanRule | None = None
     agreement: float | None = None
     binary_labels: bool = False
     panel: int = 5
@@ -126,27 +119,12 @@ class GateSettings:
         check_gold_key(self.gold_key)
 
     def _check_policy(self) -> None:
-        _choice("policy", self.policy, get_args(GoldPolicy))
+        if not isinstance(self.policy, GoldPolicy):
+            raise ConfigError(
+                f"policy must be a gold policy, got {self.policy!r}",
+                "give ValueOfGold(), FirstGold() or GoldShare(every=N) of screener.gate",
+            )
         _choice("on_change", self.on_change, get_args(OnChange))
-        if self.policy == "value" and self.algorithm != "crowd-prior":
-            raise ConfigError(
-                f"the value policy prices gold with the crowd prior, and {self.algorithm} has none",
-                "use --algorithm crowd-prior, or --policy first or share",
-            )
-        if self.bans is not None:
-            _choice("bans", self.bans, get_args(BanRule))
-        if self.policy != "value" and (self.tenure or self.bans is not None):
-            raise ConfigError(
-                f"tenure and bans are the value policy's, and this gate's policy is {self.policy}",
-                "use --policy value, or leave them out",
-            )
-        check_count("gold_every", self.gold_every, 1, "one gold question in N requests, e.g. 10")
-        if self.policy != "share" and self.gold_every != _GOLD_EVERY:
-            raise ConfigError(
-                f"gold_every={self.gold_every} paces the share policy only, and this gate's "
-                f"policy is {self.policy}",
-                "add --policy share, or drop --gold-every",
-            )
 
     def _check_amounts(self) -> None:
         check_count("max_unscreened", self.max_unscreened, 0, "e.g. 3 tasks before the first")
@@ -180,7 +158,10 @@ class GateSettings:
 
         Examples
         --------
-        >>> settings = GateSettings(policy="share", prices=Prices(gold=0.1))
+        >>> from screener.gate.policies import GoldShare
+        >>> settings = GateSettings(policy=GoldShare(every=5), prices=Prices(gold=0.1))
+        >>> settings.to_dict()["policy"]
+        {'name': 'share', 'every': 5}
         >>> "gold_key" in settings.to_dict()
         False
         >>> stored = {**settings.to_dict(), "gold_key": settings.gold_key}
@@ -189,41 +170,72 @@ class GateSettings:
         """
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         del values["gold_key"]
-        return {**values, "params": dict(self.params), "prices": self.prices.to_dict()}
+        return {
+            **values, "params": dict(self.params), "policy": policy_dict(self.policy),
+            "prices": self.prices.to_dict(),
+        }  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GateSettings:
-        """The settings ``to_dict`` wrote (a fresh ``gold_key`` unless ``data`` holds one);
-        ConfigError, naming the keys, for any other."""
+        """The settings ``to_dict`` wrote (a fresh ``gold_key`` unless ``data`` holds one),
+        or an earlier version wrote with the policy flat (``_flat_policy``); ConfigError,
+        naming the keys, for any other."""
+        values = _flat_policy(data)
         known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError(
                 f"these gate settings hold keys this screener does not know: {unknown}",
                 "use the screener version that wrote them",
             )
-        values = dict(data)
         if "prices" in values:
             values["prices"] = Prices.of(values["prices"])
+        if "policy" in values:
+            values["policy"] = policy_of(values["policy"])
         return cls(**values)
 
     @property
     def uses_tenure(self) -> bool:
         """Whether the tenure prior prices and judges the workers."""
-        return self.policy == "value" and self.tenure
+        return isinstance(self.policy, ValueOfGold) and self.policy.tenure
 
     @property
     def ban_rule(self) -> BanRule | None:
         """The value policy's own ban rule, if any (None: only the method bans)."""
-        if self.policy != "value":
-            return None
-        return self.bans or ("promise" if self.tenure else None)
+        return self.policy.ban_rule if isinstance(self.policy, ValueOfGold) else None
 
     @property
     def label_cost(self) -> float:
         """What a label from a worker under the bar costs the requester: by default twice the
         task price (the label is worth nothing, and another must be bought in its place)."""
         return 2.0 * self.prices.task if self.bad_label is None else self.bad_label
+
+
+def _flat_policy(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` in the form ``to_dict`` writes now (``{"policy": {"name": ..., ...}}``),
+    from the form of the versions before the policy types: ``policy`` a name, and the
+    parameters flat beside the other settings (``gold_every``, ``tenure``, ``bans``), each
+    stored whatever the policy, at its default where the policy has none. Settings in the
+    form of now are returned as they are.
+
+    Examples
+    --------
+    >>> flat = {"policy": "share", "gold_every": 20, "tenure": False, "bans": None}
+    >>> _flat_policy(flat)
+    {'policy': {'name': 'share', 'every': 20}}
+    """
+    values = dict(data)
+    name = values.get("policy", ValueOfGold.name)
+    if not isinstance(name, str):
+        return values  # the form to_dict writes
+    policy = GOLD_POLICIES.get(name)
+    own = set() if policy is None else {f.name for f in dataclasses.fields(policy)}
+    flat = {_FLAT_KEYS[key]: values.pop(key) for key in _FLAT_KEYS if key in values}
+    # Another policy's parameter was stored at its default, and meant nothing; at another
+    # value (never stored: it was refused) it stays, for policy_of to refuse by name.
+    kept = {k: v for k, v in flat.items() if k in own or v != _FLAT_DEFAULTS[k]}
+    values["policy"] = {"name": name, **kept}
+    return values
 
 
 def _choice(label: str, value: str, choices: tuple[str, ...]) -> None:

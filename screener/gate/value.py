@@ -9,7 +9,7 @@ on working undecided. The costs, in the requester's money:
   tasks (each label it makes is worthless; ``bad_label`` defaults to twice the task price);
 * a good worker banned: ``R * task price``, the labels it would have made (lost, or bought
   again from others);
-* a ban is open only where the gate's ban rule could take it (``GateSettings.bans``):
+* a ban is open only where the gate's ban rule could take it (``ValueOfGold.bans``):
   ``P(below bar) >= 1 - q`` under "promise", anywhere under "cost"; elsewhere stopping means
   the worker keeps working (accepted, or undecided). Where the table would ban and no ban
   has come (crowd-prior bans only when every prior its answers allow agrees, its robust

@@ -27,6 +27,18 @@ def folder(tmp_path: Path) -> Path:
          "not a parameter (give it with --seed N (seed= in Python), not -p seed=)"),
         (["--gold-every", "5"], "error: gold_every=5 paces the share policy only, and this "
          "gate's policy is value (add --policy share, or drop --gold-every)"),
+        (["--policy", "first", "--gold-every", "10"], "error: gold_every=10 paces the share "
+         "policy only, and this gate's policy is first (add --policy share, or drop "
+         "--gold-every)"),
+        (["--policy", "share", "--gold-every", "0"], "error: every must be a whole number >= "
+         "1, got 0 (one gold question in N requests, e.g. --gold-every 10)"),
+        (["--policy", "first", "--tenure"], "error: tenure and bans are the value policy's, "
+         "and this gate's policy is first (use --policy value, or leave them out)"),
+        (["--policy", "share", "--bans", "cost"], "error: tenure and bans are the value "
+         "policy's, and this gate's policy is share (use --policy value, or leave them out)"),
+        (["-a", "quiz", "-p", "threshold=0.6"], "error: the value policy prices gold with the "
+         "crowd prior, and quiz has none (use --algorithm crowd-prior, or --policy first or "
+         "share)"),
         (["-p", "threshold=0.6", "-p", "threshold=0.7"],
          "error: --param threshold=0.6 and --param threshold=0.7 both set threshold "
          "(see `screener gate --help`)"),
@@ -43,7 +55,9 @@ def folder(tmp_path: Path) -> Path:
 )  # fmt: skip
 def test_gate_settings_used_or_refused(folder: Path, args: list[str], line: str) -> None:
     """`-p seed=` was overridden by --seed, and --gold-every ignored under the value
-    policy, both without a word."""
+    policy, both without a word. A policy's options are its own (issue 52, item 4): one of
+    another policy is refused, and `--gold-every 10`, the share policy's pace, is refused
+    too now that an option's default is not read as typed."""
     assert refused(folder, "gate", *args) == line
 
 

@@ -14,12 +14,12 @@ from types import ModuleType
 import pytest
 
 from screener.bank import GoldBank, GoldQuestion, Scoring
-from screener.gate import DEFAULT_PARAMS, GateSettings
+from screener.gate import DEFAULT_PARAMS, FirstGold, GateSettings
 from screener.gate_service import GateSession, listen, serve_gate
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gate_client.py"
 SETTINGS = GateSettings(
-    policy="first", max_unscreened=0, params={**DEFAULT_PARAMS, "pilot": 2}, audit_rate=0.0
+    policy=FirstGold(), max_unscreened=0, params={**DEFAULT_PARAMS, "pilot": 2}, audit_rate=0.0
 )
 BANK = GoldBank(tuple(GoldQuestion(f"q{i}", f"{i} + {i}?", str(2 * i), Scoring.NUMERIC)
                       for i in range(40)))  # fmt: skip

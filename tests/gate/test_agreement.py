@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from stats_helpers import binomial_sf
 
-from screener.gate import Gate, GateSettings, ReplyKind
+from screener.gate import FirstGold, Gate, GateSettings, ReplyKind
 from screener.gate.agreement import AgreementJudge, reference_floor
 from screener.gate.labels import TaskLabels
 
@@ -76,7 +76,7 @@ def _run(crowd: list[Member], order: str, seed: int, alpha: float = 0.05) -> Gat
     rng = np.random.default_rng(seed + 1)
     settings = GateSettings(
         algorithm="quiz", params={"threshold": 0.6, "quiz_size": 30},
-        policy="first", max_unscreened=0, audit_rate=0.0, agreement=alpha,
+        policy=FirstGold(), max_unscreened=0, audit_rate=0.0, agreement=alpha,
         binary_labels=True, seed=seed,
     )  # fmt: skip
     gate = Gate(settings)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from crowd_streams import Crowd, crowd, drive
 
-from screener.gate import Gate, GateSettings
+from screener.gate import FirstGold, Gate, GateSettings, GoldShare, ValueOfGold
 
 
 def _turning_crowd(seed: int) -> Crowd:
@@ -24,9 +24,9 @@ def _turning_crowd(seed: int) -> Crowd:
     "settings",
     [
         {},
-        {"policy": "first", "audit_rate": 0.2, "on_change": "reopen"},
-        {"policy": "share", "gold_every": 4, "audit_rate": 0.1},
-        {"tenure": True, "bans": "cost"},
+        {"policy": FirstGold(), "audit_rate": 0.2, "on_change": "reopen"},
+        {"policy": GoldShare(every=4), "audit_rate": 0.1},
+        {"policy": ValueOfGold(tenure=True, bans="cost")},
     ],
     ids=["default", "first-reopen", "share", "tenure-cost"],
 )

@@ -11,7 +11,7 @@ from stats_helpers import assert_rate_at_most
 
 from screener.bank import GoldBank, GoldQuestion, Scoring
 from screener.errors import ConfigError
-from screener.gate import Gate, GateSettings, ReplyKind
+from screener.gate import FirstGold, Gate, GateSettings, ReplyKind
 from screener.gate.calibration import PRIOR, GoldCheck
 from screener.gate.items import ItemBook
 from screener.gate.labels import TaskLabels
@@ -123,7 +123,7 @@ def test_a_gate_checks_a_bank_answer_as_the_key_it_was_scored_right_by() -> None
     questions = tuple(
         GoldQuestion(f"q{i}", "cat?", "Cat", Scoring.CASE_INSENSITIVE) for i in range(9)
     )
-    gate = Gate(GateSettings(policy="first", max_unscreened=0), bank=GoldBank(questions, "b"))
+    gate = Gate(GateSettings(policy=FirstGold(), max_unscreened=0), bank=GoldBank(questions, "b"))
     for worker in ("ann", "bob", "cy"):
         reply = gate.next(worker)
         assert reply.kind is ReplyKind.GOLD and reply.gold is not None
@@ -133,7 +133,7 @@ def test_a_gate_checks_a_bank_answer_as_the_key_it_was_scored_right_by() -> None
 
 
 def test_an_answer_naming_an_item_needs_its_label_and_a_bank_knows_its_own() -> None:
-    gate = Gate(GateSettings(policy="first", max_unscreened=0, audit_rate=0.0))
+    gate = Gate(GateSettings(policy=FirstGold(), max_unscreened=0, audit_rate=0.0))
     reply = gate.next("ann")
     assert reply.gold is not None
     with pytest.raises(ConfigError, match="needs the gold item"):
@@ -163,7 +163,7 @@ def _misleading_gate_run(seed: int) -> tuple[Gate, dict[str, str]]:
     }
     gate = Gate(
         GateSettings(
-            policy="first", max_unscreened=0, audit_rate=0.0, confidence=0.9,
+            policy=FirstGold(), max_unscreened=0, audit_rate=0.0, confidence=0.9,
             binary_labels=True, seed=seed,
         )
     )  # fmt: skip
@@ -214,7 +214,7 @@ def test_a_gate_prints_a_confidence_its_own_gold_checked() -> None:
 
 
 def test_the_export_says_whether_gold_checked_the_confidence() -> None:
-    gate = Gate(GateSettings(policy="first", max_unscreened=0, audit_rate=0.0, confidence=0.6))
+    gate = Gate(GateSettings(policy=FirstGold(), max_unscreened=0, audit_rate=0.0, confidence=0.6))
     assert "no gold settlement" in check_note(gate) and "10%" in check_note(gate)
     for item in ("g0", "g1"):  # a second answer weighs more than the prior's 0.5
         for worker in ("ann", "bob"):

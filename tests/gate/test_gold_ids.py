@@ -9,12 +9,12 @@ import re
 import pytest
 
 from screener.errors import ConfigError, UnknownPullError
-from screener.gate import AnswerOutcome, Gate, GateSettings, ReplyKind
+from screener.gate import AnswerOutcome, FirstGold, Gate, GateSettings, ReplyKind
 from screener.gate.ids import gold_id, new_gold_key
 
 
 def quiz(**values: object) -> GateSettings:
-    return GateSettings(policy="first", max_unscreened=0, audit_rate=0.0, **values)  # type: ignore[arg-type]
+    return GateSettings(policy=FirstGold(), max_unscreened=0, audit_rate=0.0, **values)  # type: ignore[arg-type]
 
 
 def golds(gate: Gate, workers: int) -> list[str]:

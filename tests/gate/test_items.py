@@ -12,7 +12,7 @@ import pytest
 from stats_helpers import assert_rate_at_most
 
 from screener.errors import ConfigError
-from screener.gate import Gate, GateSettings, ReplyKind
+from screener.gate import FirstGold, Gate, GateSettings, GoldShare, ReplyKind
 from screener.gate.items import NO_ITEM, ItemBook
 from screener.gate.labels import TaskLabels
 from screener.gate.one_coin import item_posterior
@@ -109,7 +109,7 @@ def _quiz_gate(**settings: object) -> Gate:
     return Gate(
         GateSettings(
             algorithm="quiz", params={"threshold": 0.6, "quiz_size": 4},
-            policy="first", max_unscreened=0, audit_rate=0.0, **settings,  # type: ignore[arg-type]
+            policy=FirstGold(), max_unscreened=0, audit_rate=0.0, **settings,  # type: ignore[arg-type]
         )
     )  # fmt: skip
 
@@ -193,8 +193,9 @@ def test_higher_priority_items_are_offered_first() -> None:
 def test_a_ban_reopens_an_item_its_label_settled_and_the_stream_says_so() -> None:
     gate = Gate(
         GateSettings(
-            algorithm="quiz", params={"threshold": 0.6, "quiz_size": 4}, policy="share",
-            gold_every=2, max_unscreened=0, audit_rate=0.0, confidence=0.6, binary_labels=True,
+            algorithm="quiz", params={"threshold": 0.6, "quiz_size": 4},
+            policy=GoldShare(every=2), max_unscreened=0, audit_rate=0.0, confidence=0.6,
+            binary_labels=True,
         )
     )  # fmt: skip
     gate.add_items([("x", None, 1.0)] + [(f"y{i}", None, 0.0) for i in range(4)])

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from screener.errors import ConfigError, UnknownWorkerError
-from screener.gate import Gate, GateSettings, LabelOutcome
+from screener.gate import FirstGold, Gate, GateSettings, LabelOutcome
 from screener.gate.labels import TaskLabels, label_text
 
 
 def _gate_with(*workers: str) -> Gate:
-    gate = Gate(GateSettings(policy="first", max_unscreened=0))
+    gate = Gate(GateSettings(policy=FirstGold(), max_unscreened=0))
     for worker in workers:
         gate.next(worker)
     return gate

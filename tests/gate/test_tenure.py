@@ -1,4 +1,4 @@
-"""The tenure prior (a heuristic, ``GateSettings(tenure=True)``) against numpy, and the gate's
+"""The tenure prior (a heuristic, ``ValueOfGold(tenure=True)``) against numpy, and the gate's
 own bans under it over seeded streams: where spammers are the prolific workers it catches
 them (the default gate does not), and there its bans keep crowd-prior's promise (where staying
 long says nothing of a worker they do not: BENCHMARKS.md)."""
@@ -11,7 +11,7 @@ from crowd_streams import Crowd, drive
 from stats_helpers import assert_rate_at_most
 
 from screener.algorithms import CrowdPrior
-from screener.gate import Gate, GateSettings
+from screener.gate import Gate, GateSettings, ValueOfGold
 from screener.gate.tenure import TenurePriors
 from screener.stats.prior import GridPrior
 
@@ -111,7 +111,7 @@ def test_prolific_spammers_are_caught_where_the_crowd_prior_alone_misses_them() 
     for seed in range(6):
         people = _prolific_spam(seed)
         for name, settings in (
-            ("tenure", GateSettings(tenure=True, seed=seed)),
+            ("tenure", GateSettings(policy=ValueOfGold(tenure=True), seed=seed)),
             ("default", GateSettings(seed=seed)),
         ):
             gate = Gate(settings)
@@ -130,7 +130,7 @@ def test_the_gates_own_bans_keep_the_promise_where_spammers_are_prolific() -> No
         rng = np.random.default_rng(500 + seed)
         accuracy = {f"w{i:03d}": float(rng.beta(5, 2.5)) for i in range(80)}
         activity = {w: 6.0 if a < 0.6 else 1.0 for w, a in accuracy.items()}
-        gate = Gate(GateSettings(tenure=True, seed=seed))
+        gate = Gate(GateSettings(policy=ValueOfGold(tenure=True), seed=seed))
         drive(gate, Crowd(accuracy, activity=activity), 4000, seed)
         for state in gate.workers.values():
             if state.ban_posterior is None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from screener.bank import GoldBank, GoldQuestion, Scoring
-from screener.gate import DEFAULT_PARAMS, GateSettings
+from screener.gate import DEFAULT_PARAMS, FirstGold, GateSettings
 from screener.gate_service import TOKEN_ENV, GateSession, listen, serve_gate
 from screener.journal import Event, EventKind, Journal
 
@@ -24,7 +24,7 @@ __all__ = ["BANK", "QUICK", "decided_events", "kinds", "serving", "start_gate", 
 #: Every request of a worker being screened gets gold, no real task before the first one, and
 #: a decision after a handful of answers (the gate's crowd-prior, with a pilot of 2).
 QUICK = GateSettings(
-    policy="first", max_unscreened=0, params={**DEFAULT_PARAMS, "pilot": 2}, audit_rate=0.0
+    policy=FirstGold(), max_unscreened=0, params={**DEFAULT_PARAMS, "pilot": 2}, audit_rate=0.0
 )
 BANK = GoldBank(
     tuple(GoldQuestion(f"q{i}", f"What is {i} + {i}?", str(2 * i), Scoring.NUMERIC)

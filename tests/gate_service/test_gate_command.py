@@ -33,7 +33,7 @@ def screener(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 BAD_OPTIONS = [
-    (["--gold-every", "0"], "gold_every must be a whole number >= 1"),
+    (["--gold-every", "0"], "every must be a whole number >= 1, got 0 (one gold question in N"),
     (["-a", "wrr"], "needs a fixed roster"),
     (["-a", "quiz"], "the value policy prices gold with the crowd prior"),
     (["-p", "pilot=1"], "pilot must be"),
@@ -151,8 +151,8 @@ def test_the_gate_settings_are_kept_in_the_run() -> None:
     from screener.cli.gate import _settings
 
     given = {"algorithm": "crowd-prior", "extra": ("pilot=2",), "policy": "first",
-             "max_unscreened": 0, "audit_rate": 0.0, "price": "gold=0.05,task=0.05",
-             "questions": None}  # fmt: skip
+             "gold_every": None, "tenure": False, "bans": None, "max_unscreened": 0,
+             "audit_rate": 0.0, "price": "gold=0.05,task=0.05", "questions": None}  # fmt: skip
     settings, bank = _settings(given)
     assert settings.to_dict() == QUICK.to_dict() and bank is None  # each with its own gold key
 

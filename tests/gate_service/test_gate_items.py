@@ -19,7 +19,7 @@ from gate_helpers import events, kinds, serving
 from test_standin import made_dataset
 
 from screener.errors import JournalMismatchError
-from screener.gate import GateSettings
+from screener.gate import GateSettings, GoldShare
 from screener.gate_service import GateApiError, ItemEntry, LabelItem, replay_gate, run_gate
 from screener.gate_service.client import GateClient
 from screener.journal import Event, EventKind, Journal
@@ -28,7 +28,7 @@ from screener.testing.doubles.standin import run_standin
 
 #: Gold every other request while screening (answered right below, so that the workers'
 #: accuracies rise and items settle), no audits.
-ITEMS = GateSettings(policy="share", gold_every=2, audit_rate=0.0, confidence=0.9)
+ITEMS = GateSettings(policy=GoldShare(every=2), audit_rate=0.0, confidence=0.9)
 TASKS = [ItemEntry(f"t{i}", 3) for i in range(6)]
 
 

@@ -17,7 +17,7 @@ import pytest
 from gate_helpers import QUICK, kinds, serving, start_gate, stop_gate
 from test_gate_command import screener
 
-from screener.gate import Gate, GateSettings
+from screener.gate import FirstGold, Gate, GateSettings
 from screener.gate_service import GateApiError, LabelItem
 from screener.gate_service.client import GateClient
 from screener.gate_service.journaled import answer_event, gate_spec, request_event
@@ -191,6 +191,6 @@ async def test_a_journal_from_before_gold_keys_resumes_with_its_sequential_ids(
 
 def test_settings_with_a_key_replay_alike() -> None:
     """The key in the journal is the key of the gate that served (``gate_spec``)."""
-    settings = GateSettings(policy="first", max_unscreened=0)
+    settings = GateSettings(policy=FirstGold(), max_unscreened=0)
     stored = gate_spec(settings, None).config
     assert stored["gold_key"] == settings.gold_key and "gold_key" not in stored["gate"]

@@ -18,7 +18,7 @@ from gate_helpers import QUICK, serving
 
 from screener.algorithms import CrowdPrior
 from screener.errors import SnapshotError
-from screener.gate import Gate, GateSettings, ReplyKind
+from screener.gate import Gate, GateSettings, GoldShare, ReplyKind, ValueOfGold
 from screener.gate_service import (
     AnswerItem,
     GateSession,
@@ -294,8 +294,10 @@ def test_a_forged_snapshot_naming_code_outside_the_allow_list_is_refused(
     "settings",
     [
         GateSettings(),  # the value policy and its judge
-        GateSettings(policy="share", on_change="reopen", audit_rate=0.5),
-        GateSettings(tenure=True, bans="cost", agreement=0.05, binary_labels=True),
+        GateSettings(policy=GoldShare(), on_change="reopen", audit_rate=0.5),
+        GateSettings(
+            policy=ValueOfGold(tenure=True, bans="cost"), agreement=0.05, binary_labels=True
+        ),
     ],
     ids=["value", "reopen", "tenure-agreement"],
 )

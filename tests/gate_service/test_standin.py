@@ -20,7 +20,7 @@ import pytest
 from gate_helpers import decided_events, serving, start_gate, stop_gate
 
 from screener.cli.standin import render
-from screener.gate import GateSettings
+from screener.gate import GateSettings, GoldShare
 from screener.gate_service.client import GateClient
 from screener.oracles.answer_file import Record, RecordedAnswers, load_answers
 from screener.testing.doubles.arrivals import StandInSettings, plan_arrivals
@@ -29,7 +29,7 @@ from screener.testing.doubles.standin import StandIn, StandInReport, run_standin
 
 #: Gold one request in five while screening, a fifth of a decided worker's requests audited:
 #: the settings of both the in-process gate and the real command below.
-GATE = GateSettings(policy="share", gold_every=5, audit_rate=0.2)
+GATE = GateSettings(policy=GoldShare(every=5), audit_rate=0.2)
 GATE_FLAGS = ["--policy", "share", "--gold-every", "5", "--audit-rate", "0.2"]
 CROWD = StandInSettings(late=3, leavers=3, turn=1, turn_after=20, turn_wrong=0.9)
 DATASET = "EBCC_ACT_MS"  # 44 workers, 2,945 answers, 4 under the bar with 10 answers or more
@@ -114,7 +114,7 @@ async def test_the_standin_command_reports_what_was_bought(tmp_path: Path) -> No
     assert done.returncode == 0, err.decode()
     report = StandInReport(**json.loads(out))
     assert report.requests == status["requests"] and len(report.late) == 2
-    assert report.gate["settings"]["policy"] == "share"
+    assert report.gate["settings"]["policy"] == {"name": "share", "every": 5}
     text = render(report)
     assert f"{report.requests:,} requests to the gate" in text
     assert "(the gate's limit: 3)" in text and "turned to spam from its request 20" in text

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from screener.gate import Gate, GateSettings
+from screener.gate import FirstGold, Gate, GateSettings
 from screener.oracles.answer_file import Record, RecordedAnswers, load_answers
 from screener.testing.doubles._difficulty import item_easiness, right_chance
 from screener.testing.doubles.platform import StreamSettings, TaskStream, run_stream
@@ -125,7 +125,7 @@ def test_a_lead_under_one_vote_is_refused() -> None:
 def test_the_same_seed_replays_the_same_stream() -> None:
     def once() -> tuple[int, int, list[str]]:
         stream = TaskStream(dataset(), StreamSettings(seed=5))
-        outcome, _ = run_stream(stream, Gate(GateSettings(policy="first")))
+        outcome, _ = run_stream(stream, Gate(GateSettings(policy=FirstGold())))
         return outcome.gold_answers, outcome.task_labels, sorted(outcome.banned)
 
     assert once() == once()
@@ -134,7 +134,7 @@ def test_the_same_seed_replays_the_same_stream() -> None:
 def test_screening_bans_the_bad_workers_and_keeps_the_limit() -> None:
     data = dataset(workers=16, items=80, bad=0.25)
     stream = TaskStream(data, StreamSettings(gold_share=0.3, seed=6))
-    gate = Gate(GateSettings(policy="first", params={"threshold": 0.6, "pilot": 8}))
+    gate = Gate(GateSettings(policy=FirstGold(), params={"threshold": 0.6, "pilot": 8}))
     outcome, before_gold = run_stream(stream, gate)
     assert before_gold <= gate.settings.max_unscreened
     assert outcome.banned <= {"w12", "w13", "w14", "w15"}
@@ -148,7 +148,7 @@ def test_no_gold_question_goes_to_a_worker_without_work(monkeypatch: pytest.Monk
     data = dataset(workers=16, items=40, bad=0.9)  # nobody under the bar
     stream = TaskStream(data, StreamSettings(overlap="dynamic", seed=7))
     asked: list[tuple[str, bool]] = []
-    gate = Gate(GateSettings(policy="first"))
+    gate = Gate(GateSettings(policy=FirstGold()))
     next_of = gate.next
 
     def recording_next(worker: str, candidates: list[str] | None = None) -> object:
