@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from screener.algorithms.ksigma import gold_b, minority_size, optimal_rho
-from screener.simulation.hashing import _stream_key
+from screener.simulation.hashing import stream_key
 from screener.stats import JEFFREYS, ksigma_lk
 
 __all__ = ["Run", "gold", "lsa", "round_robin", "warm_up", "weighted_round_robin"]
@@ -572,7 +572,7 @@ def _common(
         raise ValueError("the compiled loops need a budget of at least one pull per worker")
     a, b = JEFFREYS
     log_beta_prior = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-    return values, n, log_beta_prior, math.log(1.0 / (delta / n)), _stream_key(seed, 0)[0]
+    return values, n, log_beta_prior, math.log(1.0 / (delta / n)), np.uint64(stream_key(seed, 0))
 
 
 def _ksigma(means: FloatArray, seed: int, k: float, delta: float, budget: int,
@@ -657,7 +657,7 @@ def lsa(means: FloatArray, seed: int, *, threshold: float, budget: int,
     values = _writeable(means)
     if budget < values.size:
         raise ValueError("the compiled loops need a budget of at least one pull per worker")
-    key = _stream_key(seed, 0)[0]
+    key = np.uint64(stream_key(seed, 0))
     start = time.process_time()
     counts = _lsa_loop(values, key, threshold, alpha, budget)
     return Run(int(counts.sum()), counts, time.process_time() - start)

@@ -1,8 +1,8 @@
 """One name, one home: a name is imported from the module that defines it (assigns it, or
 defines it with ``def`` or ``class``) or from a package's ``__init__`` (which re-exports its
 package's public names), never from another module that happens to import it; a module's
-``__all__`` lists only what it defines; and a private module (``_x``) is imported only from
-inside its package. Read from the source (no module is imported), over screener and every
+``__all__`` lists only what it defines; and a private module or name (``_x``) is imported only
+from inside its package. Read from the source (no module is imported), over screener and every
 folder that imports it; tests may import a private module (they test it)."""
 
 from __future__ import annotations
@@ -110,14 +110,25 @@ def _private(part: str) -> bool:
 
 
 def private_imports(path: Path, root: Path = REPOSITORY) -> list[str]:
-    """The private modules (a part of the dotted name starting with one ``_``) that ``path``
-    imports from outside their package."""
+    """The private modules and names (a part of the dotted name starting with one ``_``)
+    that ``path`` imports from outside their package (a private name's package: its
+    module's)."""
     package = ".".join(path.relative_to(root).with_suffix("").parts[:-1])
     found = []
     for node in ast.walk(_tree(path)):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            home = _source(node.module, root)
+            owner = node.module if home is None or home.name == "__init__.py" else (
+                node.module.rpartition(".")[0]
+            )  # fmt: skip
             modules = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
             modules = [m for m in modules if m == node.module or _source(m, root) is not None]
+            names = [alias.name for alias in node.names if _private(alias.name)]
+            found += [
+                f"line {node.lineno}: {node.module}.{name}"
+                for name in names
+                if f"{node.module}.{name}" not in modules and not _inside(package, owner)
+            ]
         elif isinstance(node, ast.Import):
             modules = [alias.name for alias in node.names]
         else:
@@ -128,9 +139,13 @@ def private_imports(path: Path, root: Path = REPOSITORY) -> list[str]:
             if parts[0] != "screener" or not private:
                 continue
             owner = ".".join(parts[: private[0]])
-            if package != owner and not package.startswith(owner + "."):
+            if not _inside(package, owner):
                 found.append(f"line {node.lineno}: {module}")
     return found
+
+
+def _inside(package: str, owner: str) -> bool:
+    return package == owner or package.startswith(owner + ".")
 
 
 def _id(path: Path) -> str:
@@ -152,9 +167,9 @@ def test_a_module_exports_only_what_it_defines(path: Path) -> None:
 @pytest.mark.parametrize(
     "path", [path for path in SOURCES if not _id(path).startswith("tests")], ids=_id
 )
-def test_private_modules_stay_inside_their_package(path: Path) -> None:
+def test_private_modules_and_names_stay_inside_their_package(path: Path) -> None:
     outside = private_imports(path)
-    assert not outside, f"{_id(path)} imports a private module of another package: {outside}"
+    assert not outside, f"{_id(path)} imports a private name of another package: {outside}"
 
 
 def _package(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -167,13 +182,15 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
 
 def test_the_rules_can_fail(tmp_path: Path) -> None:
     """A borrowed name, a foreign ``__all__`` entry and an outside import of a private module
-    are each caught (guards the AST walk itself); their lawful forms are not."""
+    or name are each caught (guards the AST walk itself); their lawful forms are not."""
     root = _package(
         tmp_path,
         {
             "screener/__init__.py": "",
             "screener/a/__init__.py": "from screener.a.home import Thing\n",
-            "screener/a/home.py": "class Thing: ...\nif True:\n    LOW, (HIGH, TOP) = 0, (1, 2)\n",
+            "screener/a/home.py": (
+                "class Thing: ...\n_hidden = 0\nif True:\n    LOW, (HIGH, TOP) = 0, (1, 2)\n"
+            ),
             "screener/a/_private.py": "def helper(): ...\n",
             "screener/a/sibling.py": (
                 "from screener.a._private import helper\nfrom screener.a.home import Thing\n"
@@ -183,6 +200,7 @@ def test_the_rules_can_fail(tmp_path: Path) -> None:
                 "from screener.a import Thing\nfrom screener.a.home import HIGH, Thing\n"
                 "def f():\n    from screener.a.sibling import Thing, uses\n"
                 "    from screener.a._private import helper\n"
+                "    from screener.a.home import _hidden\n"
             ),
         },
     )
@@ -190,5 +208,8 @@ def test_the_rules_can_fail(tmp_path: Path) -> None:
     assert borrowed(b, root) == ["line 4: screener.a.sibling.Thing"]
     assert borrowed(sibling, root) == []
     assert foreign_exports(sibling) == ["Thing", "helper"]
-    assert private_imports(b, root) == ["line 5: screener.a._private"]
+    assert private_imports(b, root) == [
+        "line 5: screener.a._private",
+        "line 6: screener.a.home._hidden",
+    ]
     assert private_imports(sibling, root) == []

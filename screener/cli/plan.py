@@ -34,7 +34,7 @@ from screener.runs.setup import (
     default_job,
     question_budget,
 )
-from screener.simulation.many import _usable_cpus as usable_cpus  # map_seeds' own count
+from screener.simulation.many import usable_cpus  # map_seeds' own count
 
 __all__ = ["plan"]
 

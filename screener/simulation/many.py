@@ -21,7 +21,7 @@ from screener.errors import ConfigError, ScreenerError
 from screener.simulation.loop import simulate
 from screener.simulation.rewards import BernoulliRewards, RewardModel
 
-__all__ = ["BernoulliRun", "SeededRunError", "map_seeds", "simulate_many"]
+__all__ = ["BernoulliRun", "SeededRunError", "map_seeds", "simulate_many", "usable_cpus"]
 
 _Out = TypeVar("_Out")
 #: Chunks per worker: enough to even out runs of unequal length, few enough to amortise
@@ -97,7 +97,7 @@ def map_seeds(
         return _on_own_processes(run, order, processes, chunksize, progress)
     if processes is not None:
         raise ConfigError("give processes or an executor, not both")
-    return _gather(executor, run, _chunks(order, chunksize, _usable_cpus()), progress)
+    return _gather(executor, run, _chunks(order, chunksize, usable_cpus()), progress)
 
 
 def _on_own_processes(
@@ -108,7 +108,7 @@ def _on_own_processes(
     progress: Callable[[int], object] | None,
 ) -> list[_Out]:
     """``map_seeds`` on a pool of fresh processes it starts and stops (none for one)."""
-    width = _usable_cpus() if processes is None else processes
+    width = usable_cpus() if processes is None else processes
     if width < 1:
         raise ConfigError(f"processes must be at least 1, got {width}")
     width = min(width, len(order))
@@ -202,7 +202,8 @@ class _Simulation:
         return simulate(algorithm, rewards, batch=self.batch)
 
 
-def _usable_cpus() -> int:
+def usable_cpus() -> int:
+    """The CPUs this process may run on (what ``map_seeds`` spreads its runs over)."""
     if hasattr(os, "sched_getaffinity"):  # the CPUs this process may run on (containers)
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1

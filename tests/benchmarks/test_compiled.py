@@ -20,7 +20,7 @@ from benchmarks.instances import gold_instance, ksigma_instance
 from benchmarks.speed import same_pulls
 from screener import BernoulliRewards, RoundRobin, WeightedRoundRobin, simulate
 from screener.algorithms import GOLD, LSA
-from screener.simulation.hashing import _stream_key
+from screener.simulation.hashing import stream_key
 from screener.stats import JEFFREYS, mixture_bounds, mixture_radius
 
 KSIGMA = {"rr": (RoundRobin, compiled.round_robin),
@@ -90,7 +90,7 @@ def test_gold_separates_the_group() -> None:
 
 def test_the_draws_are_bernoulli_rewards() -> None:
     means = np.array([0.1, 0.5, 0.9, 0.33])
-    key = _stream_key(11, 0)[0]
+    key = np.uint64(stream_key(11, 0))
     arms = np.array([0, 1, 2, 3, 2, 1, 0, 3] * 50)
     seqs = np.arange(arms.size) // 3
     expected = BernoulliRewards(means, 11).sample(arms, seqs)
