@@ -95,10 +95,10 @@ _POLICY_OPTIONS: list[Spec] = [
 
 @click.command(short_help=summary("gate"))
 @option_group("given", dict, [
-    algorithm_spec(_DEFAULTS.algorithm, "Screening method (one whose workers may join: "
+    algorithm_spec(_DEFAULTS.algorithm, "Screening algorithm (one whose workers may join: "
                    "crowd-prior, toloka-rule, quiz, lsa, confident- / fdr-thresholding with -p "
                    "max_workers=N)."),
-    param_spec("A parameter of the method (repeatable). crowd-prior starts from "
+    param_spec("A parameter of the algorithm (repeatable). crowd-prior starts from "
                + ", ".join(f"{k}={v}" for k, v in DEFAULT_PARAMS.items()) + "."),
     *_POLICY_OPTIONS,
     _setting("--max-unscreened", "Real tasks a worker may do before its first gold question.",
@@ -163,7 +163,7 @@ def gate(
         settings, bank = None, None
     else:
         settings, bank = _settings(given)
-        Gate(settings, bank)  # the method's parameters are checked where it is built
+        Gate(settings, bank)  # the algorithm's parameters are checked where it is built
     items = None if items_file is None else load_items(items_file)  # before anything is written
     _check_exposure(host, token)
     try:

@@ -34,7 +34,7 @@ not enter it.
 
 The panel: while there are fewer than ``panel`` references, the gate gives gold to at most
 that many trainees at a time (``wants_panel_gold``), workers whose gold so far could make
-them references, so that references exist where the screening method alone would leave
+them references, so that references exist where the screening algorithm alone would leave
 every worker with a handful of gold answers.
 
 Cost: a label costs O(``len(BET_FRACTIONS)``) plus one comparison per worker waiting on the

@@ -304,7 +304,7 @@ class Gate:
         return self.decisions[max(cursor + 1, 0) :]
 
     def result(self) -> Result:
-        """The method's result, its workers named (a reopened worker's earlier arm is named
+        """The algorithm's result, its workers named (a reopened worker's earlier arm is named
         with its screening number)."""
         names = []
         seen: dict[str, int] = {}
@@ -447,13 +447,13 @@ class Gate:
         return share is None or self.gold_asked + 1 <= share * self.requests
 
     def _screening_gold(self, state: WorkerState) -> Reply | None:
-        """A pull of the method for this worker, or None (then the worker's status says
-        why: decided, or one the method will ask no more)."""
+        """A pull of the algorithm for this worker, or None (then the worker's status says
+        why: decided, or one the algorithm will ask no more)."""
         ask = self.method.ask_for(state.arm)
         self._check_decisions()
         if len(ask) == 0:
             if state.status is Status.SCREENING:
-                state.status = Status.UNDECIDED  # at its bound, or the method has stopped
+                state.status = Status.UNDECIDED  # at its bound, or the algorithm has stopped
             return None
         question = self._question(state)
         if question is None and self.bank is not None:
@@ -464,8 +464,8 @@ class Gate:
         return self._new_gold(state, int(ask.first_id), question, "screening")
 
     def _audit_gold(self, state: WorkerState, why: str) -> Reply | None:
-        """A gold question to a decided worker (or one the method asks no more): the change
-        detector watches its answer, and so does the method where it reconsiders."""
+        """A gold question to a decided worker (or one the algorithm asks no more): the change
+        detector watches its answer, and so does the algorithm where it reconsiders."""
         question = self._question(state)
         if question is None and self.bank is not None:
             return None
@@ -475,7 +475,7 @@ class Gate:
 
     def _audit_due(self, state: WorkerState) -> bool:
         """Audit at ``audit_rate`` (a seeded draw), and under the value policy whenever the
-        method would still use the answer and it is worth its price."""
+        algorithm would still use the answer and it is worth its price."""
         if self._audit_draw(state):
             return True
         if self.judge is None or not self.judge.method.reconsider:
@@ -483,7 +483,7 @@ class Gate:
         return state.status is not Status.SCREENING and self.judge.wants(state)
 
     def _value_ban(self, state: WorkerState) -> None:
-        """The gate's own ban (``ValueJudge.ban``), after an answer the method used."""
+        """The gate's own ban (``ValueJudge.ban``), after an answer the algorithm used."""
         found = None if self.judge is None or state.banned else self.judge.ban(state)
         if found is None:
             return
@@ -500,7 +500,7 @@ class Gate:
                 self._ban_by_gate(state, self.agreement.ban_reason(worker))
 
     def _ban_by_gate(self, state: WorkerState, why: str) -> None:
-        """A ban the gate makes itself, beside its method's."""
+        """A ban the gate makes itself, beside its algorithm's."""
         self.method.set_unavailable(state.arm, "banned by the gate")
         state.status = Status.BANNED
         self._decide(state, Verdict.BANNED, why)
@@ -559,10 +559,10 @@ class Gate:
         self.method.set_available(state.arm)
 
     def _check_decisions(self) -> None:
-        """Stream the method's new decisions out: a first decision, or a ban of a worker it
+        """Stream the algorithm's new decisions out: a first decision, or a ban of a worker it
         had accepted (an algorithm that reconsiders on audits). A ban is final; a decision the
-        method takes back otherwise (a provisional one) stays as streamed. Only the workers the
-        method says moved are read, where it can say (``verdict_changes``): then a request
+        algorithm takes back otherwise (a provisional one) stays as streamed. Only the workers the
+        algorithm says moved are read, where it can say (``verdict_changes``): then a request
         costs the same at any number of workers."""
         arms = self.method.verdict_changes()
         verdicts = self.method.verdicts() if arms is None else self.method.verdicts_of(arms)

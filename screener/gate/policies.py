@@ -3,14 +3,14 @@ the gate's gold policy, one small frozen type per choice, each holding its own p
 and checking them itself (as Toloka-Kit states each quality-control rule as its own type).
 
 * ``ValueOfGold(tenure=False, bans=None)``: when its expected saving is worth its price. It
-  prices gold with the crowd prior, so its gate's method must be crowd-prior (checked where
+  prices gold with the crowd prior, so its gate's algorithm must be crowd-prior (checked where
   the gate builds its judge, ``screener.gate.judge.value_judge``). ``tenure`` and ``bans``
   are heuristics, off by default (their bans are wrong more often than they claim on some
   crowds, BENCHMARKS.md): ``tenure`` prices and judges each worker against the workers who
   made as many requests (``screener.gate.tenure``); ``bans`` is when the gate bans a worker
-  itself, beside its method's bans (``BanRule``; None: "promise" with ``tenure``, else only
-  the method bans).
-* ``FirstGold()``: at every request until the method decides (a quiz up front).
+  itself, beside its algorithm's bans (``BanRule``; None: "promise" with ``tenure``, else only
+  the algorithm bans).
+* ``FirstGold()``: at every request until the algorithm decides (a quiz up front).
 * ``GoldShare(every=10)``: at one request in ``every`` of each worker (the platforms'
   control-task share). Not ``GateSettings.gold_share``, which caps gold over all replies.
 
@@ -71,13 +71,13 @@ class ValueOfGold:
 
     @property
     def ban_rule(self) -> BanRule | None:
-        """The policy's own ban rule, if any (None: only the method bans)."""
+        """The policy's own ban rule, if any (None: only the algorithm bans)."""
         return self.bans or ("promise" if self.tenure else None)
 
 
 @dataclass(frozen=True)
 class FirstGold:
-    """Gold at every request of a worker until the method decides (a quiz up front)."""
+    """Gold at every request of a worker until the algorithm decides (a quiz up front)."""
 
     name: ClassVar[str] = "first"
 

@@ -37,7 +37,7 @@ class Status(enum.StrEnum):
 @dataclass(slots=True)
 class Gold:
     """One gold question handed out: ``id`` (the gate's name for it), its worker, the
-    method's pull (None when the method has no use for the answer), the bank's question (None
+    algorithm's pull (None when the algorithm has no use for the answer), the bank's question (None
     without a bank: the platform picks one), whether it audits a decided worker (the change
     detector watches those answers), and whether it has been answered or released (the
     worker left, was banned, or its screening was reopened)."""
@@ -53,7 +53,7 @@ class Gold:
 
 @dataclass(slots=True)
 class WorkerState:
-    """One worker: its arm in the method (a reopened screening gives it a new one), its row in
+    """One worker: its arm in the algorithm (a reopened screening gives it a new one), its row in
     the change detector, what it was given, and the gold question it still owes, if any."""
 
     worker: str
@@ -90,7 +90,7 @@ def reward_of(
 ) -> float:
     """The reward of an answer to ``record``: ``reward`` as given (beside it a raw ``answer``
     is the worker's label, kept for the gold check), else the raw ``answer`` scored against
-    the bank's key; refused outside the method's reward range."""
+    the bank's key; refused outside the algorithm's reward range."""
     if reward is None and answer is None:
         raise ConfigError("give the gold answer's reward or its raw answer")
     if reward is None:

@@ -1,4 +1,4 @@
-"""What a requester sets for a gate: the method, when gold is asked, the prices, the audits."""
+"""What a requester sets for a gate: the algorithm, when gold is asked, the prices, the audits."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_PARAMS", "GateSettings", "OnChange"]
 #: What the change detector's alarm does to a qualified worker: ban it at once, or screen it
 #: again from its next answers on.
 OnChange = Literal["ban", "reopen"]
-#: The gate's default method: crowd-prior against Toloka's bar, its first 20 workers a pilot
+#: The gate's default algorithm: crowd-prior against Toloka's bar, its first 20 workers a pilot
 #: whose answers fit the prior that judges everyone after them, a qualified worker's audit
 #: answers judged too (a ban under the same rule).
 DEFAULT_PARAMS: Mapping[str, Any] = {"threshold": 0.6, "pilot": 20, "reconsider": True}
@@ -42,7 +42,7 @@ _FLAT_DEFAULTS = {f.name: f.default for p in GOLD_POLICIES.values() for f in dat
 class GateSettings:
     """Everything that defines a gate (plain values: a gate is rebuilt from them to replay).
 
-    ``algorithm`` and ``params``: the screening method (an open-roster one: crowd-prior,
+    ``algorithm`` and ``params``: the screening algorithm (an open-roster one: crowd-prior,
     confident-thresholding and fdr-thresholding with ``max_workers``, toloka-rule, quiz,
     lsa...). ``policy``: when gold is asked, with its own parameters (``GoldPolicy``:
     ``ValueOfGold``, the default, ``FirstGold`` or ``GoldShare``, ``screener.gate.policies``).
@@ -59,7 +59,7 @@ class GateSettings:
     and decide nothing);
     ``binary_labels``: the task labels have two classes (agreement then counts two wrong
     labels as one, a sharper test); ``panel``: the references the gate makes on purpose with
-    extra gold, with ``agreement`` (0: only those the method's gold makes). ``confidence``:
+    extra gold, with ``agreement`` (0: only those the algorithm's gold makes). ``confidence``:
     the probability of its label at which a registered item is done
     (``screener.gate.items``). ``seed``: the
     audits' draws. ``gold_key``: the secret the gold ids are made with
@@ -105,14 +105,14 @@ class GateSettings:
         cls = ALGORITHMS[self.algorithm]
         if cls.fixed_roster is not None:
             raise ConfigError(
-                f"a gate needs a method whose workers may join: {self.algorithm} needs a "
+                f"a gate needs an algorithm whose workers may join: {self.algorithm} needs a "
                 f"fixed roster ({cls.fixed_roster})",
                 "use crowd-prior (the default), toloka-rule, quiz, lsa, or "
                 "confident-thresholding / fdr-thresholding with max_workers",
             )
         if "seed" in self.params:
             raise ConfigError(
-                "seed is the gate's setting, which the method is given too, not a parameter",
+                "seed is the gate's setting, which the algorithm is given too, not a parameter",
                 "give it with --seed N (seed= in Python), not -p seed=",
             )
         check_seed(self.seed)
@@ -201,7 +201,7 @@ class GateSettings:
 
     @property
     def ban_rule(self) -> BanRule | None:
-        """The value policy's own ban rule, if any (None: only the method bans)."""
+        """The value policy's own ban rule, if any (None: only the algorithm bans)."""
         return self.policy.ban_rule if isinstance(self.policy, ValueOfGold) else None
 
     @property

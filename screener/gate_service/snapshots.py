@@ -177,7 +177,7 @@ def _restored(snapshot: Snapshot | None, fresh: Gate) -> tuple[Gate, list[float]
 
 
 class _GateLoader(AllowListUnpickler):
-    """The algorithms' allow-list (a gate's method is one), and the classes defined in the
+    """The algorithms' allow-list (a gate's algorithm is one), and the classes defined in the
     gate's packages; a name imported into one of them (``screener.bank.questions.Path``) is
     not one of its classes."""
 

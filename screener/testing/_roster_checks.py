@@ -1,13 +1,13 @@
 """The open-roster conformance checks: workers who join, leave and come back mid-run.
 
-A method that takes joiners (``fixed_roster`` None, and for the ones that spread an error
+An algorithm that takes joiners (``fixed_roster`` None, and for the ones that spread an error
 level over the roster, room in ``max_workers``) is driven through seeded stream histories:
 workers join in ones and twos, each arriving worker is asked for by name (``ask_for``, as
-the gate does) or the method chooses (``ask``), answers come back in any order, workers leave
+the gate does) or the algorithm chooses (``ask``), answers come back in any order, workers leave
 and return. At every step: pulls name existing, present workers, ``ask_for`` pulls only the
 worker asked for, the books (pending, answered, asked) agree, and the ``verdicts`` agree
-with the result. A method that needs a fixed roster must refuse a joiner (and a returner)
-with a ConfigError and change nothing; so must a method whose error level is spread over its
+with the result. An algorithm that needs a fixed roster must refuse a joiner (and a returner)
+with a ConfigError and change nothing; so must an algorithm whose error level is spread over its
 starting roster (without ``max_workers``), which still takes back a worker who left.
 """
 
@@ -146,7 +146,7 @@ def _replayed(build: Callable[[], Algorithm], calls: list[tuple[str, int, float]
 
 
 def _check_verdicts(algorithm: Algorithm) -> None:
-    """A verdict is what the result says; a method with a confidence rule has no other
+    """A verdict is what the result says; an algorithm with a confidence rule has no other
     decisions (a fixed budget's classification before its end is not a verdict)."""
     if not isinstance(algorithm, ThresholdingAlgorithm):
         return
@@ -186,7 +186,7 @@ def _check_join_replay(context: Context) -> str | None:
     """The same calls, joins and returns included, rebuild the same state, pull for pull;
     a snapshot taken after joins reads back and goes on alike."""
     if _refuses_joiners(context.build()) is not None:
-        return "the method needs a fixed roster"
+        return "the algorithm needs a fixed roster"
     stream = _Stream(context.build(), context.means, context.seed)
     stream.play(_STEPS)
     rebuilt = _replayed(context.build, stream.calls)
@@ -203,14 +203,14 @@ def _check_join_replay(context: Context) -> str | None:
         _expect(
             left.arms.tolist() == right.arms.tolist() and left.state is right.state,
             f"after a snapshot, ask_for({arm}) gave {right.state.value} where the live "
-            f"method gave {left.state.value}",
+            f"algorithm gave {left.state.value}",
         )
     return None
 
 
 def _check_leave_return(context: Context) -> str | None:
     """A worker who left is never asked (by ``ask`` or ``ask_for``) until it comes back; a
-    fixed-roster method refuses the return, changing nothing."""
+    fixed-roster algorithm refuses the return, changing nothing."""
     algorithm = context.build()
     algorithm.set_unavailable(0, "left")
     if algorithm.fixed_roster is not None:
@@ -219,7 +219,7 @@ def _check_leave_return(context: Context) -> str | None:
         except ConfigError:
             _expect(not algorithm.available[0], "a refused return made the worker available")
             return None
-        raise Failed("a fixed-roster method took back a worker who had left")
+        raise Failed("a fixed-roster algorithm took back a worker who had left")
     _expect(len(algorithm.ask_for(0)) == 0, "ask_for gave a pull of a worker who left")
     for _ in range(3 * algorithm.n_arms):
         ask = algorithm.ask(1)

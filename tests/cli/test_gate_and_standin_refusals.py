@@ -23,7 +23,7 @@ def folder(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        (["-p", "seed=3"], "error: seed is the gate's setting, which the method is given too, "
+        (["-p", "seed=3"], "error: seed is the gate's setting, which the algorithm is given too, "
          "not a parameter (give it with --seed N (seed= in Python), not -p seed=)"),
         (["--gold-every", "5"], "error: gold_every=5 paces the share policy only, and this "
          "gate's policy is value (add --policy share, or drop --gold-every)"),
