@@ -28,6 +28,9 @@ from screener.errors import ConfigError, InvalidRewardError, UnknownPullError
 from screener.stats import ArmStats
 
 _PENDING = _ledger.PENDING  # read once a pull by tell1
+#: ``TellOutcome.ACCEPTED`` as a plain int: numpy compares an array with it several times
+#: faster than with the enum member (read once a batch by tell_many).
+_ACCEPTED = int(TellOutcome.ACCEPTED)
 
 __all__ = ["PullBookkeeping"]
 
@@ -96,11 +99,12 @@ class PullBookkeeping:
         self._check_known(ids)
         if ids.size == 1 and self.accepts_reward(float(values[0])):  # the one-answer path
             return self._tell_one(ids, values)
-        bad = ~((values >= self.lower) & (values <= self.upper))  # NaN fails both
-        if bad.any():
+        good = (values >= self.lower) & (values <= self.upper)  # NaN fails both
+        if not good.all():
+            bad = ~good
             raise self._reward_error(int(ids[bad][0]), float(values[bad][0]))
         outcomes = self._outcomes(ids)
-        accepted = outcomes == TellOutcome.ACCEPTED
+        accepted = outcomes == _ACCEPTED
         if accepted.any():
             new_ids = ids[accepted]
             arms = self._ledger.arms_of(new_ids)

@@ -129,11 +129,12 @@ class PullLedger:
         counts = np.bincount(arms, minlength=self.next_seq.size)
         seqs = self.next_seq[arms]
         if arms.size > 1 and counts.max() > 1:
-            # Rank of each occurrence of an arm inside the batch, in batch order.
-            order = np.argsort(arms, kind="stable")
+            # Rank of each occurrence of an arm inside the batch, in batch order (the array
+            # methods: numpy's functions of the same names cost a wrapper call each).
+            order = arms.argsort(kind="stable")
             sorted_arms = arms[order]
-            group_start = np.searchsorted(sorted_arms, sorted_arms, side="left")
-            occurrence = np.empty_like(arms)
+            group_start = sorted_arms.searchsorted(sorted_arms, side="left")
+            occurrence = np.empty(arms.size, dtype=arms.dtype)
             occurrence[order] = np.arange(arms.size) - group_start
             seqs = seqs + occurrence
         self.next_seq += counts

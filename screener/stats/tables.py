@@ -100,17 +100,17 @@ class PairTable:
             rows = counts[inside].astype(np.int64)
             blocks = rows // BLOCK
             filled = self._filled[blocks]
+        if not filled.all():  # count the misses (a block may fill), then keep what is there
+            for block in np.unique(blocks[~filled]).tolist():
+                self._miss(block, _CALL_COST)
+            filled = self._filled[blocks]
+            inside, rows = inside[filled], rows[filled]
         out = np.empty((self._width, counts.size))
         found = np.zeros(counts.size, dtype=bool)
-        for block in np.unique(blocks[~filled]).tolist():
-            self._miss(block, _CALL_COST)
-        filled = self._filled[blocks]
-        if filled.any():
+        if inside.size:
             assert self._values is not None
-            here, rows = inside[filled], rows[filled]
-            columns = _column(rows, sums[here].astype(np.int64))
-            out[:, here] = self._values[:, columns]
-            found[here] = True
+            out[:, inside] = self._values[:, _column(rows, sums[inside].astype(np.int64))]
+            found[inside] = True
         return out, found
 
     def _miss(self, block: int, cost: int) -> bool:

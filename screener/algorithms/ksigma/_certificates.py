@@ -211,7 +211,8 @@ class Certificates:
 def _box_rows(rising: NDArray[np.bool_], means: FloatArray, lows: FloatArray,
               highs: FloatArray) -> FloatArray:  # fmt: skip
     """The four kept rows of these workers: means, the ``up`` and ``down`` vertices, reaches."""
-    return np.stack(
+    # ``np.array`` of the rows, not ``np.stack``: the same array, at half the overhead.
+    return np.array(
         [
             means,
             np.where(rising, highs, lows),

@@ -263,12 +263,20 @@ class KSigmaAlgorithm(KSigmaIntervals):
         ``ksigma_threshold_enclosure``), so the exact enclosure is that close."""
         if self._near_band is None:
             y, lows, highs = self.means, self._lows, self._highs
-            reach = float(np.maximum(y - lows, highs - y).mean())
-            spread = float(y.std())
+            # Sums over n, not ``mean()`` and ``std()``: the same floats, without their overhead.
+            reach = float(np.maximum(y - lows, highs - y).sum()) / y.size
+            centred = y - float(y.sum()) / y.size
+            spread = math.sqrt(float((centred * centred).sum()) / y.size)
             if not spread > 0.0:
                 self._near_band = (math.inf, -math.inf)  # nothing is settled this way
             else:
-                low, high = ksigma_threshold_enclosure(y, lows, highs, self.k)
+                # With every end exact and every worker sampled, the enclosure of the ends
+                # as kept is ``_enclosure``'s: computed once, for both.
+                exact = not self._inexact and self.interval == "mixture"
+                if exact and bool(self._sampled.all()):
+                    low, high = self._enclosure()
+                else:
+                    low, high = ksigma_threshold_enclosure(y, lows, highs, self.k)
                 slack = 10.0 * NEAR * self.width * (1.0 + self.k) * (1.0 + reach / spread)
                 self._near_band = (low - slack, high + slack)
         band_low, band_high = self._near_band

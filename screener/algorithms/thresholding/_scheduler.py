@@ -48,15 +48,19 @@ def heap_picks(
     heapq.heapify(heap)
     picked: dict[int, int] = {}
     picks: list[int] = []
-    while heap and len(picks) < limit:
-        _, arm = heapq.heappop(heap)
+    pop, push_pop, inf = heapq.heappop, heapq.heappushpop, math.inf  # once, not once a pick
+    top = pop(heap) if heap and limit > 0 else None
+    while top is not None:
+        arm = top[1]
         picks.append(arm)
         if len(picks) == limit:
             break
-        picked[arm] = picked.get(arm, 0) + 1
-        key = next_key(arm, picked[arm])
-        if key < math.inf:
-            heapq.heappush(heap, (key, arm))
+        count = picked[arm] = picked.get(arm, 0) + 1
+        key = next_key(arm, count)
+        if key < inf:  # push it and pop the smallest in one step (often it again)
+            top = push_pop(heap, (key, arm))
+            continue
+        top = pop(heap) if heap else None  # held back: the next smallest, if any
     return np.array(picks, dtype=np.int64)
 
 

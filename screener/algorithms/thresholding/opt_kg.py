@@ -148,10 +148,11 @@ class OptKG(ThresholdingAlgorithm):
             if told:
                 self._refresh_one(told[0])
             return
-        changed = np.flatnonzero(self.stats.count != self._seen)
+        answered = self.stats.count
+        changed = (answered != self._seen).nonzero()[0]  # (flatnonzero's wrapper costs more)
         if changed.size == 0:
             return
-        counts = self.stats.count[changed]
+        counts = answered[changed]
         totals = self.stats.total[changed]
         self._seen[changed] = counts
         for arm, count, total in zip(
@@ -193,15 +194,7 @@ class OptKG(ThresholdingAlgorithm):
         """``(a, b, lean, w)`` after ``wins`` successes, then ``losses`` failures, by the
         one-step identities; w by its own, ``w(a + 1, b) = w x (a + b) / a`` and ``w(a, b + 1)
         = w (1 - x) (a + b) / b`` (where w underflows, the lean no longer moves anyway)."""
-        x = self.bar
-        for _ in range(wins):
-            lean -= w / a
-            w *= x * (a + b) / a
-            a += 1.0
-        for _ in range(losses):
-            lean += w / b
-            w *= (1.0 - x) * (a + b) / b
-            b += 1.0
+        a, b, lean, w = _steps(self.bar, (a, b, lean, w), wins, losses)
         return a, b, min(max(lean, -0.5), 0.5), w
 
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
@@ -220,13 +213,21 @@ class OptKG(ThresholdingAlgorithm):
         index, each pick counted as a pull in flight) with the keys as plain floats: the
         picked worker's next key is one scalar evaluation, where the index's vectorised call
         per pick would cost more than the key."""
-        arms = np.flatnonzero(self.available)
-        keys = self._index(arms, (self.stats.count + self.pending)[arms].astype(np.float64))
-
+        # ``pending``, not the ledger: a retried pull is counted in before it is recorded.
+        if self.unavailable_reason or self.pending.any():
+            arms = np.flatnonzero(self.available)
+            keys = self._index(arms, (self.stats.count + self.pending)[arms].astype(np.float64))
+        else:  # every worker available, none in flight: ``_index`` gives the tracked keys
+            arms, keys = np.arange(self.n_arms), self._keys
         in_flight = self.pending.tolist()
+        lattices: dict[int, _Lattice] = {}  # a worker picked again walks on from its last key
+        lied_log_gain = self._lied_log_gain  # looked up once a batch, not once a pick
 
         def next_key(arm: int, picked: int) -> float:  # picked >= 1: a pull in flight
-            return -self._lied_log_gain(arm, float(in_flight[arm] + picked))
+            lattice = lattices.get(arm)
+            if lattice is None:
+                lattice = lattices[arm] = self._lattice(arm)
+            return -lied_log_gain(arm, float(in_flight[arm] + picked), lattice)
 
         return heap_picks(arms, keys, limit, next_key)
 
@@ -239,12 +240,13 @@ class OptKG(ThresholdingAlgorithm):
         best = int(keys.argmin())
         return -1 if keys[best] == math.inf else best
 
-    def _lied_log_gain(self, arm: int, lies: float) -> float:
-        """The log gain of ``arm`` with ``lies`` pulls in flight counted at its mean."""
+    def _lied_log_gain(self, arm: int, lies: float, lattice: _Lattice | None = None) -> float:
+        """The log gain of ``arm`` with ``lies`` pulls in flight counted at its mean
+        (``lattice``: the worker's lattice as walked so far, if kept)."""
         a, b = self._a[arm], self._b[arm]
         lied_a, lied_b = a + lies * a / (a + b), b + lies * b / (a + b)
         log_w = self._log_density(lied_a, lied_b)
-        bounds = self._lean_bounds(arm, lied_a - a, lied_b - b)
+        bounds = (lattice or self._lattice(arm)).bracket(lied_a - a, lied_b - b)
         if bounds is not None and (bounds[0] > 0.0 or bounds[1] < 0.0):
             nearest = bounds[0] if bounds[0] > 0.0 else bounds[1]  # |lean| is at least this
             fast = self._fast_log_gain(lied_a, lied_b, nearest, log_w)
@@ -252,19 +254,10 @@ class OptKG(ThresholdingAlgorithm):
                 return fast
         return self._log_gain(lied_a, lied_b, self._exact_lean(lied_a, lied_b), log_w)
 
-    def _lean_bounds(self, arm: int, more_a: float, more_b: float) -> tuple[float, float] | None:
-        """Bounds on the lean of ``arm`` at Beta(a + more_a, b + more_b) (fractional steps):
-        I_x falls in a and rises in b, so the lattice points around that state, walked from
-        the worker's tracked lean, bracket it (None: too far to walk)."""
-        whole_a, whole_b = math.floor(more_a), math.floor(more_b)
-        if whole_a + whole_b + 1 > _MAX_STEPS:
-            return None
-        a, b, lean, w = self._a[arm], self._b[arm], self._lean[arm], math.exp(self._log_w[arm])
-        if whole_a or whole_b:  # else no step: the tracked lean is already in [-1/2, 1/2]
-            a, b, lean, w = self._walk(a, b, lean, w, whole_a, whole_b)
-        low = lean - w / a if more_a > whole_a else lean  # one more success
-        high = lean + w / b if more_b > whole_b else lean  # one more failure
-        return low, high
+    def _lattice(self, arm: int) -> _Lattice:
+        """Worker ``arm``'s lattice, walked from its tracked state."""
+        start = (self._a[arm], self._b[arm], self._lean[arm], math.exp(self._log_w[arm]))
+        return _Lattice(self.bar, start)
 
     def _gain(self, a: float, b: float) -> float:
         """Optimistic KG: the larger rise of max(P(mu >= x), P(mu < x)) after one answer."""
@@ -331,6 +324,66 @@ class OptKG(ThresholdingAlgorithm):
 _LEAN_ERROR = 1e-9
 #: Longest walk of one update (a worker given many answers at once takes the general path).
 _MAX_STEPS = 32
+
+
+def _steps(
+    x: float, state: tuple[float, float, float, float], wins: int, losses: int
+) -> tuple[float, float, float, float]:
+    """``OptKG._walk`` at bar ``x`` before it clamps the lean: ``wins`` one-step identities
+    for a success, then ``losses`` for a failure."""
+    a, b, lean, w = state
+    for _ in range(wins):
+        lean -= w / a
+        w *= x * (a + b) / a
+        a += 1.0
+    for _ in range(losses):
+        lean += w / b
+        w *= (1.0 - x) * (a + b) / b
+        b += 1.0
+    return a, b, lean, w
+
+
+class _Lattice:
+    """One worker's lattice states walked from its tracked state (``OptKG._lattice``) as
+    ``_steps`` walks them (successes, then failures), and the bounds they put on the lean of
+    a lied state; the last successes' and failures' walks are kept: the lies of a batch on
+    one worker grow pick by pick, and each walk goes on from the last one instead of
+    starting over (the same steps in the same order, so the same floats)."""
+
+    def __init__(self, x: float, start: tuple[float, float, float, float]) -> None:
+        self._x = x
+        self._start = start
+        self._wins: tuple[int, tuple[float, float, float, float]] = (0, start)
+        self._losses: tuple[int, int, tuple[float, float, float, float]] = (0, 0, start)
+
+    def bracket(self, more_a: float, more_b: float) -> tuple[float, float] | None:
+        """Bounds on the lean at Beta(a + more_a, b + more_b) (fractional steps): I_x falls
+        in a and rises in b, so the lattice points around that state bracket it (None: too
+        far to walk)."""
+        whole_a, whole_b = math.floor(more_a), math.floor(more_b)
+        if whole_a + whole_b + 1 > _MAX_STEPS:
+            return None
+        a, b, lean, w = self.at(whole_a, whole_b)
+        lean = min(max(lean, -0.5), 0.5)  # as ``_walk`` ends (the tracked lean is inside)
+        low = lean - w / a if more_a > whole_a else lean  # one more success
+        high = lean + w / b if more_b > whole_b else lean  # one more failure
+        return low, high
+
+    def at(self, wins: int, losses: int) -> tuple[float, float, float, float]:
+        """``(a, b, lean, w)`` after ``wins`` successes, then ``losses`` failures."""
+        done, state = self._wins
+        if done > wins:
+            done, state = 0, self._start
+        if done < wins:
+            state = _steps(self._x, state, wins - done, 0)
+            self._wins = (wins, state)
+        after, done, end = self._losses
+        if after != wins or done > losses:
+            done, end = 0, state
+        if done < losses:
+            end = _steps(self._x, end, 0, losses - done)
+        self._losses = (wins, losses, end)
+        return end
 
 
 def _walkable(wins: float, losses: float) -> bool:

@@ -88,10 +88,10 @@ def threshold_end_bracket(
 
 def _boxes(lows: ArrayLike, highs: ArrayLike, k: float) -> tuple[FloatArray, FloatArray]:
     """Checked boxes: lows and highs broadcast together, at least one interval each."""
-    low, high = np.broadcast_arrays(
-        np.asarray(lows, dtype=np.float64), np.asarray(highs, dtype=np.float64)
-    )
-    if low.shape[-1] == 0 or np.any(low > high):
+    low, high = np.asarray(lows, dtype=np.float64), np.asarray(highs, dtype=np.float64)
+    if low.shape != high.shape:  # only then: the call costs as much as a small box's bound
+        low, high = np.broadcast_arrays(low, high)
+    if low.shape[-1] == 0 or (low > high).any():
         raise ValueError("need at least one interval, each with lows <= highs")
     if not (math.isfinite(k) and k >= 0):
         raise ValueError(f"k must be a finite number >= 0, got {k}")
@@ -140,12 +140,13 @@ def ksigma_threshold_enclosure(
     low = np.asarray(lows, dtype=np.float64)
     high = np.asarray(highs, dtype=np.float64)
     n = y.size
-    centre = float(y.mean())
+    # Sums over n, not ``mean()``: the same floats, without its overhead (called per answer).
+    centre = float(y.sum()) / n
     spread = math.sqrt(float(np.dot(y - centre, y - centre)) / n)
     theta = centre + k * spread
     r = np.maximum(y - low, high - y)
     squares = float(np.dot(r, r))
-    lipschitz = float(r.mean()) + k * math.sqrt(squares / n)
+    lipschitz = float(r.sum()) / n + k * math.sqrt(squares / n)
     bottom, top = theta - lipschitz, theta + lipschitz
     if spread > 1e-9:
         g = 1.0 / n + k * (y - centre) / (n * spread)
@@ -178,7 +179,7 @@ def _theta_min_bound(low: FloatArray, high: FloatArray, k: float) -> FloatArray:
     x = np.clip(points, lo, hi)
     mean = x.sum(axis=-1, keepdims=True) / n
     centred = x - mean
-    norm = np.sqrt(np.sum(centred * centred, axis=-1, keepdims=True))
+    norm = np.sqrt((centred * centred).sum(axis=-1, keepdims=True))
     # The gradient direction at tau; left of it u = Px / (k sqrt(n) (mean - tau)), which
     # gives the coordinates strictly inside their intervals w = 0 (|u| <= 1 kept).
     scale = norm.copy()
@@ -186,9 +187,9 @@ def _theta_min_bound(low: FloatArray, high: FloatArray, k: float) -> FloatArray:
     tiny = 1e-12 * (span + 1.0)[..., None, None]
     u = centred / np.where(scale > tiny, scale, np.inf)
     u = u - u.sum(axis=-1, keepdims=True) / n  # exactly orthogonal to the ones
-    u = u / np.maximum(np.sqrt(np.sum(u * u, axis=-1, keepdims=True)), 1.0)  # |u| <= 1
+    u = u / np.maximum(np.sqrt((u * u).sum(axis=-1, keepdims=True)), 1.0)  # |u| <= 1
     w = 1.0 / n + k * u / math.sqrt(n)
-    bounds = np.sum(np.minimum(w * lo, w * hi), axis=-1)
+    bounds = np.minimum(w * lo, w * hi).sum(axis=-1)
     return np.asarray(np.maximum(bounds.max(axis=-1), low.sum(axis=-1) / n), dtype=np.float64)
 
 
@@ -204,15 +205,15 @@ def _clip_minimiser(low: FloatArray, high: FloatArray, k: float) -> FloatArray:
     n = low.shape[-1]
     ends = np.concatenate([low, high], axis=-1)
     is_low = np.concatenate([np.ones_like(low), np.zeros_like(high)], axis=-1)
-    order = np.argsort(ends, axis=-1, kind="stable")
+    order = ends.argsort(axis=-1, kind="stable")
     b = np.take_along_axis(ends, order, axis=-1)
     at_low = np.take_along_axis(is_low, order, axis=-1)
     # Configuration just right of each end (ties: read at the last of equal ends).
-    lows_left = np.cumsum(at_low, axis=-1)  # #{low_i <= b}: not clipped up to low_i
-    highs_left = np.cumsum(1.0 - at_low, axis=-1)  # #{high_i <= b}: clipped down to high_i
-    first = (np.sum(low, axis=-1, keepdims=True), np.sum(low * low, axis=-1, keepdims=True))
-    s1 = first[0] - np.cumsum(at_low * b, axis=-1) + np.cumsum((1.0 - at_low) * b, axis=-1)
-    s2 = first[1] - np.cumsum(at_low * b * b, axis=-1) + np.cumsum((1.0 - at_low) * b * b, axis=-1)
+    lows_left = at_low.cumsum(axis=-1)  # #{low_i <= b}: not clipped up to low_i
+    highs_left = (1.0 - at_low).cumsum(axis=-1)  # #{high_i <= b}: clipped down to high_i
+    first = (low.sum(axis=-1, keepdims=True), (low * low).sum(axis=-1, keepdims=True))
+    s1 = first[0] - (at_low * b).cumsum(axis=-1) + ((1.0 - at_low) * b).cumsum(axis=-1)
+    s2 = first[1] - (at_low * b * b).cumsum(axis=-1) + ((1.0 - at_low) * b * b).cumsum(axis=-1)
     m = lows_left - highs_left  # coordinates equal to tau
     group_end = np.concatenate(
         [b[..., 1:] != b[..., :-1], np.ones_like(b[..., :1], dtype=bool)], -1
@@ -232,7 +233,7 @@ def _clip_minimiser(low: FloatArray, high: FloatArray, k: float) -> FloatArray:
     mean = (ss1 + mm * candidates) / n
     variance = np.maximum((ss2 + mm * candidates * candidates) / n - mean * mean, 0.0)
     value = np.where(valid, mean + k * np.sqrt(variance), np.inf)
-    best = np.argmin(value, axis=-1)[..., None]
+    best = value.argmin(axis=-1)[..., None]
     return np.asarray(np.take_along_axis(candidates, best, axis=-1)[..., 0], dtype=np.float64)
 
 
