@@ -16,7 +16,11 @@ out: one-coin settlement needs categories (the report names them). Pipelines:
 * ``items-C`` (C = 0.8, 0.9, 0.95; 0.95 the gate's default): the default gate owning the
   items (``overlap="gate"``, ``screener.gate.items``): it names the item each worker labels
   among the platform's page of candidates and settles each at confidence C or its recorded
-  count; its final labels are the gate's.
+  count; its final labels are the gate's;
+* ``oracle-items-C``: the items pipeline's bound (``benchmarks.stream_oracle``): oracle-limit's
+  screening, and the same item book naming and settling the items, but weighing each label at
+  its worker's recorded accuracy, known for free: what item choice and weighting could buy
+  if the workers were known.
 
 Each configuration is fixed before any outcome is seen (the gate's defaults at the stated
 prices, 0.05 a gold question and a task). Read per pipeline over the datasets: money over no
@@ -49,7 +53,7 @@ import numpy as np
 
 from benchmarks import harness
 from benchmarks.stream import QUICK_DATASETS, _answers, _binary, _dataset_paths, policies
-from benchmarks.stream_oracle import ORACLES, run_oracle
+from benchmarks.stream_oracle import ORACLES, recorded_book, run_oracle
 from benchmarks.stream_scores import score_outcome
 from screener.gate import Gate
 from screener.money import Prices
@@ -60,6 +64,10 @@ BAR = 0.6
 CONFIDENCES = (0.8, 0.9, 0.95)
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_RUN = f"items-{DEFAULT_CONFIDENCE:g}"
+ORACLE_LIMIT = "oracle-limit"
+#: The items pipeline's bound: oracle-limit's screening, labels weighed at recorded accuracy.
+ORACLE_ITEMS = "oracle-items"
+ITEMS_RUNS = tuple(f"{kind}-{c:g}" for kind in ("items", ORACLE_ITEMS) for c in CONFIDENCES)
 #: Runs and how each is scored: (the stream's policy, lead, Dawid-Skene afterwards).
 RUNS: dict[str, tuple[str, int, bool]] = {
     "none": ("none", 2, True),
@@ -69,7 +77,7 @@ RUNS: dict[str, tuple[str, int, bool]] = {
     "toloka-20": ("toloka-20", 2, True),
     "quiz-10": ("quiz-10", 2, True),
     "screener": ("screener", 2, False),
-    "oracle-limit": ("oracle-limit", 2, False),
+    ORACLE_LIMIT: (ORACLE_LIMIT, 2, False),
 }
 #: Pipelines read from the runs: (run, scored by Dawid-Skene).
 PIPELINES: dict[str, tuple[str, bool]] = {
@@ -79,8 +87,8 @@ PIPELINES: dict[str, tuple[str, bool]] = {
     "toloka-20+DS": ("toloka-20", True),
     "quiz-10+DS": ("quiz-10", True),
     "screener": ("screener", False),
-    "oracle-limit": ("oracle-limit", False),
-    **{f"items-{c:g}": (f"items-{c:g}", False) for c in CONFIDENCES},
+    ORACLE_LIMIT: (ORACLE_LIMIT, False),
+    **{run: (run, False) for run in ITEMS_RUNS},
 }
 #: Every reading of the runs: the pipelines and the none leads of its curve.
 READINGS = {**PIPELINES, "none-lead3": ("none-lead3", False), "none-lead4": ("none-lead4", False)}
@@ -88,6 +96,7 @@ READINGS = {**PIPELINES, "none-lead3": ("none-lead3", False), "none-lead4": ("no
 CURVES = {
     "none leads 2-4": ("none", "none-lead3", "none-lead4"),
     "items 0.8-0.95": tuple(f"items-{c:g}" for c in CONFIDENCES),
+    "oracle-items 0.8-0.95": tuple(f"{ORACLE_ITEMS}-{c:g}" for c in CONFIDENCES),
 }
 #: A calibration decile is read from this many settled items.
 DECILE_ITEMS = 200
@@ -123,13 +132,18 @@ def run_task(task: Task) -> dict[str, Any]:
     answers = _answers(task.path)
     prices = Prices()
     confidence = _confidence(task.run)
-    policy, lead, dawid_skene = ("screener", 2, False) if confidence else RUNS[task.run]
+    bound = task.run.startswith(ORACLE_ITEMS)
+    policy, lead, dawid_skene = (
+        (ORACLE_LIMIT if bound else "screener", 2, False) if confidence else RUNS[task.run]
+    )
     stream = TaskStream(answers, StreamSettings(
         gold_share=0.1, overlap="gate" if confidence else "dynamic", seed=task.seed, lead=lead,
         adversary=task.adversary, bar=BAR,
     ))  # fmt: skip
+    gate = None
     if policy in ORACLES:
-        outcome, _ = run_oracle(stream, BAR, ORACLES[policy])
+        book = recorded_book(stream, confidence, _binary(answers)) if confidence else None
+        outcome, _ = run_oracle(stream, BAR, ORACLES[policy], book)
     else:
         settings = policies(prices)[policy]
         if confidence:
@@ -155,11 +169,13 @@ def run_task(task: Task) -> dict[str, Any]:
 
 
 def _confidence(run: str) -> float | None:
-    return float(run.removeprefix("items-")) if run.startswith("items-") else None
+    """The settling target of an items run (``items-C``, ``oracle-items-C``), else None."""
+    prefix, _, tail = run.rpartition("-")
+    return float(tail) if prefix in ("items", ORACLE_ITEMS) else None
 
 
 def _tasks(plan: Plan, paths: Sequence[Path]) -> list[Task]:
-    runs = [*RUNS, *(f"items-{c:g}" for c in CONFIDENCES)]
+    runs = [*RUNS, *ITEMS_RUNS]
     tasks = [Task(str(p), run, seed) for p in paths for seed in range(plan.seeds) for run in runs]
     tasks += [Task(str(p), DEFAULT_RUN, 0, adversary) for p in paths for adversary in ADVERSARIES]
     return tasks

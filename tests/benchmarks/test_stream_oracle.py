@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.stream_oracle import ORACLES, run_oracle
+from benchmarks.stream_oracle import ORACLES, recorded_book, run_oracle
 from screener.oracles.answer_file import Record, RecordedAnswers
 from screener.testing.doubles.platform import StreamSettings, TaskStream, run_stream
 
@@ -61,3 +61,20 @@ def test_the_bounds_buy_better_labels_for_less_than_no_screening_on_a_spammy_cro
             for s, b, n in zip(seeds, bounds, nones, strict=True)
         ]
         assert sum(gains) > 0, limit
+
+
+def test_the_items_bound_settles_each_item_weighing_labels_at_recorded_accuracy() -> None:
+    """Workers at 0.9 settle an item at 0.95 with two agreeing labels (0.988), never one."""
+    stream = TaskStream(crowd(3), StreamSettings(overlap="gate", seed=3))
+    book = recorded_book(stream, 0.95, binary=True)
+    outcome, _ = run_oracle(stream, BAR, ORACLES["oracle-limit"], book)
+    for name, worker in stream.workers.items():
+        assert book.accuracy(name) == worker.task_accuracy
+    states = list(book.items.values())
+    assert all(s.done and (s.confidence >= 0.95 or s.full()) for s in states)
+    counted = [len(outcome.labels[s.item]) for s in states]
+    assert min(counted) >= 2 and max(counted) <= max(stream.recorded.values())
+    assert np.mean(counted) < 3.0
+    assert outcome.final is not None
+    right = sum(outcome.final[s.item] == outcome.truth[s.item] for s in states)
+    assert right >= 0.9 * len(states)

@@ -166,13 +166,14 @@ class TaskStream:
         self.book: ItemBook | None = None  # the gate's items, under gate overlap
         self.settled: set[str] = set()  # items a remote gate settled: they need no label
 
-    def settle_with(self, gate: Gate) -> None:
-        """Gate overlap: register every task item with ``gate`` (its cap its recorded number
-        of labels); from now on the gate settles them."""
+    def settle_with(self, book: ItemBook) -> None:
+        """Gate overlap: register every task item in ``book`` (a gate's items; its cap its
+        recorded number of labels); from now on the book settles them."""
         if self.settings.overlap != "gate" or self.graded:
             raise ValueError("a gate settles items under overlap='gate', categorical answers")
-        gate.add_items((item, count, 0.0) for item, count in sorted(self.recorded.items()))
-        self.book = gate.items
+        for item, count in sorted(self.recorded.items()):
+            book.add(item, count)
+        self.book = book
 
     def settle(self, items: Iterable[str]) -> None:
         """A gate served over HTTP settled ``items``: they need no more labels (nor
@@ -518,7 +519,7 @@ def run_stream(stream: TaskStream, gate: Gate | None) -> tuple[StreamOutcome, in
     settling = stream.settings.overlap == "gate"
     if settling:
         assert gate is not None, "gate overlap needs a gate"
-        stream.settle_with(gate)
+        stream.settle_with(gate.items)
     for worker in stream.requests():
         pages = stream.candidates(worker) if settling else None
         reply = None if gate is None else gate.next(worker, candidates=pages)
