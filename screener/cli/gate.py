@@ -197,15 +197,14 @@ def _policy(name: str, gold_every: int | None, tenure: bool, bans: BanRule | Non
             f"tenure and bans are the value policy's, and this gate's policy is {name}",
             "use --policy value, or leave them out",
         )
-    share = GoldShare() if gold_every is None else GoldShare(every=gold_every)
-    if name != GoldShare.name and gold_every is not None:
+    if name == GoldShare.name:
+        return GoldShare() if gold_every is None else GoldShare(every=gold_every)
+    if gold_every is not None:
         raise ConfigError(
             f"gold_every={gold_every} paces the share policy only, and this gate's policy is "
             f"{name}",
             "add --policy share, or drop --gold-every",
         )
-    if name == GoldShare.name:
-        return share
     return FirstGold() if name == FirstGold.name else ValueOfGold(tenure=tenure, bans=bans)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from screener.algorithms import ALGORITHMS
-from screener.checks import check_count, check_seed
+from screener.checks import check_choice, check_count, check_seed
 from screener.errors import ConfigError
 from screener.gate.ids import check_gold_key, new_gold_key
 from screener.gate.policies import (
@@ -124,7 +124,7 @@ class GateSettings:
                 f"policy must be a gold policy, got {self.policy!r}",
                 "give ValueOfGold(), FirstGold() or GoldShare(every=N) of screener.gate",
             )
-        _choice("on_change", self.on_change, get_args(OnChange))
+        check_choice("on_change", self.on_change, get_args(OnChange))
 
     def _check_amounts(self) -> None:
         check_count("max_unscreened", self.max_unscreened, 0, "e.g. 3 tasks before the first")
@@ -236,11 +236,6 @@ def _flat_policy(data: Mapping[str, Any]) -> dict[str, Any]:
     kept = {k: v for k, v in flat.items() if k in own or v != _FLAT_DEFAULTS[k]}
     values["policy"] = {"name": name, **kept}
     return values
-
-
-def _choice(label: str, value: str, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ConfigError(f"unknown {label} {value!r}", f"use one of: {', '.join(choices)}")
 
 
 def _fraction(label: str, value: float, *, open_low: bool, below_one: bool = False) -> None:

@@ -30,6 +30,9 @@ def folder(tmp_path: Path) -> Path:
         (["--policy", "first", "--gold-every", "10"], "error: gold_every=10 paces the share "
          "policy only, and this gate's policy is first (add --policy share, or drop "
          "--gold-every)"),
+        (["--policy", "first", "--gold-every", "0"], "error: gold_every=0 paces the share "
+         "policy only, and this gate's policy is first (add --policy share, or drop "
+         "--gold-every)"),
         (["--policy", "share", "--gold-every", "0"], "error: every must be a whole number >= "
          "1, got 0 (one gold question in N requests, e.g. --gold-every 10)"),
         (["--policy", "first", "--tenure"], "error: tenure and bans are the value policy's, "
