@@ -48,7 +48,7 @@ def no_journal(budget: int) -> float:
     return algorithm.n_answered / (time.perf_counter() - start)
 
 
-class _DiscardingJournal(AsyncJournal):
+class DiscardingJournal(AsyncJournal):
     """A journal that keeps nothing: the orchestrator's own cost, without the database's."""
 
     async def append(self, run_id: str, events: Sequence[Event]) -> None:
@@ -67,7 +67,7 @@ def orchestrated(budget: int) -> float:
     async def drive() -> None:
         algorithm, oracle = plan.build()
         async with oracle:
-            journal = _DiscardingJournal(Journal(str(Path(tempfile.mkdtemp()) / "unused.db")))
+            journal = DiscardingJournal(Journal(str(Path(tempfile.mkdtemp()) / "unused.db")))
             orchestrator = Orchestrator(algorithm, oracle, journal, "run", pool, options, seed=1)
             await orchestrator.run()
             await journal.aclose()
