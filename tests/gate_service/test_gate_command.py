@@ -33,7 +33,10 @@ def screener(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 BAD_OPTIONS = [
-    (["--gold-every", "0"], "every must be a whole number >= 1, got 0 (one gold question in N"),
+    (
+        ["--policy", "share", "--gold-every", "0"],
+        "every must be a whole number >= 1, got 0 (one gold question in N",
+    ),
     (["-a", "wrr"], "needs a fixed roster"),
     (["-a", "quiz"], "the value policy prices gold with the crowd prior"),
     (["-p", "pilot=1"], "pilot must be"),
