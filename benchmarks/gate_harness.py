@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ import numpy as np
 import screener
 from benchmarks.harness import seed_of
 from screener.gate_service.protocol import ANSWERS_PATH, LABELS_PATH, NEXT_PATH, TOKEN_ENV
+from screener.gate_service.sharding import shard_of
 
 GOOD, SPAMMER, SPAMMER_SHARE = 0.9, 0.5, 0.2  # workers' accuracies
 LABEL_SHARE = 1 / 3  # of task replies that get a label
@@ -37,6 +39,8 @@ ACTIVITY = 3.0  # worker index = size * U ** ACTIVITY: P(index < 1% of size) = 0
 ITEMS = 1_000  # real task items the labels are of
 PROGRESS_SECONDS = 30.0
 Body = dict[str, Any]
+#: Where the load goes: one gate's URL, or a pool's shards' owners' URLs (``route``).
+Target = str | Sequence[str]
 
 
 # ------------------------------------------------------------------------------- the crowd
@@ -110,9 +114,12 @@ class Server:
     ready_s: float  # from its start to its printed URL
 
 
-def start_server(db: Path, directory: Path, *args: str, limit: float) -> Server | None:
+def start_server(
+    db: Path | str, directory: Path, *args: str, limit: float, pool: bool = False
+) -> Server | None:
     """``screener gate --db DB ARGS`` on 127.0.0.1, any free port, with this screener and no
-    token; None (and the process killed) when it prints no URL within ``limit`` seconds."""
+    token; None (and the process killed) when it prints no URL within ``limit`` seconds.
+    ``pool``: a process of a pool (``--pool`` in ARGS), which serves no run of its own."""
     env = {key: value for key, value in os.environ.items() if key != TOKEN_ENV}
     source = str(Path(screener.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")]))
@@ -132,7 +139,8 @@ def start_server(db: Path, directory: Path, *args: str, limit: float) -> Server 
         if ready:  # it stopped without serving: a bug, not a slow resume
             raise RuntimeError(f"screener gate did not start: {log.read_text()[-2000:]}")
         return None
-    return Server(process, url, _run_id(log), time.perf_counter() - started)
+    run_id = "" if pool else _run_id(log)
+    return Server(process, url, run_id, time.perf_counter() - started)
 
 
 def _run_id(log: Path) -> str:
@@ -190,6 +198,7 @@ class Load:
     outcomes: Counter[str] = field(default_factory=Counter)  # "path outcome", per item
     errors: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
+    per_url: Counter[str] = field(default_factory=Counter)  # calls per process served
 
 
 async def post(http: aiohttp.ClientSession, url: str, path: str, body: Body, load: Load) -> Body:
@@ -199,6 +208,7 @@ async def post(http: aiohttp.ClientSession, url: str, path: str, body: Body, loa
         reply: Body = await response.json(content_type=None)
     load.latencies.append(time.perf_counter() - started)
     load.calls[path] += 1
+    load.per_url[url] += 1
     if response.status != 200:
         load.errors[f"{path} {response.status}: {reply.get('error')}"] += 1
         return {}
@@ -212,7 +222,14 @@ def client(connections: int) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=connections))
 
 
-async def register(url: str, crowd: Crowd, connections: int, limit: float) -> Progress:
+def route(url: Target, worker: str) -> str:
+    """The URL to send ``worker``'s calls to: the gate's, or, for a pool (its shards'
+    owners' URLs, shard k's at k), its shard's owner's, as a platform routes by the pool's
+    hash rule."""
+    return url if isinstance(url, str) else url[shard_of(worker, len(url))]
+
+
+async def register(url: Target, crowd: Crowd, connections: int, limit: float) -> Progress:
     """Every worker's first request, ``connections`` at a time, for at most ``limit``
     seconds."""
     todo, load = iter(range(crowd.size)), Load()
@@ -220,7 +237,8 @@ async def register(url: str, crowd: Crowd, connections: int, limit: float) -> Pr
 
     async def connection(http: aiohttp.ClientSession) -> None:
         for worker in todo:  # one iterator: each worker is taken once
-            await post(http, url, NEXT_PATH, {"worker": crowd.name(worker)}, load)
+            name = crowd.name(worker)
+            await post(http, route(url, name), NEXT_PATH, {"worker": name}, load)
             progress.step()
 
     async with client(connections) as http:
@@ -231,7 +249,7 @@ async def register(url: str, crowd: Crowd, connections: int, limit: float) -> Pr
     return progress
 
 
-async def steady(url: str, crowd: Crowd, connections: int, seconds: float, *, seed: int) -> Load:
+async def steady(url: Target, crowd: Crowd, connections: int, seconds: float, *, seed: int) -> Load:
     """``seconds`` of requests from ``connections`` clients, each its own seeded stream of
     known workers (``Crowd.pick``); each reply followed up (``Crowd.follow_up``)."""
     load = Load()
@@ -241,13 +259,14 @@ async def steady(url: str, crowd: Crowd, connections: int, seconds: float, *, se
         rng = np.random.default_rng(seed_of(seed, crowd.size, index))
         while time.perf_counter() < deadline:
             worker = crowd.pick(rng)
-            reply = await post(http, url, NEXT_PATH, {"worker": crowd.name(worker)}, load)
+            to = route(url, crowd.name(worker))
+            reply = await post(http, to, NEXT_PATH, {"worker": crowd.name(worker)}, load)
             if not reply:
                 continue
             follow = crowd.follow_up(reply["kind"], reply["gold"], worker, rng)
             if follow is not None:
                 path, body = follow
-                await post(http, url, path, body, load)
+                await post(http, to, path, body, load)
 
     started = time.perf_counter()
     async with client(connections) as http, asyncio.TaskGroup() as group:

@@ -24,6 +24,11 @@ Usage::
 
     python -m benchmarks.gate_load [--quick] [--workers 1000,10000,100000] [--connections 100]
                                    [--seconds 10] [--million] [--limit-seconds 600]
+                                   [--pool SHARDS [--db URL]]
+
+``--pool SHARDS`` measures a pool instead (``benchmarks.gate_pool_load``): one process
+against SHARDS processes of one pool on one database, printing requests/s, p50/p99 and each
+process's CPU per request.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from benchmarks.gate_harness import (
     steady,
     stop_server,
 )
+from benchmarks.gate_pool_load import format_pool, measure_pools
 from benchmarks.harness import describe_machine, machine_info, markdown_table, seed_of, write_json
 from screener.arrays import IntArray
 from screener.gate import Gate, GateSettings
@@ -80,6 +86,8 @@ class Plan:
     million: bool
     quick: bool
     seed: int = 0
+    pool: int | None = None  # shards of a pool: one process against as many (gate_pool_load)
+    db: str | None = None  # the pool's database URL (None: SQLite in a temporary directory)
 
 
 # ------------------------------------------------------------------------- the pure gate
@@ -192,6 +200,8 @@ def time_resume(db: Path, run_id: str, directory: Path, limit: float) -> float |
 # ------------------------------------------------------------------------- the report
 def run(plan: Plan) -> dict[str, Any]:
     started = time.perf_counter()
+    if plan.pool is not None:
+        return run_pool(plan, plan.pool, started)
     with tempfile.TemporaryDirectory(prefix="gate-load-") as directory:
         http = [measure_http(scale, plan, Path(directory)) for scale in plan.scales]
     pure_scales = (*plan.scales, *((MILLION,) if plan.million else ()))
@@ -200,6 +210,17 @@ def run(plan: Plan) -> dict[str, Any]:
     return {"benchmark": "gate_load", "plan": plan_fields, "machine": machine_info(),
             "seconds": round(time.perf_counter() - started, 1), "http": http,
             "pure": pure}  # fmt: skip
+
+
+def run_pool(plan: Plan, shards: int, started: float) -> dict[str, Any]:
+    """The pool's measurement alone (``gate_pool_load``); the database URL is not kept."""
+    with tempfile.TemporaryDirectory(prefix="gate-pool-") as directory:
+        folder = Path(directory)
+        rows = [row for scale in plan.scales
+                for row in measure_pools(scale, shards, plan.db, folder, plan)]  # fmt: skip
+    fields = {**vars(plan), "scales": list(plan.scales), "db": plan.db and "postgresql"}
+    return {"benchmark": "gate_load", "plan": fields, "machine": machine_info(),
+            "seconds": round(time.perf_counter() - started, 1), "pool": rows}  # fmt: skip
 
 
 Cells = Callable[[dict[str, Any]], list[object]]
@@ -239,6 +260,9 @@ def _journal_cells(r: dict[str, Any]) -> list[object]:
 
 
 def format_report(report: dict[str, Any]) -> str:
+    if "pool" in report:
+        plan = report["plan"]
+        return format_pool(report["pool"], plan["connections"], plan["seconds"])
     plan, limit, http, pure = (
         report["plan"],
         report["plan"]["limit"],
@@ -280,6 +304,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit-seconds", type=_positive(float), default=600.0,
                         help="most seconds to register a scale's workers, or to resume "
                         "(default 600)")  # fmt: skip
+    parser.add_argument("--pool", type=_positive(int), help="shards of a pool: one gate "
+                        "process against as many processes of one pool (only that)")  # fmt: skip
+    parser.add_argument("--db", help="with --pool: the run database URL (PostgreSQL; default "
+                        "a SQLite file)")  # fmt: skip
     parser.add_argument("--show", type=Path, help="print the tables of a saved JSON result")
     args = parser.parse_args(argv)
     if args.show is not None:
@@ -288,10 +316,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     plan = Plan(
         scales=args.workers or (QUICK_SCALES if args.quick else FULL_SCALES),
         connections=args.connections, seconds=args.seconds or (5.0 if args.quick else 10.0),
-        limit=args.limit_seconds, million=args.million, quick=args.quick,
+        limit=args.limit_seconds, million=args.million, quick=args.quick, pool=args.pool,
+        db=args.db,
     )  # fmt: skip
     report = run(plan)
-    path = write_json("gate_load-quick" if plan.quick else "gate_load", report)
+    name = "gate_load-pool" if plan.pool else "gate_load-quick" if plan.quick else "gate_load"
+    path = write_json(name, report)
     _print(report)
     print(f"\nresults: {path}")
     return 0

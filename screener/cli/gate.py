@@ -19,6 +19,7 @@ import click
 from screener.bank import GoldBank, load_bank
 from screener.cli.commands import summary
 from screener.cli.console import ExitCode, note
+from screener.cli.gate_pool import MAX_SHARDS, open_pool
 from screener.cli.options import (
     FILE,
     Spec,
@@ -48,7 +49,11 @@ from screener.gate import (
 )
 from screener.gate.item_file import ItemRow, load_items
 from screener.gate_service import TOKEN_ENV, GateSession, ItemEntry, listen, serve_gate
+from screener.gate_service.app import serve_app
+from screener.gate_service.pool import PoolProcess
+from screener.gate_service.pool_app import pool_app
 from screener.journal import display_name
+from screener.journal.pools import PoolRecord
 from screener.money import Prices
 from screener.runs.stops import TERMINATED
 
@@ -141,6 +146,16 @@ _POLICY_OPTIONS: list[Spec] = [
     "--resume", "resume_id", default=None, metavar="RUN_ID",
     help="Serve gate run RUN_ID again, rebuilt from its journal, with its own settings.",
 )  # fmt: skip
+@click.option(
+    "--pool", "pool_name", default=None, metavar="NAME",
+    help="Serve a share of the shards of pool NAME beside the other processes naming it "
+    "(docs/gate.md): the first starts it with --shards and these settings; a later one joins "
+    "it, giving only --pool, --db and where to listen.",
+)  # fmt: skip
+@click.option(
+    "--shards", type=click.IntRange(1, MAX_SHARDS), default=None,
+    help="Shards of a pool being started: each an own gate run, its workers by hash.",
+)  # fmt: skip
 @db_option
 def gate(
     given: dict[str, Any],
@@ -148,6 +163,8 @@ def gate(
     host: str,
     port: int,
     resume_id: str | None,
+    pool_name: str | None,
+    shards: int | None,
     db: str,
 ) -> None:
     """Serve a gate over HTTP: for each worker who asks for work, a gold question or a real
@@ -158,6 +175,11 @@ def gate(
     gate accepts everyone and listens on this machine only.
     """
     token = os.environ.get(TOKEN_ENV) or None
+    if pool_name is not None:
+        raise click.exceptions.Exit(_pool(pool_name, shards, given, items_file, host, port,
+                                          resume_id, db, token))  # fmt: skip
+    if shards is not None:
+        raise ConfigError("--shards is the size of a pool", "add --pool NAME, or drop --shards")
     if resume_id is not None:
         refuse_beside_resume(resume_id, _RESUME_OPTIONS, "or serve a new gate")
         settings, bank = None, None
@@ -173,6 +195,50 @@ def gate(
     with sock:
         code = asyncio.run(_serve(sock, token, db, resume_id, settings, bank, items))
     raise click.exceptions.Exit(code)
+
+
+def _pool(
+    name: str, shards: int | None, given: dict[str, Any], items_file: Path | None, host: str,
+    port: int, resume_id: str | None, db: str, token: str | None,
+) -> int:  # fmt: skip
+    """Serve this process's share of pool ``name`` (screener.cli.gate_pool); its exit code."""
+    if resume_id is not None or items_file is not None:
+        flag = "--resume" if resume_id is not None else "--items"
+        raise ConfigError(
+            f"{flag} is not taken with --pool: a pool's processes resume its shards themselves, "
+            "and items are registered with POST /v1/items (each goes to its shard)",
+            f"drop {flag}",
+        )
+    _check_exposure(host, token)
+
+    def settings_given() -> tuple[GateSettings, GoldBank | None]:
+        settings, bank = _settings(given)
+        Gate(settings, bank)  # the algorithm's parameters are checked where it is built
+        return settings, bank
+
+    record = open_pool(name, shards, settings_given, db)
+    try:
+        sock = listen(host, port)
+    except OSError as error:
+        raise cannot_listen(host, port, error) from None
+    with sock:
+        return asyncio.run(_serve_pool(sock, token, db, record))
+
+
+async def _serve_pool(sock: socket.socket, token: str | None, db: str, record: PoolRecord) -> int:
+    pool = PoolProcess(db, record)
+    with _stop_signals() as asked:
+        runner, url = await serve_app(pool_app(pool, token), sock)
+        pool.start(url)
+        click.echo(url)
+        note(f"pool {record.name} of {record.shards} shards in {display_name(db)}: this "
+             "process serves its share")  # fmt: skip
+        stop = await _until_stopped(pool.stopped, asked)
+    await runner.cleanup()
+    await pool.close("interrupted" if stop is None else STOPS[stop][0])
+    note(f"stopped: this process's shards of pool {record.name} are saved; the pool's other "
+         "processes take them over, or one started with the same --pool and --db")  # fmt: skip
+    return STOPS[stop][1] if stop is not None else ExitCode.INTERRUPTED
 
 
 def _settings(given: dict[str, Any]) -> tuple[GateSettings, GoldBank | None]:
@@ -250,7 +316,7 @@ async def _serve(
         if token is None:
             note(f"warning: {TOKEN_ENV} is not set: the gate accepts any request from this "
                  "machine")  # fmt: skip
-        stop = await _until_stopped(session, asked)
+        stop = await _until_stopped(session.stopped, asked)
     await runner.cleanup()
     await session.close("interrupted" if stop is None else STOPS[stop][0])
     if session.failure is not None:
@@ -297,10 +363,11 @@ class _Asked:
         self.arrived.set()
 
 
-async def _until_stopped(session: GateSession, asked: _Asked) -> signal.Signals | None:
-    """Serve until Ctrl-C or SIGTERM (the first of them) or the session stops by itself."""
+async def _until_stopped(stopped: asyncio.Event, asked: _Asked) -> signal.Signals | None:
+    """Serve until Ctrl-C or SIGTERM (the first of them) or ``stopped`` is set (the session
+    stopped by itself)."""
     waits = [asyncio.create_task(asked.arrived.wait()),
-             asyncio.create_task(session.stopped.wait())]  # fmt: skip
+             asyncio.create_task(stopped.wait())]  # fmt: skip
     try:
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     finally:

@@ -46,6 +46,7 @@ __all__ = [
     "algorithm_spec",
     "cannot_listen",
     "db_option",
+    "given_beside",
     "given_on_command_line",
     "json_option",
     "key_values",
@@ -87,13 +88,7 @@ def refuse_beside_resume(run_id: str, allowed: frozenset[str], alternative: str)
     """``--resume`` continues a run with the settings it started with: an option typed beside
     it that is not ``allowed`` (where the run is, how to show it) is refused by name rather
     than silently ignored."""
-    context = click.get_current_context()
-    given = [
-        param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
-        for param in context.command.params
-        if param.name not in allowed
-        and context.get_parameter_source(param.name or "") is ParameterSource.COMMANDLINE
-    ]
+    given = given_beside(allowed)
     if given:
         names = ", ".join(given)
         raise ConfigError(
@@ -101,6 +96,19 @@ def refuse_beside_resume(run_id: str, allowed: frozenset[str], alternative: str)
             "cannot be given",
             f"drop {names}, {alternative}",
         )
+
+
+def given_beside(allowed: frozenset[str]) -> list[str]:
+    """The options typed on the command line that are not ``allowed``, by their flags: the
+    rule of every option that continues what was started with settings of its own
+    (``--resume``, and ``gate --pool`` joining a pool)."""
+    context = click.get_current_context()
+    return [
+        param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
+        for param in context.command.params
+        if param.name not in allowed
+        and context.get_parameter_source(param.name or "") is ParameterSource.COMMANDLINE
+    ]
 
 
 def key_values(items: Sequence[str], flag: str) -> dict[str, Any]:

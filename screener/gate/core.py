@@ -42,10 +42,16 @@ from typing import Any
 
 import numpy as np
 
-from screener.algorithms import Result, ThresholdingAlgorithm, Verdict, create_algorithm
+from screener.algorithms import (
+    CrowdPrior,
+    Result,
+    ThresholdingAlgorithm,
+    Verdict,
+    create_algorithm,
+)
 from screener.arrays import grown
 from screener.bank import GoldBank
-from screener.errors import UnknownPullError, UnknownWorkerError
+from screener.errors import ConfigError, UnknownPullError, UnknownWorkerError
 from screener.gate.agreement import AgreementJudge, reference_floor
 from screener.gate.ids import gold_id
 from screener.gate.items import NO_ITEM, FinalLabel, ItemBook, check_new_item
@@ -298,6 +304,21 @@ class Gate:
                 self.method.release(state.owed.pull)
             state.owed = None
         self.method.set_unavailable(state.arm, reason)
+
+    @property
+    def shares_prior(self) -> bool:
+        """Whether this gate's decisions depend on other workers' answers (crowd-prior's fit),
+        so that evidence from outside it changes them (``tell_outside``)."""
+        return isinstance(self.method, CrowdPrior)
+
+    def tell_outside(self, successes: object, counts: object) -> None:
+        """The (successes on [0, 1], answers) of workers outside this gate (the other shards
+        of a pool), replacing those told before, for the crowd prior's fit; the decisions it
+        allows are made now. ConfigError when the gate has no crowd prior (``shares_prior``)."""
+        if not isinstance(self.method, CrowdPrior):
+            raise ConfigError(f"{self.settings.algorithm} has no crowd prior to share")
+        self.method.tell_outside(successes, counts)
+        self._check_decisions()
 
     def since(self, cursor: int = -1) -> list[Decided]:
         """The decisions after position ``cursor`` (-1: all), in the order they were made."""

@@ -13,6 +13,7 @@ import hmac
 import json
 import logging
 import socket
+from collections.abc import Callable
 
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
@@ -38,7 +39,7 @@ from screener.gate_service.protocol import (
 )
 from screener.gate_service.session import GateSession, GateStoppedError
 
-__all__ = ["gate_app", "listen", "serve_gate"]
+__all__ = ["gate_app", "guard", "listen", "read_json", "serve_app", "serve_gate"]
 
 log = logging.getLogger(__name__)
 
@@ -54,21 +55,21 @@ def gate_app(session: GateSession, token: str | None) -> web.Application:
     no authentication). The token is compared in constant time and never logged."""
 
     async def next_(request: web.Request) -> web.Response:
-        return web.json_response(await session.next(parse_next(await _body(request))))
+        return web.json_response(await session.next(parse_next(await read_json(request))))
 
     async def answers(request: web.Request) -> web.Response:
-        results = await session.answers(parse_answers(await _body(request)))
+        results = await session.answers(parse_answers(await read_json(request)))
         return web.json_response({"results": results})
 
     async def labels(request: web.Request) -> web.Response:
-        results = await session.labels(parse_labels(await _body(request)))
+        results = await session.labels(parse_labels(await read_json(request)))
         return web.json_response({"results": results})
 
     async def items(request: web.Request) -> web.Response:
-        return web.json_response(await session.add_items(parse_items(await _body(request))))
+        return web.json_response(await session.add_items(parse_items(await read_json(request))))
 
     async def leave(request: web.Request) -> web.Response:
-        return web.json_response(await session.leave(parse_leave(await _body(request))))
+        return web.json_response(await session.leave(parse_leave(await read_json(request))))
 
     async def decisions(request: web.Request) -> web.Response:
         return web.json_response(await session.decisions(parse_stream_query(request.query)))
@@ -82,7 +83,7 @@ def gate_app(session: GateSession, token: str | None) -> web.Application:
     async def on_shutdown(app: web.Application) -> None:
         session.stop_serving()
 
-    app = web.Application(middlewares=[_guard(session, token)])
+    app = web.Application(middlewares=[guard(session.fail, token)])
     app.router.add_post(NEXT_PATH, next_)
     app.router.add_post(ANSWERS_PATH, answers)
     app.router.add_post(LABELS_PATH, labels)
@@ -95,12 +96,13 @@ def gate_app(session: GateSession, token: str | None) -> web.Application:
     return app
 
 
-def _guard(session: GateSession, token: str | None) -> Middleware:
-    """The bearer token first; then every error as one line of JSON with its status."""
+def guard(on_bug: Callable[[str], None], token: str | None) -> Middleware:
+    """The bearer token first; then every error as one line of JSON with its status (a
+    bug's: ``on_bug`` stops serving)."""
     expected = None if token is None else f"Bearer {token}".encode()
 
     @web.middleware
-    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    async def guarded(request: web.Request, handler: Handler) -> web.StreamResponse:
         if expected is not None and not hmac.compare_digest(_authorization(request), expected):
             return _error(401, WRONG_TOKEN, {"WWW-Authenticate": "Bearer"})
         try:
@@ -110,13 +112,14 @@ def _guard(session: GateSession, token: str | None) -> Middleware:
                 raise
             return _error(error.status, f"{error.reason}: {request.method} {request.path}")
         except ScreenerError as error:
-            return _error(_status_of(error), one_line(error))
+            headers = error.headers if isinstance(error, GateApiError) else None
+            return _error(_status_of(error), one_line(error), headers)
         except Exception:  # a bug: the gate may be ahead of its journal, so stop serving
             log.exception("internal error serving %s %s", request.method, request.path)
-            session.fail("an internal error (see the log; please report it)")
+            on_bug("an internal error (see the log; please report it)")
             return _error(500, "internal error: the gate stopped serving")
 
-    return guard
+    return guarded
 
 
 def listen(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
@@ -131,7 +134,13 @@ async def serve_gate(
 ) -> tuple[web.AppRunner, str]:
     """Serve ``session`` on the listening ``sock``: the runner (``await runner.cleanup()``
     stops it) and the base URL."""
-    runner = web.AppRunner(gate_app(session, token), access_log=None, shutdown_timeout=2.0)
+    return await serve_app(gate_app(session, token), sock)
+
+
+async def serve_app(app: web.Application, sock: socket.socket) -> tuple[web.AppRunner, str]:
+    """Serve ``app`` (a gate's or a pool's) on the listening ``sock``: the runner and the
+    base URL."""
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
     await runner.setup()
     await web.SockSite(runner, sock).start()
     host, port = sock.getsockname()[:2]
@@ -154,7 +163,8 @@ def _status_of(error: ScreenerError) -> int:
     return 400  # the gate refused the call (a bad worker id, a reward out of range...)
 
 
-async def _body(request: web.Request) -> object:
+async def read_json(request: web.Request) -> object:
+    """The request's body as JSON; GateApiError (400) when it is not."""
     try:
         return json.loads(await request.read())
     except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deep, a huge int

@@ -32,6 +32,8 @@ the gate that served, request memory included. The events:
 * ``labelled``: ``Gate.tell_label``: ``worker``, ``detail`` the item, ``response`` JSON
   ``{"label", "request_id", "outcome"}``;
 * ``unavailable``: ``Gate.leave``: ``worker``, ``detail`` the reason;
+* ``outside``: ``Gate.tell_outside`` (a shard of a pool told the other shards' crowd
+  evidence): ``response`` JSON ``[[successes, answers, workers], ...]``;
 * ``decided``, after the call that made the decision, in the same transaction: the one
   decided event of every run (``screener.orchestrator.decided_event``), ``arm`` the worker's
   current one; its ``at`` is when the decision was made.
@@ -55,6 +57,7 @@ from screener.gate_service.protocol import AnswerItem
 from screener.journal import Event, EventKind, RunRecord, RunSpec
 from screener.orchestrator import decided_event
 from screener.runs.stored import GATE_ORACLE
+from screener.stats.prior.evidence import Pairs, expand_pairs
 
 __all__ = [
     "answer_event",
@@ -63,6 +66,7 @@ __all__ = [
     "items_event",
     "label_event",
     "leave_event",
+    "outside_event",
     "replay_gate",
     "request_event",
     "run_gate",
@@ -154,6 +158,11 @@ def leave_event(worker: str, reason: str, at: float) -> Event:
     return Event(kind=EventKind.UNAVAILABLE, at=at, worker=worker, detail=reason)
 
 
+def outside_event(pairs: Pairs, at: float) -> Event:
+    """The event of crowd evidence told from outside the gate (``Gate.tell_outside``)."""
+    return Event(kind=EventKind.OUTSIDE, at=at, response=json.dumps([list(p) for p in pairs]))
+
+
 def decision_events(gate: Gate, decisions: Sequence[Decided], at: float) -> list[Event]:
     """The ``decided`` events of decisions just made (the worker's current arm: the one a
     reopened screening gave it)."""
@@ -217,6 +226,8 @@ def _replay_one(gate: Gate, event: Event, made: list[float]) -> None:
             raise _mismatch(event, f"the gate now calls the label {told.value}")
     elif kind is EventKind.UNAVAILABLE:
         gate.leave(_text(event.worker, event), event.detail or "left")
+    elif kind is EventKind.OUTSIDE:
+        gate.tell_outside(*expand_pairs(json.loads(event.response or "[]")))
     elif kind is EventKind.DECIDED:
         seq = len(made)
         if seq >= len(gate.decisions) or not _same_decision(gate.decisions[seq], event):

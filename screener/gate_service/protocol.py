@@ -28,6 +28,7 @@ __all__ = [
     "MAX_LIMIT",
     "MAX_WAIT",
     "NEXT_PATH",
+    "POOL_PATH",
     "STATUS_PATH",
     "TOKEN_ENV",
     "AnswerItem",
@@ -52,6 +53,7 @@ DECISIONS_PATH = "/v1/decisions"
 ITEMS_PATH = "/v1/items"
 FINAL_LABELS_PATH = "/v1/labels/final"
 STATUS_PATH = "/v1/status"
+POOL_PATH = "/v1/pool"
 #: The environment variable holding the bearer token (server and clients).
 TOKEN_ENV = "SCREENER_GATE_TOKEN"
 #: The longest long poll of a stream (GET /v1/decisions, /v1/labels/final), in seconds.
@@ -68,9 +70,11 @@ _Item = TypeVar("_Item")
 class GateApiError(ScreenerError):
     """A request the API refuses: its HTTP ``status`` and one line saying why."""
 
-    def __init__(self, message: str, status: int = 400) -> None:
+    def __init__(
+        self, message: str, status: int = 400, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
-        self.status = status
+        self.status, self.headers = status, headers
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ import time
 from typing import Any
 
 from screener.bank import GoldBank
-from screener.errors import DatabaseGoneError, JournalError, ScreenerError
+from screener.errors import DatabaseGoneError, JournalError, ScreenerError, SnapshotError
 from screener.gate import AnswerOutcome, Gate, GateSettings, LabelOutcome, Reply
 from screener.gate_service.journaled import (
     answer_event,
@@ -40,6 +40,7 @@ from screener.gate_service.journaled import (
     items_event,
     label_event,
     leave_event,
+    outside_event,
     request_event,
     run_gate,
 )
@@ -54,6 +55,7 @@ from screener.gate_service.snapshots import (
     SNAPSHOT_EVENTS,
     RebuiltGate,
     SnapshotSchedule,
+    dump_gate,
     rebuild_gate,
 )
 from screener.gate_service.streams import CommittedStream, Wakeup
@@ -65,6 +67,7 @@ from screener.journal import (
     LeaseLostError,
 )
 from screener.journal.lease_keeper import LeaseKeeper
+from screener.stats.prior.evidence import Pairs, expand_pairs
 
 __all__ = ["GateSession", "GateStoppedError"]
 
@@ -236,6 +239,15 @@ class GateSession:
         await self._commit([*events, *self._decided(known, at)])
         return {"worker": worker, "left": present}
 
+    async def tell_outside(self, pairs: Pairs) -> None:
+        """A pool's other shards' crowd evidence (``Gate.tell_outside``), journaled with the
+        decisions it allowed."""
+        self._check_serving()
+        known = len(self.gate.decisions)
+        self.gate.tell_outside(*expand_pairs(pairs))
+        at = time.time()
+        await self._commit([outside_event(pairs, at), *self._decided(known, at)])
+
     async def decisions(self, query: StreamQuery) -> dict[str, Any]:
         """GET /v1/decisions: the committed decisions after seq ``cursor``, waiting up to
         ``wait`` seconds for one when there is none yet."""
@@ -270,10 +282,11 @@ class GateSession:
         self.stopped.set()
         self._wakeup.signal()
 
-    async def close(self, why: str = "interrupted") -> None:
+    async def close(self, why: str = "interrupted", *, snapshot: bool = False) -> None:
         """Stop, wait for the batch being written, journal how the gate stopped ("stopped":
-        ``why``, or "failed: ..." after a failure, where the journal still takes it), give up
-        the lease, close the journal."""
+        ``why``, or "failed: ..." after a failure, where the journal still takes it), store a
+        snapshot with ``snapshot`` (a pool's shard handed over), give up the lease, close the
+        journal."""
         self.stopped.set()
         await self._lease.stop()
         if self._flusher is not None:
@@ -289,6 +302,9 @@ class GateSession:
                     self._fail(f"its journal failed: {error}", lost=True)
             except JournalError:
                 pass  # a lost lease or a full disk takes nothing
+            if snapshot and self.failure is None:
+                with contextlib.suppress(SnapshotError):
+                    await self._save_snapshot(dump_gate(self.gate, self._made))
             with contextlib.suppress(JournalError):
                 await self.journal.release(self.run_id)
         finally:

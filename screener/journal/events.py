@@ -66,6 +66,10 @@ class EventKind(enum.StrEnum):
     #: ``[[item, cap, priority], ...]``, the items the call registered. A replay registers
     #: them again and must find each of them new.
     REGISTERED = "registered"
+    #: A gate run of a pool: crowd evidence from the pool's other shards (``Gate.tell_outside``),
+    #: ``response`` JSON ``[[successes, answers, workers], ...]``, replacing the one before.
+    #: Journaled before it is used; a replay tells it again at the same point.
+    OUTSIDE = "outside"
     #: A process stopped driving the run before its end; detail "interrupted" (Ctrl-C, a
     #: cancelled task) or "failed: <why>". A resume continues it.
     STOPPED = "stopped"

@@ -38,6 +38,8 @@ __all__ = [
     "LeaseLostError",
     "RunOwnedError",
     "check_sql",
+    "holder_is_live",
+    "new_owner",
 ]
 
 #: How long a lease lasts without renewal; a holder renews it every HEARTBEAT_SECONDS.
@@ -97,9 +99,7 @@ class LeaseHolder:
 
     def is_live(self, now: float) -> bool:
         """Live until it expires, unless its process is known to be gone (same machine)."""
-        if self.host == socket.gethostname() and not _process_exists(self.pid):
-            return False
-        return now < self.expires_at
+        return holder_is_live(self.host, self.pid, self.expires_at, now)
 
     def describe(self, now: float) -> str:
         seen, left = max(0.0, now - self.heartbeat_at), max(0.0, self.expires_at - now)
@@ -156,6 +156,14 @@ class Lease:
     def matches(self, row: Sequence[Any] | None) -> bool:
         """Whether a row read by ``check_sql`` (epoch, owner) still names this lease."""
         return row is not None and row[0] == self.epoch and row[1] == self.owner
+
+
+def holder_is_live(host: str, pid: int, expires_at: float, now: float) -> bool:
+    """The one liveness rule of a lease and of a pool's member (journal.pools): live until
+    ``expires_at``, unless it is a process of this machine that no longer exists (kill -9)."""
+    if host == socket.gethostname() and not _process_exists(pid):
+        return False
+    return now < expires_at
 
 
 def new_owner() -> str:

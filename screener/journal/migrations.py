@@ -19,6 +19,9 @@ from screener.journal.backends import JournalBackend
 from screener.journal.opening import BEGIN_OPTION, database_errors
 from screener.journal.schema import (
     EVENTS_TABLE,
+    POOL_EVIDENCE_TABLE,
+    POOL_MEMBERS_TABLE,
+    POOLS_TABLE,
     RUN_LEASES_TABLE,
     RUN_SNAPSHOTS_TABLE,
     RUNS_TABLE,
@@ -59,6 +62,11 @@ def _add_run_snapshots(conn: Connection) -> None:
             index.create(conn, checkfirst=True)
 
 
+def _add_pools(conn: Connection) -> None:
+    for table in (POOLS_TABLE, POOL_MEMBERS_TABLE, POOL_EVIDENCE_TABLE):
+        table.create(conn, checkfirst=True)
+
+
 MIGRATIONS: list[Migration] = [
     (1, "1 -> 2: events record the gold question and the raw answer", _add_question_columns),
     (
@@ -71,6 +79,11 @@ MIGRATIONS: list[Migration] = [
         "3 -> 4: runs keep a snapshot of the algorithm's state, so reports and resumes need "
         "not replay every event",
         _add_run_snapshots,
+    ),
+    (
+        4,
+        "4 -> 5: pools, so several gate processes serve the shards of one pool",
+        _add_pools,
     ),
 ]
 
@@ -100,7 +113,8 @@ def create_schema(backend: JournalBackend, name: str) -> None:
         if inspect(conn).get_table_names():
             return  # another process created it between our check and our lock
         tables = [
-            SCHEMA_INFO_TABLE, RUNS_TABLE, EVENTS_TABLE, RUN_LEASES_TABLE, RUN_SNAPSHOTS_TABLE
+            SCHEMA_INFO_TABLE, RUNS_TABLE, EVENTS_TABLE, RUN_LEASES_TABLE, RUN_SNAPSHOTS_TABLE,
+            POOLS_TABLE, POOL_MEMBERS_TABLE, POOL_EVIDENCE_TABLE,
         ]  # fmt: skip
         SQLModel.metadata.create_all(conn, tables=tables)
         conn.execute(insert(SCHEMA_INFO_TABLE).values(key="version", value=str(SCHEMA_VERSION)))

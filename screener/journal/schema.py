@@ -1,13 +1,17 @@
 """The journal's tables. Runs and events are only ever inserted: state is a fold over the
 events. Two tables are exceptions by design: ``run_leases`` (who drives a run now,
 journal.leases) and ``run_snapshots`` (derived data: a run's latest algorithm state, which a
-reader may use instead of replaying the events before it, and may always ignore).
+reader may use instead of replaying the events before it, and may always ignore). A pool of
+gate processes (schema 5, journal.pools) adds ``pools`` (written once), and two tables of
+mutable rows like the leases: ``pool_members`` (who serves the pool now) and
+``pool_evidence`` (each shard's latest crowd evidence, shared between the processes).
 
 Examples
 --------
 >>> from sqlmodel import SQLModel
->>> sorted(SQLModel.metadata.tables)
-['events', 'run_leases', 'run_snapshots', 'runs', 'screener_schema']
+>>> sorted(SQLModel.metadata.tables)  # doctest: +NORMALIZE_WHITESPACE
+['events', 'pool_evidence', 'pool_members', 'pools', 'run_leases', 'run_snapshots', 'runs',
+ 'screener_schema']
 """
 
 from __future__ import annotations
@@ -18,12 +22,18 @@ from sqlmodel import Field, SQLModel
 __all__ = [
     "EVENTS_TABLE",
     "INVALIDATED_ONLY",
+    "POOLS_TABLE",
+    "POOL_EVIDENCE_TABLE",
+    "POOL_MEMBERS_TABLE",
     "RUNS_TABLE",
     "RUN_LEASES_TABLE",
     "RUN_SNAPSHOTS_TABLE",
     "SCHEMA_INFO_TABLE",
     "SCHEMA_VERSION",
     "EventRow",
+    "PoolEvidenceRow",
+    "PoolMemberRow",
+    "PoolRow",
     "RunLeaseRow",
     "RunRow",
     "RunSnapshotRow",
@@ -31,7 +41,7 @@ __all__ = [
 ]
 
 # Bump together with a new entry in migrations.MIGRATIONS.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: The predicate of the partial index on invalidations; a query must spell it exactly (a
 #: literal, not a bound parameter) for SQLite to use the index.
 INVALIDATED_ONLY = "kind = 'invalidated'"
@@ -159,9 +169,69 @@ class RunSnapshotRow(SQLModel, table=True):
     state: bytes = Field(sa_column=Column(LargeBinary(), nullable=False))
 
 
+class PoolRow(SQLModel, table=True):
+    """A pool of gate processes (schema 5): its ``shards`` gate runs, ``runs`` their ids as
+    JSON in shard order. Written once, by the process that started the pool.
+
+    Examples
+    --------
+    >>> PoolRow.__tablename__
+    'pools'
+    """
+
+    __tablename__ = "pools"
+
+    name: str = Field(primary_key=True)
+    created_at: float  # unix seconds
+    shards: int
+    runs: str  # JSON list of run ids, shard k's at index k
+
+
+class PoolMemberRow(SQLModel, table=True):
+    """A process serving a pool now (schema 5): the ``url`` it serves and the shards it
+    serves there, renewed on its heartbeat until ``expires_at``, deleted when it stops.
+
+    Examples
+    --------
+    >>> PoolMemberRow.__tablename__
+    'pool_members'
+    """
+
+    __tablename__ = "pool_members"
+
+    member: str = Field(primary_key=True)  # host:pid:token, unique per process start
+    pool: str = Field(foreign_key="pools.name")
+    url: str
+    host: str
+    pid: int
+    expires_at: float
+    serving: str  # JSON list of the shards it serves, as of its last renewal
+
+
+class PoolEvidenceRow(SQLModel, table=True):
+    """A shard's latest crowd evidence (schema 5): its own workers' distinct (successes,
+    answers) pairs with how many workers hold each, JSON, replaced by the next one.
+
+    Examples
+    --------
+    >>> PoolEvidenceRow.__tablename__
+    'pool_evidence'
+    """
+
+    __tablename__ = "pool_evidence"
+
+    pool: str = Field(primary_key=True, foreign_key="pools.name")
+    shard: int = Field(primary_key=True)
+    at: float  # unix seconds
+    pairs: str  # JSON [[successes, answers, workers], ...]
+
+
 # The Core tables, for fast bulk inserts and selects (``Model.__table__`` is untyped).
 SCHEMA_INFO_TABLE: Table = SQLModel.metadata.tables["screener_schema"]
 RUNS_TABLE: Table = SQLModel.metadata.tables["runs"]
 EVENTS_TABLE: Table = SQLModel.metadata.tables["events"]
 RUN_LEASES_TABLE: Table = SQLModel.metadata.tables["run_leases"]
 RUN_SNAPSHOTS_TABLE: Table = SQLModel.metadata.tables["run_snapshots"]
+POOLS_TABLE: Table = SQLModel.metadata.tables["pools"]
+POOL_MEMBERS_TABLE: Table = SQLModel.metadata.tables["pool_members"]
+POOL_EVIDENCE_TABLE: Table = SQLModel.metadata.tables["pool_evidence"]

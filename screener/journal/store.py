@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -207,13 +207,27 @@ class Journal:
         """
         run_id = run_id or new_run_id()
         now = time.time()
-        row = run_row(spec, run_id, now)
         with database_errors(f"cannot create a run in {self.name}"), self._writer.begin() as conn:
-            conn.execute(insert(RUNS_TABLE), row)
-            self._insert_events(conn, run_id, [Event(kind=EventKind.STARTED, at=now)])
+            self._insert_run(conn, spec, run_id, now)
             if claim:
                 self._leases[run_id] = leases.claim(conn, run_id, now)
         return run_id
+
+    def create_runs(
+        self, specs: Sequence[RunSpec], first: Callable[[Connection, list[str]], None]
+    ) -> list[str]:
+        """Record new runs, unclaimed, in one transaction that begins with ``first(conn, their
+        ids)`` (a pool's row, journal.pools: what ``first`` raises writes nothing)."""
+        run_ids, now = [new_run_id() for _ in specs], time.time()
+        with database_errors(f"cannot create runs in {self.name}"), self._writer.begin() as conn:
+            first(conn, run_ids)
+            for spec, run_id in zip(specs, run_ids, strict=True):
+                self._insert_run(conn, spec, run_id, now)
+        return run_ids
+
+    def _insert_run(self, conn: Connection, spec: RunSpec, run_id: str, now: float) -> None:
+        conn.execute(insert(RUNS_TABLE), run_row(spec, run_id, now))
+        self._insert_events(conn, run_id, [Event(kind=EventKind.STARTED, at=now)])
 
     def claim(self, run_id: str) -> Lease:
         """Take the run's lease: from now on this journal's appends to the run succeed only

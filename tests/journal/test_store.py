@@ -19,6 +19,7 @@ from sqlalchemy import Connection, text
 
 from screener.errors import JournalError, RunNotFoundError, SchemaVersionError
 from screener.journal import SCHEMA_VERSION, Event, EventKind, Journal, RunSpec, migrations
+from screener.journal.pools import PoolStore
 
 
 def make_spec(n_workers: int = 3, algorithm: str = "wrr") -> RunSpec:
@@ -338,6 +339,8 @@ def test_a_version_1_file_upgrades_and_keeps_its_events(db: Path) -> None:
         conn.execute("ALTER TABLE events DROP COLUMN response")
         conn.execute("DROP TABLE run_leases")
         conn.execute("DROP TABLE run_snapshots")
+        for table in ("pool_evidence", "pool_members", "pools"):
+            conn.execute(f"DROP TABLE {table}")
     set_version(db, "1")
     with Journal(str(db), create=False, check_version=False) as old:
         assert old.upgrade() == [
@@ -345,10 +348,12 @@ def test_a_version_1_file_upgrades_and_keeps_its_events(db: Path) -> None:
             "2 -> 3: runs have leases, so one process drives a run at a time; 64-bit event ids",
             "3 -> 4: runs keep a snapshot of the algorithm's state, so reports and resumes need "
             "not replay every event",
+            "4 -> 5: pools, so several gate processes serve the shards of one pool",
         ]
     with Journal(str(db)) as upgraded:
         upgraded.claim(run_id)  # the leases table is back
         upgraded.save_snapshot(run_id, b"state")  # and the snapshots table is new
+        PoolStore(upgraded).create("p", [make_spec()])  # and the pool tables
         upgraded.append(
             run_id,
             [pull_event(EventKind.ASKED, 1, at=2.0, worker="w1", question="q7")],

@@ -23,6 +23,7 @@ from screener.stats.prior import (
     prior_identified,
     stopping_table,
 )
+from screener.stats.prior.evidence import check_outside
 from screener.stats.prior_choice import PriorChoice
 from screener.stats.running import ArmRuns
 
@@ -97,6 +98,9 @@ class PriorJudging(ThresholdingAlgorithm):
         self._since_refit = 0
         #: Whether the last refit's answers identify a crowd prior (``prior_identified``).
         self.identified = False
+        #: Evidence of workers outside the run (``tell_outside``): in the fit, never arms.
+        self.outside_successes: FloatArray = np.zeros(0)
+        self.outside_counts: IntArray = np.zeros(0, dtype=np.int64)
         if self.costs is not None:
             self._refit()
 
@@ -117,7 +121,26 @@ class PriorJudging(ThresholdingAlgorithm):
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
+        self.__dict__.setdefault("outside_successes", np.zeros(0))  # a snapshot before it
+        self.__dict__.setdefault("outside_counts", np.zeros(0, dtype=np.int64))
         self._forget_derived()
+
+    def tell_outside(self, successes: object, counts: object) -> None:
+        """The (successes on [0, 1], answers) of workers outside this run (another shard's
+        of a pool), replacing those told before: from the next refit on, which this call
+        makes, the prior is fitted on them beside the run's own workers (the fit, the region,
+        ``prior_identified``); they are never arms, nor asked, nor decided."""
+        self.outside_successes, self.outside_counts = check_outside(successes, counts)
+        self._refit()
+
+    def _fit_evidence(
+        self, successes: FloatArray, counts: NDArray[np.int64]
+    ) -> tuple[FloatArray, NDArray[np.int64]]:
+        """The own workers' (successes, counts), the outside evidence after them."""
+        if self.outside_counts.size == 0:
+            return successes, counts
+        return (np.concatenate([successes, self.outside_successes]),
+                np.concatenate([counts, self.outside_counts]))  # fmt: skip
 
     def scaled_successes(self) -> FloatArray:
         """Each worker's successes on [0, 1] (fractional for graded answers)."""
@@ -267,7 +290,8 @@ class PriorJudging(ThresholdingAlgorithm):
             return True
         if self.table is None or self.table.action[0, 0] == StoppingTable.CONTINUE:
             return False  # the fitted prior (the region's first) asks: no agreement to check
-        region = self.fit.region(self._scaled_successes(), self.stats.count, level=ROBUST_LEVEL)
+        successes, counts = self._fit_evidence(self._scaled_successes(), self.stats.count)
+        region = self.fit.region(successes, counts, level=ROBUST_LEVEL)
         region = region.contaminated(self.contamination)
         actions = first_actions(region, self.bar, self.costs, horizon=self.max_answers)
         return bool(actions[0] != StoppingTable.CONTINUE and (actions == actions[0]).all())
@@ -310,15 +334,16 @@ class PriorJudging(ThresholdingAlgorithm):
         self._since_refit = 0
         successes, counts = self._scaled_successes(), self.stats.count
         waiting = not self.identified
-        self.identified = prior_identified(counts)
-        fitted = self.fit.refit(successes, counts, final=final)
+        fit_successes, fit_counts = self._fit_evidence(successes, counts)
+        self.identified = prior_identified(fit_counts)
+        fitted = self.fit.refit(fit_successes, fit_counts, final=final)
         self.prior = fitted.contaminated(self.contamination)
         if self.fit.misfit is not None and self.bans_before_misfit is None:
             self.bans_before_misfit = int((self.state == BANNED).sum())
         if final and not (waiting and self.identified):
             return  # the run is over: nothing left to decide under the new fit
         if self.robust:
-            region = self.fit.region(successes, counts, level=self.robust)
+            region = self.fit.region(fit_successes, fit_counts, level=self.robust)
             self.region = region.contaminated(self.contamination)
         if self.costs is not None:
             self.table = stopping_table(
