@@ -46,11 +46,14 @@ SETTLE_SECONDS = 30.0
 def measure_pools(
     scale: int, shards: int, db: str | None, directory: Path, plan: Any
 ) -> list[dict[str, Any]]:
-    """One process, then ``shards`` processes, each serving a new pool of ``shards``."""
+    """One process, then ``shards`` processes, each serving a new pool of ``shards`` (named
+    for this run: a database given by URL keeps the pools of earlier runs)."""
     target = db or str(directory / f"pool-{scale}.db")
+    run = time.strftime("%Y%m%dT%H%M%S")
+    names = {processes: f"load-{run}-{scale}-{processes}" for processes in (1, shards)}
     return [
-        _measure(scale, shards, processes, f"load-{scale}-{processes}", target, directory, plan)
-        for processes in (1, shards)
+        _measure(scale, shards, processes, name, target, directory, plan)
+        for processes, name in names.items()
     ]
 
 
