@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.gate_floor import measure_floor
 from benchmarks.gate_harness import (
     ACTIVITY,
     Crowd,
@@ -65,7 +66,7 @@ from benchmarks.harness import describe_machine, machine_info, markdown_table, s
 from screener.arrays import IntArray
 from screener.gate import Gate, GateSettings
 from screener.gate_service.journaled import gate_spec
-from screener.gate_service.protocol import ANSWERS_PATH
+from screener.gate_service.protocol import ANSWERS_PATH, NEXT_PATH
 from screener.journal import Event, Journal
 
 FULL_SCALES = (1_000, 10_000, 100_000)
@@ -155,6 +156,7 @@ def measure_http(scale: int, plan: Plan, directory: Path) -> dict[str, Any]:
         ]
     calls = sum(load.calls.values())
     batch = max(1, round(len(rows) / calls * plan.connections))
+    gold_share = load.calls[ANSWERS_PATH] / max(1, load.calls[NEXT_PATH])
     latencies = np.array(load.latencies) * 1000
     return {
         **row, "calls": calls, "calls_per_path": dict(load.calls), "errors": dict(load.errors),
@@ -168,6 +170,8 @@ def measure_http(scale: int, plan: Plan, directory: Path) -> dict[str, Any]:
         "gate_rows_per_s": len(rows) / load.seconds, "batch": batch,
         "sqlite_rows_per_s": sqlite_rate(rows, batch, directory),
         "resume_s": time_resume(db, server.run_id, directory, plan.limit),
+        "floor": measure_floor(Crowd(scale, plan.seed), gold_share, plan.connections,
+                               plan.seconds, seed=plan.seed),
     }  # fmt: skip
 
 
@@ -259,6 +263,17 @@ def _journal_cells(r: dict[str, Any]) -> list[object]:
     ]  # fmt: skip
 
 
+def _floor_cells(r: dict[str, Any]) -> list[object]:
+    floor = r["floor"]
+    floor_rows = floor["per_s"] * r["rows"] / r["calls"]  # at the gate's rows a request
+    return [
+        f"{floor['per_s']:,.0f}", f"{floor['p50_ms']:.1f}", f"{floor['p99_ms']:.1f}",
+        floor["errors"], f"{floor['cpu_ms']:.3f}", f"{r['per_s'] / floor['per_s']:.2f}",
+        f"{r['server_cpu_ms'] / floor['cpu_ms']:.1f}x",
+        f"1 : {r['sqlite_rows_per_s'] / floor_rows:.1f}",
+    ]  # fmt: skip
+
+
 def format_report(report: dict[str, Any]) -> str:
     if "pool" in report:
         plan = report["plan"]
@@ -279,6 +294,9 @@ def format_report(report: dict[str, Any]) -> str:
                    "RSS MB", "RSS KB/worker"]  # fmt: skip
     journal_header = ["journal B/request", "rows/request", "gate rows/s", "SQLite batch",
                       "SQLite rows/s", "gate : SQLite", "start s", "resume s"]  # fmt: skip
+    floor_header = ["requests/s", "p50 ms", "p99 ms", "refused", "CPU ms/request",
+                    "gate's requests/s : floor's", "gate's CPU : floor's",
+                    "floor at the gate's rows/request : SQLite"]  # fmt: skip
     pure_header = ["calls", "us/call", f"vs {pure[0]['workers']:,}"]
     return (
         f"`screener gate` (default settings, SQLite) in its own process, {plan['connections']} "
@@ -287,6 +305,9 @@ def format_report(report: dict[str, Any]) -> str:
         "The journal: bytes are the growth of the database and its -wal; SQLite appends the "
         "same rows alone, batch rows a commit; resume: from starting `screener gate --resume` "
         f"to its first reply\n\n{_table(http, journal_header, _journal_cells, limit)}\n\n"
+        "The floor (`benchmarks.gate_floor`): a bare aiohttp server answering the same three "
+        "paths with the same shapes and nothing else (no gate, no journal), the same load "
+        f"\n\n{_table(http, floor_header, _floor_cells, limit)}\n\n"
         f"The pure Gate in this process (no HTTP, no journal), {plan['seconds']:g} s of the same "
         f"calls at every scale ({PURE_ACTIVE:,} workers spread over the pool ask)"
         f"\n\n{_table(pure, pure_header, pure_cells, limit)}\n"

@@ -30,8 +30,10 @@ def test_a_small_run_measures_what_the_gate_journaled() -> None:
     assert http["stop_code"] == 130  # stopped by Ctrl-C, journaled as such
     assert http["resume_s"] is not None and http["resume_s"] > 0
     assert pure["registered"] == 60 and pure["calls"] > 0 and pure["us_per_call"] > 0
+    floor = http["floor"]  # the bare server under the same load: every call answered
+    assert floor["errors"] == 0 and floor["per_s"] > 0 and 0 < floor["p50_ms"] <= floor["p99_ms"]
     text = format_report(report)
-    assert text.count("| workers |") == 3 and "did not finish" not in text
+    assert text.count("| workers |") == 4 and "did not finish" not in text
 
 
 @pytest.mark.subprocess
@@ -41,4 +43,4 @@ def test_a_registration_past_the_limit_is_reported_not_waited_for() -> None:
     for row in (*report["http"], *report["pure"]):
         assert 0 < row["registered"] < 200_000 and row["register_s"] < 10
         assert "calls" not in row  # no steady state on a part of the crowd
-    assert format_report(report).count("did not finish in 0.5 s") == 3
+    assert format_report(report).count("did not finish in 0.5 s") == 4
