@@ -114,6 +114,19 @@ class BettingEProcess:
         self._log_wealth_below = np.zeros((self.n_arms, grid.size))
         self._log_wealth_above = np.zeros((self.n_arms, grid.size))
         self._count = np.zeros(self.n_arms, dtype=np.int64)
+        self._cache_log_e()
+
+    def _cache_log_e(self) -> None:
+        """Each arm's log e-values, kept: an answer recomputes its own arm's only, so an
+        answer costs the same at any number of arms (issue 50). A row's value does not
+        depend on the rows beside it, so the cache holds the bits a full pass would give."""
+        self._log_e_below = self._log_mean_exp(self._log_wealth_below)
+        self._log_e_above = self._log_mean_exp(self._log_wealth_above)
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        if "_log_e_below" not in state:  # pickled before the cache
+            self._cache_log_e()
 
     def grow(self, count: int) -> None:
         """Make room for ``count`` more arms, with no answers yet (workers who joined)."""
@@ -121,6 +134,9 @@ class BettingEProcess:
         self._log_wealth_below = grown(self._log_wealth_below, count, 0.0)
         self._log_wealth_above = grown(self._log_wealth_above, count, 0.0)
         self._count = grown(self._count, count, 0)
+        fresh = np.zeros((count, self.fractions.size))
+        self._log_e_below = np.concatenate([self._log_e_below, self._log_mean_exp(fresh)])
+        self._log_e_above = np.concatenate([self._log_e_above, self._log_mean_exp(fresh)])
 
     def update_many(self, arms: ArrayLike, rewards: ArrayLike) -> None:
         """Add answers (rewards in [0, 1]) in the order given; repeated arms are fine."""
@@ -137,6 +153,9 @@ class BettingEProcess:
             self._log_wealth_above, a, np.log1p(np.outer(x - self.above_bar, self._lam_above))
         )
         np.add.at(self._count, a, 1)
+        moved = np.unique(a)
+        self._log_e_below[moved] = self._log_mean_exp(self._log_wealth_below[moved])
+        self._log_e_above[moved] = self._log_mean_exp(self._log_wealth_above[moved])
 
     @property
     def count(self) -> NDArray[np.int64]:
@@ -147,11 +166,11 @@ class BettingEProcess:
 
     def log_e_below(self) -> FloatArray:
         """Natural log of each arm's e-value against "mean >= bar" (0 before any answer)."""
-        return self._log_mean_exp(self._log_wealth_below)
+        return self._log_e_below.copy()
 
     def log_e_above(self) -> FloatArray:
         """Natural log of each arm's e-value against "mean <= above_bar"."""
-        return self._log_mean_exp(self._log_wealth_above)
+        return self._log_e_above.copy()
 
     def e_below(self) -> FloatArray:
         """Each arm's e-value against "mean >= bar" (``inf`` past the float range)."""

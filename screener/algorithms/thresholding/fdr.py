@@ -186,7 +186,8 @@ class FDRThresholding(RosterThresholding):
     def verdicts(self) -> NDArray[np.int8]:
         """+1 settled accepted, -1 settled banned, 0 otherwise (only settled lists are final)."""
         self._ensure_fresh()
-        return np.select([self.settled_below, self.settled_above], [-1, 1], 0).astype(np.int8)
+        above = self.settled_above.astype(np.int8)
+        return np.where(self.settled_below, np.int8(-1), above).astype(np.int8, copy=False)
 
     @property
     def decided(self) -> BoolArray:
