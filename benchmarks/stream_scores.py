@@ -20,6 +20,7 @@ from typing import Any
 
 from screener.money import Prices
 from screener.testing.doubles.outcome import StreamOutcome
+from screener.testing.doubles.platform import REPLACEMENT
 
 __all__ = ["RunScore", "score_outcome"]
 
@@ -51,8 +52,8 @@ def score_outcome(
 ) -> RunScore:
     accuracy_of = outcome.accuracy_of
     final = [worker for labels in outcome.labels.values() for worker, _ in labels]
-    kept = [worker for worker in final if not worker.startswith("replacement:")]
-    makers = [worker.removeprefix("replacement:") for worker in final]
+    kept = [worker for worker in final if not worker.startswith(REPLACEMENT)]
+    makers = [worker.removeprefix(REPLACEMENT) for worker in final]
     recognisers = {w for w, role in outcome.roles.items() if role == "recogniser"}
     return RunScore(
         money=outcome.gold_answers * prices.gold + outcome.task_labels * prices.task,

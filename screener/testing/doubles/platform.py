@@ -65,7 +65,7 @@ from screener.testing.doubles.adversaries import (
 )
 from screener.testing.doubles.outcome import StreamOutcome
 
-__all__ = ["MILESTONE", "StreamSettings", "TaskStream", "run_stream"]
+__all__ = ["MILESTONE", "REPLACEMENT", "StreamSettings", "TaskStream", "run_stream"]
 
 Overlap = Literal["recorded", "dynamic", "gate"]
 #: The candidates a task request names under gate overlap: a platform's page of tasks.
@@ -73,6 +73,8 @@ PAGE = 20
 #: The real task by which a worker who gives no real evidence should be banned (issue 48: of
 #: the gold recognisers who reach a 50th real task, 75% banned before it).
 MILESTONE = 50
+#: How a filled label names its worker: the platform bought it after the stream, unscreened.
+REPLACEMENT = "replacement:"
 
 
 @dataclass(frozen=True)
@@ -269,6 +271,7 @@ class TaskStream:
         """Fill the items still short (``_fill``) and return what was bought."""
         available = [w for w in self.workers.values() if not w.banned]
         weights = np.array([max(len(w.labels) + len(w.tasks), 1) for w in available], float)
+        slots = {w.name: slot for slot, w in enumerate(available)}
         unused: dict[str, list[tuple[str, str]]] = {}  # item -> recorded answers left
         for state in available:
             for task, answer in state.tasks:
@@ -277,7 +280,7 @@ class TaskStream:
         for item in sorted(self.kept):
             missing = 0
             while self._needs_label(item):
-                filled = self._fill(item, unused.get(item, []), available, weights)
+                filled = self._fill(item, unused.get(item, []), available, weights, slots)
                 if filled is None:
                     break  # every available worker has labelled it: it stays short
                 self.kept[item].append(filled)
@@ -324,7 +327,7 @@ class TaskStream:
 
     def _judged(self, labels: list[tuple[str, str]]) -> tuple[str | None, float]:
         assert self.book is not None
-        return self.book.judge((w.removeprefix("replacement:"), a) for w, a in labels)
+        return self.book.judge((w.removeprefix(REPLACEMENT), a) for w, a in labels)
 
     def _milestones(self) -> dict[str, frozenset[str]]:
         """Who reached the MILESTONE-th real task (``StreamOutcome``), who was banned before."""
@@ -347,6 +350,7 @@ class TaskStream:
         unused: list[tuple[str, str]],
         available: list[_Worker],
         weights: np.ndarray,
+        slots: dict[str, int],
     ) -> tuple[str, str] | None:
         """One paid label for a short item, as the platform would buy it after the stream:
         from a worker not banned who has not labelled the item, never the same worker twice
@@ -356,15 +360,18 @@ class TaskStream:
         had = {worker for worker, _ in self.kept[item]}
         while unused:
             name, answer = unused.pop(0)
-            if name not in had and f"replacement:{name}" not in had:
-                return f"replacement:{name}", answer
-        free = np.array([w.name not in had and f"replacement:{w.name}" not in had
-                         for w in available])  # fmt: skip
+            if name not in had and REPLACEMENT + name not in had:
+                return REPLACEMENT + name, answer
+        free = np.ones(len(available), dtype=bool)  # not in ``had``, nor as a replacement
+        for name in had:
+            for taken in {name, name.removeprefix(REPLACEMENT)}:
+                if (slot := slots.get(taken)) is not None:
+                    free[slot] = False
         if not free.any():
             return None
         chances = weights * free
         who = available[int(self.rng.choice(len(available), p=chances / chances.sum()))]
-        return f"replacement:{who.name}", self._draw(who, item)
+        return REPLACEMENT + who.name, self._draw(who, item)
 
     # ------------------------------------------------------------------ helpers
     def _clock(self) -> int:
