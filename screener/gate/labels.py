@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 import math
+import sys
 
 from screener.errors import ConfigError
 from screener.gate.replies import RequestMemory, check_id
@@ -59,6 +60,11 @@ def label_text(label: object) -> str:
     return text
 
 
+def _shared(text: str) -> str:
+    """The one copy of ``text`` kept for every label that holds it (``sys.intern``)."""
+    return sys.intern(str(text))  # str(): intern takes no subclass
+
+
 def check_item(item: object) -> None:
     """Refuse an item id that is not a printable string of 1 to ``MAX_ID`` characters."""
     check_id(item, "an item id", "send the platform's id of the task item")
@@ -81,6 +87,9 @@ class TaskLabels:
         if self.repeats(request_id):
             assert request_id is not None
             return self._requests.repeated(request_id, worker)  # a retry: the first reply
+        # One copy of each id and label for all the labels that name it: each request
+        # brings its own copies, which would otherwise be kept a label each.
+        worker, item, label = _shared(worker), _shared(item), _shared(label)
         labels = self.by_item.setdefault(item, {})
         outcome = LabelOutcome.DUPLICATE if worker in labels else LabelOutcome.ACCEPTED
         if outcome is LabelOutcome.ACCEPTED:

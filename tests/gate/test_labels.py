@@ -38,6 +38,23 @@ def test_a_retried_request_gets_its_first_outcome_and_changes_nothing() -> None:
         labels.add("bob", "i1", "x", "r9")
 
 
+def test_each_id_and_label_is_kept_once_however_many_labels_name_it() -> None:
+    """Every request brings its own copies of the strings (JSON decoding makes new ones):
+    the labels keep one, so memory grows by the labels, not by their text."""
+
+    def fresh(text: str) -> str:  # a new string object, as a decoded request's
+        return "".join(list(text))
+
+    labels = TaskLabels()
+    for worker in ("ann", "bob", "cy"):
+        labels.add(fresh(worker), fresh("item-7"), fresh("positive"))
+        labels.add(fresh(worker), fresh("item-8"), fresh("positive"))
+    kept = labels.of_item("item-7")
+    assert len({id(label) for label in kept.values()}) == 1
+    assert len({id(item) for w in kept for item in labels.items_of(w)}) == 2
+    assert {id(w) for w in kept} == {id(w) for w in labels.of_item("item-8")}
+
+
 def test_labels_of_unknown_workers_and_malformed_labels_are_refused_unused() -> None:
     gate = _gate_with("ann")
     with pytest.raises(UnknownWorkerError, match="never asked this gate"):
