@@ -32,11 +32,9 @@ from screener.journal.leases import LEASE_SECONDS, LeaseHolder, holder_is_live, 
 from screener.journal.opening import BEGIN_OPTION, database_errors
 from screener.journal.schema import POOL_EVIDENCE_TABLE, POOL_MEMBERS_TABLE, POOLS_TABLE
 from screener.journal.store import Journal
+from screener.stats.prior.evidence import Pairs
 
-__all__ = ["EvidencePairs", "PoolExistsError", "PoolMember", "PoolRecord", "PoolStore"]
-
-#: A shard's crowd evidence: (successes, answers, workers holding that pair) triples.
-EvidencePairs = list[tuple[float, int, int]]
+__all__ = ["PoolExistsError", "PoolMember", "PoolRecord", "PoolStore"]
 
 _P, _M, _E = POOLS_TABLE.c, POOL_MEMBERS_TABLE.c, POOL_EVIDENCE_TABLE.c
 
@@ -134,7 +132,7 @@ class PoolStore:
         with database_errors(f"cannot read pool {pool.name}"), self._engine.connect() as conn:
             return [read_holder(conn, run_id) for run_id in pool.runs]
 
-    def publish(self, name: str, shard: int, pairs: EvidencePairs) -> None:
+    def publish(self, name: str, shard: int, pairs: Pairs) -> None:
         """Store ``pairs`` as shard ``shard``'s latest evidence, replacing the one before."""
         values = {"at": time.time(), "pairs": json.dumps(pairs)}
         with database_errors(f"cannot publish to pool {name}"), self._writer.begin() as conn:
@@ -142,7 +140,7 @@ class PoolStore:
             if conn.execute(row.values(**values)).rowcount != 1:
                 conn.execute(insert(POOL_EVIDENCE_TABLE).values(pool=name, shard=shard, **values))
 
-    def evidence(self, name: str) -> dict[int, EvidencePairs]:
+    def evidence(self, name: str) -> dict[int, Pairs]:
         """Every shard's latest evidence, by shard."""
         query = select(_E.shard, _E.pairs).where(_E.pool == name)
         with database_errors(f"cannot read pool {name}"), self._engine.connect() as conn:
