@@ -4,13 +4,16 @@ one database, in one run (``python -m benchmarks.gate_load --pool 2``).
 For each scale, the same load generator as ``gate_load`` (``gate_harness``: register every
 worker, then ``--connections`` clients for ``--seconds``) runs against a pool of ``--pool``
 shards served by one ``screener gate --pool`` process, then against a new pool of as many
-shards served by that many processes, each on its own share. The clients route every call
-to its worker's shard's process themselves (``GET /v1/pool`` and the documented hash rule,
-as a platform would): no call is redirected. Printed per configuration: requests a second,
-p50 and p99 latency seen by the clients, and each gate process's CPU seconds per request it
-served (``/proc/<pid>/stat``), so that two processes that spend no more CPU a request than
-one show the pool scaling out. The database is ``--db URL`` (PostgreSQL), or a new SQLite file
-in a temporary directory when none is given (processes on one file then share its lock).
+shards served by that many processes, each on its own share, then against as many plain
+``screener gate`` processes, each its own run on the same database and no pool at all (the
+same split of the workers with none of the pool's work: what the processes cost each other
+on the machine). The clients route every call to its worker's shard's process themselves
+(``GET /v1/pool`` and the documented hash rule, as a platform would): no call is redirected.
+Printed per configuration: requests a second, p50 and p99 latency seen by the clients, and
+each gate process's CPU seconds per request it served (``/proc/<pid>/stat``), so that two
+processes that spend no more CPU a request than one show the pool scaling out. The database
+is ``--db URL`` (PostgreSQL), or a new SQLite file in a temporary directory when none is
+given (processes on one file then share its lock).
 """
 
 from __future__ import annotations
@@ -47,22 +50,28 @@ def measure_pools(
     scale: int, shards: int, db: str | None, directory: Path, plan: Any
 ) -> list[dict[str, Any]]:
     """One process, then ``shards`` processes, each serving a new pool of ``shards`` (named
-    for this run: a database given by URL keeps the pools of earlier runs)."""
+    for this run: a database given by URL keeps the pools of earlier runs); then ``shards``
+    processes apart, with no pool."""
     target = db or str(directory / f"pool-{scale}.db")
     run = time.strftime("%Y%m%dT%H%M%S")
     names = {processes: f"load-{run}-{scale}-{processes}" for processes in (1, shards)}
-    return [
-        _measure(scale, shards, processes, name, target, directory, plan)
-        for processes, name in names.items()
-    ]
+    rows = []
+    for processes, name in names.items():
+        servers = _start(name, shards, processes, target, directory)
+        rows.append(_measure(scale, shards, servers, None, plan))
+    apart = [_started(target, directory) for _ in range(shards)]
+    rows.append(_measure(scale, shards, apart, [s.url for s in apart], plan))
+    return rows
 
 
 def _measure(
-    scale: int, shards: int, processes: int, name: str, db: str, directory: Path, plan: Any
+    scale: int, shards: int, servers: list[Server], owners: list[str] | None, plan: Any
 ) -> dict[str, Any]:
-    servers = _start(name, shards, processes, db, directory)
+    """The load on ``servers`` (stopped after), each shard's calls to its owner: the pool's
+    (None: asked of the pool) or ``owners``, shard k's at k."""
+    pool = owners is None
     try:
-        owners = _settled([s.url for s in servers], shards)
+        owners = owners or _settled([s.url for s in servers], shards)
         crowd = Crowd(scale, plan.seed)
         registered = asyncio.run(register(owners, crowd, plan.connections, plan.limit))
         cpu = [cpu_seconds(s.process.pid) for s in servers]
@@ -75,7 +84,8 @@ def _measure(
     latencies = np.array(load.latencies) * 1000
     served = [load.per_url[s.url] for s in servers]
     return {
-        "workers": scale, "processes": processes, "shards": shards,
+        "workers": scale, "processes": len(servers), "shards": shards,
+        "pool": pool,
         "registered": registered.done, "calls": calls, "errors": dict(load.errors),
         "per_s": calls / load.seconds, "p50_ms": float(np.percentile(latencies, 50)),
         "p99_ms": float(np.percentile(latencies, 99)), "served": served,
@@ -83,12 +93,17 @@ def _measure(
     }  # fmt: skip
 
 
+def _started(db: str, directory: Path, *args: str, pool: bool = False) -> Server:
+    server = start_server(db, directory, *args, limit=START_SECONDS, pool=pool)
+    assert server is not None, f"screener gate printed no URL in {START_SECONDS:g} s"
+    return server
+
+
 def _start(name: str, shards: int, processes: int, db: str, directory: Path) -> list[Server]:
     servers: list[Server] = []
     for index in range(processes):
         args = ("--pool", name, *(("--shards", str(shards)) if index == 0 else ()))
-        server = start_server(db, directory, *args, limit=START_SECONDS, pool=True)
-        assert server is not None, f"screener gate --pool printed no URL in {START_SECONDS:g} s"
+        server = _started(db, directory, *args, pool=True)
         servers.append(server)
         if index == 0:  # the pool exists before the others join it
             _settled([server.url], shards)
@@ -111,16 +126,19 @@ def _settled(urls: Sequence[str], shards: int) -> list[str]:
 def format_pool(rows: Sequence[dict[str, Any]], connections: int, seconds: float) -> str:
     """The table: one row per configuration (one process, then several, per scale)."""
     lines = [
-        [f"{r['workers']:,}", r["processes"], r["shards"], f"{r['per_s']:,.0f}",
+        [f"{r['workers']:,}", r["processes"], r["shards"] if r.get("pool", True) else "apart",
+         f"{r['per_s']:,.0f}",
          f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}", sum(r["errors"].values()),
          " / ".join(f"{ms:.2f}" for ms in r["cpu_ms"]),
          " / ".join(f"{n:,}" for n in r["served"])]
         for r in rows
     ]  # fmt: skip
-    header = ["workers", "processes", "shards", "requests/s", "p50 ms", "p99 ms", "refused",
-              "CPU ms/request, each process", "requests, each process"]  # fmt: skip
+    header = ["workers", "processes", "shards (apart: no pool)", "requests/s", "p50 ms",
+              "p99 ms", "refused", "CPU ms/request, each process",
+              "requests, each process"]  # fmt: skip
     return (
-        f"A pool: one `screener gate --pool` process, then as many as shards, {connections} "
+        f"A pool: one `screener gate --pool` process, then as many as shards, then as many "
+        f"plain gates apart (no pool), {connections} "
         f"connections on 127.0.0.1 routed by the hash rule, {seconds:g} s of steady state"
         f"\n\n{markdown_table(header, lines)}\n"
     )

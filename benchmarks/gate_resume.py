@@ -8,8 +8,9 @@ sent) until the gate has answered ``--requests`` calls in all, registrations inc
 it is killed with SIGKILL, mid-stream: a crash, so the resume has the latest periodic snapshot
 and the events after it, as it would in production. Timed: ``screener gate --resume`` from its
 start to its first reply (what a client retrying a 503 waits), and the resumed process's RSS
-per known worker. Printed beside them: the events journaled, the events after the last
-snapshot (the tail the resume replays) and the database's size.
+per known worker, beside the serving gate's RSS just before the crash. Printed beside them:
+the events journaled, the events after the last snapshot (the tail the resume replays) and
+the database's size.
 
 Usage::
 
@@ -82,6 +83,7 @@ def measure(
     registered = asyncio.run(register(server.url, crowd, connections, RESUME_LIMIT)).done
     made = load_until(server.url, crowd, connections, requests, registered, stretch_s)
     load_s = time.perf_counter() - started
+    serving_rss = rss_mb(server.process.pid)
     server.process.kill()  # a crash: no "stopped" event, no last snapshot
     server.process.wait()
     events, covered = last_event_id(db, server.run_id), snapshot_event(db, server.run_id)
@@ -98,15 +100,17 @@ def measure(
         "requests": made, "workers": registered, "load_s": load_s, "events": events,
         "tail": events - covered, "db_mb": journal_bytes(db) / 1e6, "resume_s": resume_s,
         "rss_mb": rss, "rss_kb_per_worker": rss * 1024 / max(registered, 1),
+        "serving_rss_mb": serving_rss,
     }  # fmt: skip
 
 
 def format_result(r: dict[str, Any]) -> str:
     header = ("requests", "workers", "load s", "events", "events after the snapshot",
-              "database MB", "resume s", "RSS MB", "RSS KB a worker")  # fmt: skip
+              "database MB", "resume s", "RSS MB", "RSS KB a worker",
+              "RSS MB of the gate before the crash")  # fmt: skip
     row = (f"{r['requests']:,}", f"{r['workers']:,}", f"{r['load_s']:.0f}", f"{r['events']:,}",
            f"{r['tail']:,}", f"{r['db_mb']:.0f}", f"{r['resume_s']:.2f}", f"{r['rss_mb']:.0f}",
-           f"{r['rss_kb_per_worker']:.2f}")  # fmt: skip
+           f"{r['rss_kb_per_worker']:.2f}", f"{r['serving_rss_mb']:.0f}")  # fmt: skip
     return markdown_table(header, [row])
 
 

@@ -44,3 +44,17 @@ def test_a_registration_past_the_limit_is_reported_not_waited_for() -> None:
         assert 0 < row["registered"] < 200_000 and row["register_s"] < 10
         assert "calls" not in row  # no steady state on a part of the crowd
     assert format_report(report).count("did not finish in 0.5 s") == 4
+
+
+@pytest.mark.subprocess
+def test_a_small_pool_run_measures_one_process_two_and_two_apart() -> None:
+    report = run(Plan(scales=(40,), connections=4, seconds=1.0, limit=120.0, million=False,
+                      quick=True, pool=2))  # fmt: skip
+    one, two, apart = report["pool"]
+    assert (one["processes"], two["processes"], apart["processes"]) == (1, 2, 2)
+    assert one["pool"] and two["pool"] and not apart["pool"]
+    for row in (one, two, apart):
+        assert row["registered"] == 40 and row["errors"] == {} and row["calls"] > 0
+        assert sum(row["served"]) == row["calls"] and all(n > 0 for n in row["served"])
+        assert all(ms > 0 for ms in row["cpu_ms"])
+    assert "apart" in format_report(report)

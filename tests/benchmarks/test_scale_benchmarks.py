@@ -53,5 +53,5 @@ def test_sqlite3_alone_commits_every_row(tmp_path: Path) -> None:
 def test_gate_resume_crashes_the_gate_and_serves_again(tmp_path: Path) -> None:
     row = gate_resume.measure(3_000, 300, 20, tmp_path, stretch_s=1.0)
     assert row["requests"] >= 3_000 and row["workers"] == 300
-    assert math.isfinite(row["resume_s"]) and row["rss_mb"] > 0
+    assert math.isfinite(row["resume_s"]) and row["rss_mb"] > 0 and row["serving_rss_mb"] > 0
     assert 0 < row["tail"] <= row["events"]
