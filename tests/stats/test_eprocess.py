@@ -4,6 +4,7 @@ its null (Ville's inequality, many seeded sequences) and against a clearly bad w
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -175,6 +176,33 @@ def test_batches_and_single_answers_give_the_same_bits() -> None:
         single.update_many([arm], [x])
     assert np.array_equal(batched.log_e_below(), single.log_e_below())
     assert np.array_equal(batched.log_e_above(), single.log_e_above())
+
+
+def test_kept_e_values_are_the_bits_of_one_pass_through_growth_and_pickles() -> None:
+    """Each arm's e-values are kept and recomputed only when its answers move (issue 50):
+    after arms join and batches arrive, they equal a process given every answer at once,
+    and a process pickled before they were kept (no cache) computes them on loading."""
+    rng = np.random.default_rng(11)
+    grown_process, arms_seen, rewards_seen = BettingEProcess(3, 0.65, above_bar=0.55), [], []
+    for _ in range(40):
+        if rng.random() < 0.2:
+            grown_process.grow(int(rng.integers(1, 4)))
+        size = int(rng.integers(1, 6))
+        arms = rng.integers(0, grown_process.n_arms, size)
+        rewards = np.where(rng.random(size) < 0.5, rng.integers(0, 2, size), rng.random(size))
+        grown_process.update_many(arms, rewards)
+        arms_seen += arms.tolist()
+        rewards_seen += rewards.tolist()
+    at_once = BettingEProcess(grown_process.n_arms, 0.65, above_bar=0.55)
+    at_once.update_many(arms_seen, rewards_seen)
+    assert np.array_equal(grown_process.log_e_below(), at_once.log_e_below())
+    assert np.array_equal(grown_process.log_e_above(), at_once.log_e_above())
+    state = {k: v for k, v in vars(at_once).items() if not k.startswith("_log_e_")}
+    older = BettingEProcess.__new__(BettingEProcess)
+    older.__setstate__(state)  # as pickle loads a process saved before the cache
+    assert np.array_equal(older.log_e_below(), at_once.log_e_below())
+    reloaded = pickle.loads(pickle.dumps(grown_process))
+    assert np.array_equal(reloaded.log_e_above(), at_once.log_e_above())
 
 
 def test_long_runs_stay_finite_in_logs() -> None:
