@@ -102,7 +102,8 @@ class PoolStore:
 
     def renew_member(self, name: str, member: str, url: str, serving: Sequence[int]) -> None:
         """Add or renew this process's membership of pool ``name``, for LEASE_SECONDS, with
-        the shards it ``serving`` at ``url``."""
+        the shards it ``serving`` at ``url``. Joining also forgets the members whose leases
+        ran out (killed before they could leave), so the table holds the live ones."""
         now = time.time()
         values = {"pool": name, "url": url, "host": socket.gethostname(), "pid": os.getpid(),
                   "expires_at": now + LEASE_SECONDS,
@@ -110,7 +111,11 @@ class PoolStore:
         doing = f"cannot renew the membership of pool {name}"
         with database_errors(doing), self._writer.begin() as conn:
             mine = update(POOL_MEMBERS_TABLE).where(_M.member == member)
-            if conn.execute(mine.values(**values)).rowcount != 1:
+            if conn.execute(mine.values(**values)).rowcount != 1:  # joining
+                # The rows of members killed before they could leave, their leases long run
+                # out (a live member past its lease writes its row again when it renews).
+                gone = delete(POOL_MEMBERS_TABLE).where(_M.pool == name, _M.expires_at < now)
+                conn.execute(gone)
                 conn.execute(insert(POOL_MEMBERS_TABLE).values(member=member, **values))
 
     def leave(self, member: str) -> None:

@@ -55,6 +55,21 @@ def test_a_member_whose_process_is_gone_is_not_live(database_url: str) -> None:
         assert store.members("p") == []
 
 
+def test_a_joining_member_forgets_the_members_whose_leases_ran_out(database_url: str) -> None:
+    with Journal(database_url) as journal:
+        store = PoolStore(journal)
+        store.create("p", [make_spec()])
+        store.renew_member("p", "killed", "http://127.0.0.1:1", [0])
+        store.renew_member("p", "frozen", "http://127.0.0.1:2", [])
+        with journal.engine.begin() as conn:  # both leases ran out: killed -9, or stopped
+            conn.execute(text("UPDATE pool_members SET expires_at = 1"))
+        store.renew_member("p", "frozen", "http://127.0.0.1:2", [])  # a renewal: no join
+        store.renew_member("p", "new", "http://127.0.0.1:3", [0])
+        with journal.engine.connect() as conn:
+            rows = conn.execute(text("SELECT member FROM pool_members ORDER BY member"))
+            assert [row[0] for row in rows] == ["frozen", "new"]
+
+
 def test_a_shards_evidence_is_replaced_by_the_next(database_url: str) -> None:
     with Journal(database_url) as journal:
         store = PoolStore(journal)
