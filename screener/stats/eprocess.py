@@ -45,10 +45,13 @@ def e_bh(e_values: ArrayLike, q: float) -> NDArray[np.bool_]:
     if not bool(np.all(e >= 0.0)):  # also catches NaN
         raise ValueError("e-values must be nonnegative numbers")
     n = e.size
-    if n == 0 or e.max() < n / (q * n):  # below the smallest cut (k = n): nothing to do
+    # Only values at or above the smallest cut (k = n) can pass any cut, and they are the
+    # largest ones: k* is found among them alone, with no sort of the rest.
+    candidates = e[e >= n / (q * n)] if n else e
+    if candidates.size == 0:
         return np.zeros(n, dtype=np.bool_)
-    ordered = np.sort(e)[::-1]
-    cuts = n / (q * np.arange(1, n + 1, dtype=np.float64))
+    ordered = np.sort(candidates)[::-1]
+    cuts = n / (q * np.arange(1, candidates.size + 1, dtype=np.float64))
     passing = np.flatnonzero(ordered >= cuts)
     if passing.size == 0:
         return np.zeros(n, dtype=np.bool_)
