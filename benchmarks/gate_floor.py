@@ -27,7 +27,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from aiohttp import web
 
 from benchmarks.gate_harness import Crowd, cpu_seconds, steady
@@ -77,12 +76,8 @@ def measure_floor(
     finally:
         process.send_signal(signal.SIGINT)
         process.wait()
-    calls, latencies = sum(load.calls.values()), np.array(load.latencies) * 1000
-    return {
-        "per_s": calls / load.seconds, "p50_ms": float(np.percentile(latencies, 50)),
-        "p99_ms": float(np.percentile(latencies, 99)), "cpu_ms": cpu / calls * 1000,
-        "errors": sum(load.errors.values()),
-    }  # fmt: skip
+    calls = sum(load.calls.values())
+    return {**load.rates(), "cpu_ms": cpu / calls * 1000, "errors": sum(load.errors.values())}
 
 
 async def serve(gold_share: float) -> None:

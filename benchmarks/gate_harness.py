@@ -200,6 +200,15 @@ class Load:
     seconds: float = 0.0
     per_url: Counter[str] = field(default_factory=Counter)  # calls per process served
 
+    def rates(self) -> dict[str, float]:
+        """Calls a second, and the p50 and p99 latency in ms, as every load table prints."""
+        latencies = np.array(self.latencies) * 1000
+        return {
+            "per_s": sum(self.calls.values()) / self.seconds,
+            "p50_ms": float(np.percentile(latencies, 50)),
+            "p99_ms": float(np.percentile(latencies, 99)),
+        }
+
 
 async def post(http: aiohttp.ClientSession, url: str, path: str, body: Body, load: Load) -> Body:
     """POST ``body`` to the gate; its reply ({} for a refusal, counted)."""

@@ -157,13 +157,10 @@ def measure_http(scale: int, plan: Plan, directory: Path) -> dict[str, Any]:
     calls = sum(load.calls.values())
     batch = max(1, round(len(rows) / calls * plan.connections))
     gold_share = load.calls[ANSWERS_PATH] / max(1, load.calls[NEXT_PATH])
-    latencies = np.array(load.latencies) * 1000
     return {
         **row, "calls": calls, "calls_per_path": dict(load.calls), "errors": dict(load.errors),
         "outcomes": dict(load.outcomes),
-        "seconds": load.seconds, "per_s": calls / load.seconds,
-        "p50_ms": float(np.percentile(latencies, 50)),
-        "p99_ms": float(np.percentile(latencies, 99)),
+        "seconds": load.seconds, **load.rates(),
         "server_cpu_ms": cpu / calls * 1000, "rss_mb": rss,
         "journal_bytes": grown / calls, "rows": len(rows),
         "rows_by_kind": dict(Counter(e.kind.value for e in rows)),

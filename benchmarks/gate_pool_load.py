@@ -26,8 +26,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from benchmarks.gate_harness import (
     Crowd,
     Server,
@@ -81,14 +79,12 @@ def _measure(
         for server in servers:
             stop_server(server)
     calls = sum(load.calls.values())
-    latencies = np.array(load.latencies) * 1000
     served = [load.per_url[s.url] for s in servers]
     return {
         "workers": scale, "processes": len(servers), "shards": shards,
         "pool": pool,
         "registered": registered.done, "calls": calls, "errors": dict(load.errors),
-        "per_s": calls / load.seconds, "p50_ms": float(np.percentile(latencies, 50)),
-        "p99_ms": float(np.percentile(latencies, 99)), "served": served,
+        **load.rates(), "served": served,
         "cpu_ms": [c / max(n, 1) * 1000 for c, n in zip(cpu, served, strict=True)],
     }  # fmt: skip
 
