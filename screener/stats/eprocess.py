@@ -175,6 +175,11 @@ class BettingEProcess:
         """Natural log of each arm's e-value against "mean <= above_bar"."""
         return self._log_e_above.copy()
 
+    def log_e_of(self, arms: ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """The log e-values of ``arms`` alone, below and above (the cached bits, copied)."""
+        rows = np.asarray(arms, dtype=np.int64)
+        return self._log_e_below[rows], self._log_e_above[rows]
+
     def e_below(self) -> FloatArray:
         """Each arm's e-value against "mean >= bar" (``inf`` past the float range)."""
         with np.errstate(over="ignore"):

@@ -4,6 +4,7 @@ control over many seeded runs, synchronously and through the asyncio orchestrato
 from __future__ import annotations
 
 import math
+import pickle
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from functools import partial
@@ -30,9 +31,10 @@ from screener.errors import ConfigError
 from screener.orchestrator import RunOptions
 from screener.runs.session import start_run
 from screener.simulation import BernoulliRewards, RewardModel, simulate, simulate_many
-from screener.stats import BET_FRACTIONS, bernoulli_kl
+from screener.stats import BET_FRACTIONS, bernoulli_kl, e_bh
 
 FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
 
 
 def e_mean(step: float, answers: int) -> float:
@@ -396,3 +398,130 @@ async def test_false_discovery_rate_under_delays_and_batches(tmp_path: Path) -> 
     assert decided > runs  # more than one decision per run on average
     assert_mean_at_most(bans, q)
     assert_mean_at_most(accepts, q)
+
+
+# ------------------------------------------------------------------ kept lists, by definition
+def lists_by_definition(alg: FDRThresholding) -> tuple[BoolArray, BoolArray]:
+    """The class docstring's lists from every worker's values, as a full pass computes them:
+    e-BH over the roster (absent workers at e-value 0) of the candidates' e-values (at least
+    min_answers answers, not settled on the other side), a worker in both sets sent to the
+    side with the larger e-value (a tie to ABOVE) until the sets are disjoint, each joined
+    with its settled workers."""
+    below, above = alg.log_e_below, alg.log_e_above
+    eligible = alg.stats.count >= alg.min_answers
+    may_ban, may_accept = eligible & ~alg.settled_above, eligible & ~alg.settled_below
+    absent = np.zeros(alg.max_workers - alg.n_arms if alg.max_workers else 0)
+
+    def e_bh_over_roster(log_e: FloatArray, candidates: BoolArray) -> BoolArray:
+        with np.errstate(over="ignore"):
+            values = np.where(candidates, np.exp(log_e), 0.0)
+        return e_bh(np.concatenate([values, absent]), alg.q)[: alg.n_arms]
+
+    while True:
+        banned, accepted = e_bh_over_roster(below, may_ban), e_bh_over_roster(above, may_accept)
+        both = banned & accepted
+        if not both.any():
+            return banned | alg.settled_below, accepted | alg.settled_above
+        goes_above = both & (above >= below)
+        may_ban &= ~goes_above
+        may_accept &= ~(both & ~goes_above)
+
+
+def round_robin_by_definition(alg: FDRThresholding, limit: int) -> list[int]:
+    """``limit`` asks of one: released pulls first, again, then the open worker with the
+    fewest answered + pending, ties to the lowest index, its count raised by each pick."""
+    picks = list(alg._retry)[:limit]
+    effective = (alg.stats.count + alg.pending).astype(np.int64)
+    np.add.at(effective, picks, 1)
+    open_ = alg.available & ~(alg.banned | alg.accepted)
+    for _ in range(limit - len(picks)):
+        arms = np.flatnonzero(open_)
+        if arms.size == 0:
+            break
+        arm = int(arms[np.argmin(effective[arms])])
+        picks.append(arm)
+        effective[arm] += 1
+    return picks
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_kept_lists_and_schedule_follow_their_definitions(seed: int) -> None:
+    """After every call of a random script (batches, answers late and out of order, released
+    pulls, workers leaving, coming back and joining, questions for one worker, pickles), the
+    lists kept from the changes are those of a full pass, each batch is round robin, and
+    ``verdict_changes`` names each settled worker once."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 30))
+    eps = float(rng.choice([0.0, 0.05, 0.1]))
+    alg = FDRThresholding(
+        n, threshold=0.6, q=float(rng.choice([0.1, 0.3])), eps=eps, max_workers=n + 10,
+        min_answers=int(rng.integers(1, 4)), seed=seed,
+    )  # fmt: skip
+    means = list(rng.random(n))
+    pending: list[tuple[int, int]] = []
+    seen: list[int] = []
+    assert alg.verdict_changes() is None  # starts the log
+    for _ in range(400):
+        step = rng.random()
+        if step < 0.4:
+            limit = int(rng.integers(1, 10))
+            alg._ensure_fresh()
+            expected = round_robin_by_definition(alg, limit)
+            ask = alg.ask(limit)
+            if ask.done:
+                break
+            if not ask.wait:
+                assert ask.arms.tolist() == expected
+            pending += list(zip(ask.ids.tolist(), ask.arms.tolist(), strict=True))
+        elif step < 0.8 and pending:
+            order = rng.permutation(len(pending))
+            told, pending = [pending[i] for i in order[:3]], [pending[i] for i in order[3:]]
+            rewards = [float(rng.random() < means[arm]) for _, arm in told]
+            alg.tell_many([pull for pull, _ in told], rewards)
+        elif step < 0.85 and pending:
+            alg.release(pending.pop(int(rng.integers(len(pending))))[0])
+        elif step < 0.9:
+            arm = int(rng.integers(alg.n_arms))
+            if alg.available[arm]:
+                alg.set_unavailable(arm, "left")
+            else:
+                alg.set_available(arm)
+        elif step < 0.95:
+            ask = alg.ask_for(int(rng.integers(alg.n_arms)))
+            pending += list(zip(ask.ids.tolist(), ask.arms.tolist(), strict=True))
+        elif alg.n_arms < n + 10 and rng.random() < 0.5:
+            alg.add_workers(1)
+            means.append(float(rng.random()))
+        else:
+            alg = pickle.loads(pickle.dumps(alg))
+        alg._ensure_fresh()
+        banned, accepted = lists_by_definition(alg)
+        assert alg.banned.tolist() == banned.tolist()
+        assert alg.accepted.tolist() == accepted.tolist()
+        changes = alg.verdict_changes()
+        assert changes is not None
+        seen += changes.tolist()
+    last = alg.verdict_changes()  # a run that ended settled the lists at its last ask
+    assert last is not None
+    assert sorted(seen + last.tolist()) == np.flatnonzero(alg.settled).tolist()  # each, once
+
+
+def test_a_snapshot_from_before_the_kept_lists_goes_on_alike() -> None:
+    """State pickled when each refresh recomputed the lists (no kept sets, the lists' log
+    e-values stored beside them) is rebuilt on load and goes on as a fresh run does."""
+    alg = _make(eps=0.05, min_answers=2, seed=3)
+    model = BernoulliRewards(MEANS, seed=5)
+    for _ in range(6):
+        ask = alg.ask(5)
+        alg.tell_many(ask.ids, model.sample(ask.arms, ask.seqs))
+    state = dict(alg.__dict__)
+    for kept in ("_ebh", "_touched", "_dual", "_fresh", "_listed", "_n_decided", "_n_open",
+                 "_queue", "_changes"):  # fmt: skip
+        del state[kept]
+    state["log_e_below"], state["log_e_above"] = alg.log_e_below, alg.log_e_above
+    old = FDRThresholding.__new__(FDRThresholding)
+    old.__setstate__(state)
+    twin = pickle.loads(pickle.dumps(alg))
+    assert (
+        simulate(old, model).to_dict() == simulate(twin, BernoulliRewards(MEANS, seed=5)).to_dict()
+    )

@@ -22,11 +22,12 @@ from screener.algorithms._test_setups import AROUND_MEANS, BUDGET, AlgorithmSetu
 from screener.algorithms.ask_tell import Ask
 from screener.algorithms.result import Result
 from screener.algorithms.thresholding._roster import RosterThresholding, check_max_workers
-from screener.algorithms.topk import water_fill
+from screener.algorithms.thresholding._round_robin import FewestFirst
 from screener.algorithms.worker_result import Decision
 from screener.arrays import BoolArray, FloatArray, IntArray, grown
 from screener.errors import ConfigError
-from screener.stats import BettingEProcess, e_bh
+from screener.stats import BettingEProcess
+from screener.stats.ebh_set import EBHSet
 
 __all__ = ["FDRThresholding"]
 
@@ -46,7 +47,7 @@ class FDRThresholding(RosterThresholding):
     on either side and is then no error, so every worker is eventually decided and the run can
     end; with eps = 0 a worker exactly at the bar is never decided.
 
-    The lists are recomputed from the answers so far; a worker on a list is not asked again.
+    The lists follow the answers so far; a worker on a list is not asked again.
     Its decision is settled (final, its e-values frozen: answers already in flight still count
     in its estimate, not in its evidence) by the next ``ask`` that hands out questions or ends
     the run. Those are the asks a journal records, so a replay settles at the same moments; an
@@ -83,6 +84,13 @@ class FDRThresholding(RosterThresholding):
     the lowest index (pending pulls count, so a batch spreads like single asks). The n of
     e-BH is the roster: ``max_workers`` in an open pool (workers yet to join count with
     e-value 0, so the lists stay valid whoever joins), else the pool.
+
+    Cost: an answer and an ask cost the same at any number of workers (issue 50). The lists
+    are kept as the e-values move, each side's candidates sorted (``EBHSet``: the same sets
+    ``e_bh`` gives on every worker's values, by the same float cuts), and the round robin is a
+    heap of the undecided workers (``FewestFirst``); only a worker whose evidence, count or
+    settlement moved, or whose value lies between a list's old and new cut, is looked at.
+    The result, ``verdicts()`` and ``decided`` still read every worker.
 
     Result: decided workers' reasons name their e-value and their list's cut ``n / (q k)``;
     the intervals are informational (Hoeffding, pointwise, as in the fixed-budget methods):
@@ -164,8 +172,36 @@ class FDRThresholding(RosterThresholding):
         self.settled_above = np.zeros(self.n_arms, dtype=bool)
         self.banned = self.settled_below.copy()  # the current lists (settled or not)
         self.accepted = self.settled_above.copy()
-        self.log_e_below: FloatArray = np.zeros(self.n_arms)
-        self.log_e_above: FloatArray = np.zeros(self.n_arms)
+        self._start_books()
+        self._touched.clear()  # no worker has answers yet: none is a candidate
+
+    def _start_books(self) -> None:
+        """The state that keeps the lists from the changes (see ``_refresh``), for the
+        arrays above; every worker is entered again at the next refresh."""
+        self._ebh = (EBHSet(self._roster, self.q), EBHSet(self._roster, self.q))
+        self._touched: set[int] = set(range(self.n_arms))  # to enter again at the refresh
+        self._dual: set[int] = set()  # candidates of both lists (eps > 0 only)
+        self._fresh: tuple[set[int], set[int]] = (
+            set(np.flatnonzero(self.banned & ~self.settled_below).tolist()),
+            set(np.flatnonzero(self.accepted & ~self.settled_above).tolist()),
+        )  # listed, not settled: the next ask settles them
+        self._listed = [int(self.banned.sum()), int(self.accepted.sum())]
+        decided = self.banned | self.accepted
+        self._n_decided = int(decided.sum())
+        self._n_open = int((self.available & ~decided).sum())
+        effective = (self.stats.count + self.pending).tolist()
+        self._queue = FewestFirst()
+        for arm in np.flatnonzero(self.available & ~decided).tolist():
+            self._queue.enter(arm, effective[arm])
+        self._changes: list[int] | None = None  # settled since ``verdict_changes`` looked
+        self._dirty = True
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "_ebh" not in state:  # pickled when every refresh recomputed the lists
+            for stale in ("log_e_below", "log_e_above"):
+                self.__dict__.pop(stale, None)
+            self._start_books()
 
     # ------------------------------------------------------------------- open pools
     def _on_joined(self, arms: IntArray) -> None:
@@ -174,20 +210,32 @@ class FDRThresholding(RosterThresholding):
         self.evidence.grow(count)
         for name in ("settled_below", "settled_above", "banned", "accepted"):
             setattr(self, name, grown(getattr(self, name), count, False))
-        self.log_e_below = grown(self.log_e_below, count, 0.0)
-        self.log_e_above = grown(self.log_e_above, count, 0.0)
+        self._n_open += count
+        for arm in arms.tolist():
+            self._queue.enter(arm, 0)
 
     def _on_asked_for(self, ask: Ask) -> None:
         """A stream's question for one worker settles the lists like any ask that does not
         wait: it is journaled, so a replay settles at the same moment."""
-        self.settled_below |= self.banned
-        self.settled_above |= self.accepted
+        self._settle()
 
     def verdicts(self) -> NDArray[np.int8]:
         """+1 settled accepted, -1 settled banned, 0 otherwise (only settled lists are final)."""
         self._ensure_fresh()
-        above = self.settled_above.astype(np.int8)
-        return np.where(self.settled_below, np.int8(-1), above).astype(np.int8, copy=False)
+        return _verdicts(self.settled_below, self.settled_above)
+
+    def verdicts_of(self, arms: IntArray) -> NDArray[np.int8]:
+        self._ensure_fresh()
+        return _verdicts(self.settled_below[arms], self.settled_above[arms])
+
+    def verdict_changes(self) -> IntArray | None:
+        """The workers settled since the last call, each once, in index order (None at the
+        first call: from then on each settlement is kept for the next)."""
+        if self._changes is None:
+            self._changes = []
+            return None
+        changed, self._changes = self._changes, []
+        return np.unique(np.asarray(changed, dtype=np.int64))
 
     @property
     def decided(self) -> BoolArray:
@@ -199,84 +247,182 @@ class FDRThresholding(RosterThresholding):
         """Workers whose decision is final (its e-values frozen)."""
         return self.settled_below | self.settled_above
 
+    @property
+    def log_e_below(self) -> FloatArray:
+        """Each worker's natural-log e-value against "accuracy >= threshold + eps"."""
+        return self.evidence.log_e_below()
+
+    @property
+    def log_e_above(self) -> FloatArray:
+        """Each worker's natural-log e-value against "accuracy <= threshold - eps"."""
+        return self.evidence.log_e_above()
+
     # ------------------------------------------------------------------ the contract
     def _on_asked(self, ask: Ask) -> None:
         """Unless the ask said WAIT, settle the lists it used."""
         if not ask.wait:
-            self.settled_below |= self.banned
-            self.settled_above |= self.accepted
+            self._settle()
+
+    def _settle(self) -> None:
+        """Make the listed workers' decisions final (``settled_below |= banned``, above
+        alike); each leaves the other list's candidates at the next refresh."""
+        sides = (self.settled_below, self.settled_above)
+        for settled, fresh in zip(sides, self._fresh, strict=True):
+            if not fresh:
+                continue
+            settled[list(fresh)] = True
+            self._touched |= fresh
+            if self._changes is not None:
+                self._changes += fresh
+            fresh.clear()
 
     def _on_answers(self, pull_ids: IntArray, arms: IntArray, rewards: FloatArray) -> None:
         super()._on_answers(pull_ids, arms, rewards)
-        live = ~self.settled[arms]  # a settled worker's evidence is frozen
+        live = ~(self.settled_below[arms] | self.settled_above[arms])  # evidence frozen
         scaled = np.clip((rewards[live] - self.lower) / self.width, 0.0, 1.0)
         self.evidence.update_many(arms[live], scaled)
+        self._touched.update(arms[live].tolist())
+
+    def _on_released(self, pull_id: int, arm: int) -> None:
+        self._queue.enter(arm, self._effective(arm))
+
+    def _on_unavailable(self, arm: int) -> None:
+        if not (self.banned[arm] or self.accepted[arm]):
+            self._n_open -= 1
+
+    def _on_returned(self, arm: int) -> None:
+        if not (self.banned[arm] or self.accepted[arm]):
+            self._n_open += 1
+            self._queue.enter(arm, self._effective(arm))
 
     # ------------------------------------------------------------------ subclass steps
     def _refresh(self) -> None:
-        super()._refresh()
-        self.log_e_below = self.evidence.log_e_below()
-        self.log_e_above = self.evidence.log_e_above()
-        banned, accepted = self._lists()
-        # Settled workers stay in the e-BH sets by themselves (see the class docstring); the
-        # union only makes sure a final decision is never shown as anything else.
-        self.banned, self.accepted = banned | self.settled_below, accepted | self.settled_above
+        """The lists, from what changed since the last refresh: the workers whose evidence,
+        answer count or settlement moved are entered again in each side's ``EBHSet``, both
+        sets are solved and made disjoint (``_resolve_conflicts``), and only the workers
+        whose standing may have moved are listed again: those entered, and those between
+        each list's old and new cut. The lists are what ``e_bh`` on every worker's values
+        gives (settled workers stay in the sets by themselves, see the class docstring; the
+        union with them only makes sure a final decision is never shown as anything else).
+        The means are left to the result (``_describe``), which is the one to read them."""
+        cuts = [ebh.threshold for ebh in self._ebh]
+        touched, self._touched = self._touched, set()
+        self._enter(sorted(touched))
+        excluded = self._resolve_conflicts()
+        self._touched |= excluded  # candidates again at the next refresh
+        for side, ebh in enumerate(self._ebh):
+            moved = set(ebh.between(cuts[side], ebh.threshold)) | touched | excluded
+            self._relist(side, moved)
 
-    def _lists(self) -> tuple[BoolArray, BoolArray]:
-        """The e-BH ban and accept sets, made disjoint (see the class docstring)."""
-        eligible = self.stats.count >= self.min_answers
-        may_ban = eligible & ~self.settled_above
-        may_accept = eligible & ~self.settled_below
-        e_below, e_above = _exp(self.log_e_below), _exp(self.log_e_above)
+    def _enter(self, arms: list[int]) -> None:
+        """Each of ``arms`` in each side's set with its e-value, when it is a candidate there:
+        ``min_answers`` answers, and not settled on the other side."""
+        if not arms:
+            return
+        rows = np.asarray(arms, dtype=np.int64)
+        log_below, log_above = self.evidence.log_e_of(rows)
+        e_below, e_above = _exp(log_below).tolist(), _exp(log_above).tolist()
+        eligible = (self.stats.count[rows] >= self.min_answers).tolist()
+        below, above = self._ebh
+        for arm, fit, low, high in zip(arms, eligible, e_below, e_above, strict=True):
+            below.enter(arm, low if fit and not self.settled_above[arm] else None)
+            above.enter(arm, high if fit and not self.settled_below[arm] else None)
+            if below.value(arm) is not None and above.value(arm) is not None:
+                self._dual.add(arm)
+            else:
+                self._dual.discard(arm)
+
+    def _resolve_conflicts(self) -> set[int]:
+        """Solve both sets; a worker in both goes to the side with the larger e-value (a tie
+        to ABOVE) and leaves the other side's candidates, and both are solved again until
+        they are disjoint (see the class docstring). The workers taken out, for this
+        refresh only."""
+        below, above = self._ebh
+        excluded: set[int] = set()
         while True:
-            banned = self._e_bh(np.where(may_ban, e_below, 0.0))
-            accepted = self._e_bh(np.where(may_accept, e_above, 0.0))
-            both = banned & accepted
-            if not both.any():
-                return banned, accepted
-            goes_above = both & (self.log_e_above >= self.log_e_below)
-            may_ban &= ~goes_above
-            may_accept &= ~(both & ~goes_above)
+            below.solve()
+            above.solve()
+            both = sorted(a for a in self._dual if below.contains(a) and above.contains(a))
+            if not both:
+                return excluded
+            log_below, log_above = self.evidence.log_e_of(both)
+            for arm, goes_above in zip(both, (log_above >= log_below).tolist(), strict=True):
+                (below if goes_above else above).enter(arm, None)
+                self._dual.discard(arm)
+                excluded.add(arm)
 
-    def _e_bh(self, e_values: FloatArray) -> BoolArray:
-        """e-BH at level q over the roster (absent workers: e-value 0)."""
-        absent = np.zeros(self._roster - self.n_arms)
-        return e_bh(np.concatenate([e_values, absent]), self.q)[: self.n_arms]
+    def _relist(self, side: int, arms: set[int]) -> None:
+        """The standing on ``side`` (0: banned, 1: accepted) of ``arms``, from its set."""
+        ebh, fresh = self._ebh[side], self._fresh[side]
+        settled = self.settled_below if side == 0 else self.settled_above
+        listed, other = (self.banned, self.accepted) if side == 0 else (self.accepted, self.banned)
+        for arm in arms:
+            member = ebh.contains(arm)
+            if member and not settled[arm]:
+                fresh.add(arm)
+            else:
+                fresh.discard(arm)
+            now = member or bool(settled[arm])
+            if now == listed[arm]:
+                continue
+            listed[arm] = now
+            self._listed[side] += 1 if now else -1
+            if other[arm]:
+                continue  # decided before and after (it moved between the lists)
+            self._n_decided += 1 if now else -1
+            if self.available[arm]:
+                self._n_open += -1 if now else 1
+            if not now:
+                self._queue.enter(arm, self._effective(arm))
 
     def _condition_met(self) -> bool:
-        return bool(self.decided.all())
+        return self._n_decided == self.n_arms
 
     def _can_progress(self) -> bool:
-        return bool((self.available & ~self.decided).any())
+        return self._n_open > 0
 
     def _index(self, arms: IntArray, effective: FloatArray) -> FloatArray:
-        return np.where(self.decided[arms], math.inf, effective)
+        return np.where(self.banned[arms] | self.accepted[arms], math.inf, effective)
 
     def _schedule(self, limit: int) -> IntArray:
-        """``_index`` (fewest effective pulls first, ties to the lowest index), filled in one
-        vectorised step rather than one heap pop per pull."""
-        arms = np.flatnonzero(self.available & ~self.decided).astype(np.int64)
-        effective = (self.stats.count + self.pending)[arms]
-        return water_fill(arms, effective, int(effective.max(initial=0)) + limit, limit)
+        """``_index`` (fewest effective pulls first, ties to the lowest index), from the heap
+        of the open workers (``FewestFirst``): a batch costs its pulls, not the pool."""
+        count, pending = self.stats.count, self.pending  # one view each, not one a pick
+
+        def effective(arm: int) -> int:
+            return int(count[arm] + pending[arm])
+
+        return np.asarray(self._queue.take(limit, self._is_open, effective), dtype=np.int64)
+
+    def _is_open(self, arm: int) -> bool:
+        return bool(self.available[arm]) and not (self.banned[arm] or self.accepted[arm])
+
+    def _effective(self, arm: int) -> int:
+        return int(self.stats.count[arm] + self.pending[arm])
 
     # ------------------------------------------------------------------------- result
-    def _cut(self, members: BoolArray) -> float:
+    def _cut(self, side: int) -> float:
         """``n / (q k)`` for a list of k members: the e-value every member reaches."""
-        k = int(members.sum())
+        k = self._listed[side]
         return self._roster / (self.q * k) if k else math.inf
 
+    def _leaning(self, arm: int) -> Decision:
+        mean = self.stats.total[arm] / self.stats.count[arm]
+        return Decision.ABOVE if mean >= self.threshold else Decision.BELOW
+
     def _decide(self, arm: int, leaning: Decision) -> tuple[Decision, str]:
-        for members, decision, verb, log_e in (
-            (self.banned, Decision.BELOW, "banned", self.log_e_below),
-            (self.accepted, Decision.ABOVE, "accepted", self.log_e_above),
+        log_e = self.evidence.log_e_of([arm])
+        for side, members, decision, verb in (
+            (0, self.banned, Decision.BELOW, "banned"),
+            (1, self.accepted, Decision.ABOVE, "accepted"),
         ):
             if members[arm]:
                 return decision, (
-                    f"{verb} by e-BH at q = {self.q:g} (e = {_show(log_e[arm])} >= "
-                    f"{self._cut(members):.4g} = n / (q k), k = {int(members.sum())}); "
+                    f"{verb} by e-BH at q = {self.q:g} (e = {_show(float(log_e[side][0]))} >= "
+                    f"{self._cut(side):.4g} = n / (q k), k = {self._listed[side]}); "
                     "interval informational"
                 )
-        strongest = max(float(self.log_e_below[arm]), float(self.log_e_above[arm]))
+        strongest = max(float(log_e[0][0]), float(log_e[1][0]))
         reason = f"e-values short of the e-BH cut (largest e = {_show(strongest)})"
         if self.stats.count[arm] < self.min_answers:
             reason = f"fewer than min_answers = {self.min_answers} answers"
@@ -288,16 +434,17 @@ class FDRThresholding(RosterThresholding):
         return Decision.UNDECIDED, reason
 
     def _describe(self) -> Result:
+        super()._refresh()  # the means and gaps the result shows
         result = super()._describe()
         extra = {
             **result.extra,
             "q": self.q,
             "eps": self.eps,
-            "ban_cut": _finite(self._cut(self.banned)),
-            "accept_cut": _finite(self._cut(self.accepted)),
+            "ban_cut": _finite(self._cut(0)),
+            "accept_cut": _finite(self._cut(1)),
             # What the lists' promise allows, in workers (the report's "mistakes").
-            "wrong_bans_at_most": self.q * int(self.banned.sum()),
-            "bad_accepted_at_most": self.q * int(self.accepted.sum()),
+            "wrong_bans_at_most": self.q * self._listed[0],
+            "bad_accepted_at_most": self.q * self._listed[1],
             "log_e_below": self.log_e_below.tolist(),
             "log_e_above": self.log_e_above.tolist(),
         }
@@ -308,6 +455,11 @@ class FDRThresholding(RosterThresholding):
             for w in result.workers
         )
         return replace(result, workers=workers, extra=extra)
+
+
+def _verdicts(settled_below: BoolArray, settled_above: BoolArray) -> NDArray[np.int8]:
+    above = settled_above.astype(np.int8)
+    return np.where(settled_below, np.int8(-1), above).astype(np.int8, copy=False)
 
 
 def _exp(log_values: FloatArray) -> FloatArray:
