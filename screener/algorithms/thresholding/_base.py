@@ -19,7 +19,7 @@ from screener.arrays import FloatArray, IntArray, grown
 from screener.errors import ConfigError
 from screener.stats import hoeffding_radius
 
-__all__ = ["INFO_LEVEL", "NO_CONFIDENCE", "ThresholdingAlgorithm"]
+__all__ = ["INFO_LEVEL", "NO_CONFIDENCE", "ThresholdingAlgorithm", "take_changes"]
 
 #: Per-side miss level of the informational interval shown by fixed-budget algorithms.
 INFO_LEVEL = 0.025
@@ -171,18 +171,24 @@ class ThresholdingAlgorithm(Algorithm):
 
     def _index_schedule(self, limit: int) -> IntArray:
         """The index policy's picks (see the class docstring)."""
-        arms = self.available.nonzero()[0].astype(np.int64, copy=False)
-        effective = (self.stats.count + self.pending).astype(np.float64)
+        return self._picks_among(self.available.nonzero()[0].astype(np.int64, copy=False), limit)
+
+    def _picks_among(self, arms: IntArray, limit: int) -> IntArray:
+        """The index policy's picks among ``arms`` (available ones)."""
+        effective = (self.stats.count[arms] + self.pending[arms]).astype(np.float64)
         if limit > 1:
-            filled = fill_at_once(self._priority, arms, effective[arms], limit)
+            filled = fill_at_once(self._priority, arms, effective, limit)
             if filled is not None:
                 return filled
+        row: dict[int, int] = {}  # arm -> its position in ``arms``, built at the first need
 
         def next_key(arm: int, picked: int) -> float:
-            one = np.array([arm], dtype=np.int64)
-            return float(self._priority(one, effective[arm : arm + 1] + picked)[0])
+            if not row:
+                row.update((a, i) for i, a in enumerate(arms.tolist()))
+            i = row[arm]
+            return float(self._priority(arms[i : i + 1], effective[i : i + 1] + picked)[0])
 
-        return heap_picks(arms, self._priority(arms, effective[arms]), limit, next_key)
+        return heap_picks(arms, self._priority(arms, effective), limit, next_key)
 
     def _priority(self, arms: IntArray, effective: FloatArray) -> FloatArray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -262,6 +268,15 @@ class ThresholdingAlgorithm(Algorithm):
             threshold=Threshold(theta, theta, theta),
             extra={"threshold": theta, "fixed_budget": self.fixed_budget},
         )
+
+
+def take_changes(log: list[int] | None) -> tuple[IntArray | None, list[int]]:
+    """``verdict_changes`` over a method's log of moved workers: None at the first look (from
+    then on the log keeps them), else the workers logged since, each once, in index order;
+    with the log to keep next."""
+    if log is None:
+        return None, []
+    return np.unique(np.asarray(log, dtype=np.int64)), []
 
 
 def _ranked_arms(estimates: FloatArray) -> IntArray:

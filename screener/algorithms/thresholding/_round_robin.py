@@ -2,8 +2,10 @@
 
 ``water_fill`` finds a batch's round-robin pulls with a few passes over every open worker; a
 method that asks a batch after every answer then does work in the number of workers on every
-answer (issue 50). ``FewestFirst`` keeps the open workers in a heap of (effective pulls, worker)
-and pops the batch.
+answer (issue 50). ``RoundRobinQueue`` keeps the open workers in a heap of (effective pulls,
+worker) and pops the batch. (Crowd-prior's ``FewestFirst`` orders by answers among workers with
+nothing in flight, one pick each; here pulls in flight count, and a worker may take several
+picks of one batch.)
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 
-__all__ = ["FewestFirst"]
+__all__ = ["RoundRobinQueue"]
 
 
-class FewestFirst:
+class RoundRobinQueue:
     """Workers ordered by effective pulls (answered + in flight), fewest first, ties to the
     lowest index: ``take(limit)`` gives what ``limit`` calls of ask(1) with no answer between
     would (each pick raises its own worker's count by one), the picks ``water_fill`` gives.

@@ -21,8 +21,9 @@ from numpy.typing import NDArray
 from screener.algorithms._test_setups import AROUND_MEANS, BUDGET, AlgorithmSetup
 from screener.algorithms.ask_tell import Ask
 from screener.algorithms.result import Result
+from screener.algorithms.thresholding._base import take_changes
 from screener.algorithms.thresholding._roster import RosterThresholding, check_max_workers
-from screener.algorithms.thresholding._round_robin import FewestFirst
+from screener.algorithms.thresholding._round_robin import RoundRobinQueue
 from screener.algorithms.worker_result import Decision
 from screener.arrays import BoolArray, FloatArray, IntArray, grown
 from screener.errors import ConfigError
@@ -88,7 +89,7 @@ class FDRThresholding(RosterThresholding):
     Cost: an answer and an ask cost the same at any number of workers (issue 50). The lists
     are kept as the e-values move, each side's candidates sorted (``EBHSet``: the same sets
     ``e_bh`` gives on every worker's values, by the same float cuts), and the round robin is a
-    heap of the undecided workers (``FewestFirst``); only a worker whose evidence, count or
+    heap of the undecided workers (``RoundRobinQueue``); only a worker whose evidence, count or
     settlement moved, or whose value lies between a list's old and new cut, is looked at.
     The result, ``verdicts()`` and ``decided`` still read every worker.
 
@@ -190,7 +191,7 @@ class FDRThresholding(RosterThresholding):
         self._n_decided = int(decided.sum())
         self._n_open = int((self.available & ~decided).sum())
         effective = (self.stats.count + self.pending).tolist()
-        self._queue = FewestFirst()
+        self._queue = RoundRobinQueue()
         for arm in np.flatnonzero(self.available & ~decided).tolist():
             self._queue.enter(arm, effective[arm])
         self._changes: list[int] | None = None  # settled since ``verdict_changes`` looked
@@ -231,11 +232,8 @@ class FDRThresholding(RosterThresholding):
     def verdict_changes(self) -> IntArray | None:
         """The workers settled since the last call, each once, in index order (None at the
         first call: from then on each settlement is kept for the next)."""
-        if self._changes is None:
-            self._changes = []
-            return None
-        changed, self._changes = self._changes, []
-        return np.unique(np.asarray(changed, dtype=np.int64))
+        changed, self._changes = take_changes(self._changes)
+        return changed
 
     @property
     def decided(self) -> BoolArray:
@@ -386,7 +384,7 @@ class FDRThresholding(RosterThresholding):
 
     def _schedule(self, limit: int) -> IntArray:
         """``_index`` (fewest effective pulls first, ties to the lowest index), from the heap
-        of the open workers (``FewestFirst``): a batch costs its pulls, not the pool."""
+        of the open workers (``RoundRobinQueue``): a batch costs its pulls, not the pool."""
         count, pending = self.stats.count, self.pending  # one view each, not one a pick
 
         def effective(arm: int) -> int:

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from screener.algorithms._test_setups import AROUND_MEANS, SMALL_BUDGET, AlgorithmSetup
 from screener.algorithms.result import Result
+from screener.algorithms.thresholding._base import take_changes
 from screener.algorithms.thresholding.crowd_prior._checks import (
     check_pilot,
     checked_costs,
@@ -217,11 +218,8 @@ class CrowdPrior(PriorJudging):
     def verdict_changes(self) -> IntArray | None:
         """The workers decided since the last call, each once, in index order (None at the
         first call: from then on each decision is kept for the next)."""
-        if self._changed is None:
-            self._changed = []
-            return None
-        changed, self._changed = self._changed, []
-        return np.unique(np.asarray(changed, dtype=np.int64))
+        changed, self._changed = take_changes(self._changed)
+        return changed
 
     def _open(self) -> NDArray[np.bool_]:
         """Workers to ask: undecided, under max_answers and, while a pilot runs, in it."""
