@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from screener.algorithms.thresholding import (
     HOPE,
     ConfidentInterval,
     ConfidentThresholding,
+    ThresholdingAlgorithm,
 )
 from screener.errors import ConfigError
 from screener.simulation import BernoulliRewards, simulate
@@ -348,3 +350,69 @@ def test_ebcc_act_sp_settles_the_easy_workers_early() -> None:
     assert all(decisions[a] is Decision.ABOVE for a in targets)
     old = ConfidentThresholding(118, threshold=0.8, budget=2500, interval="kl", schedule="evidence")
     assert decided_at(old) == {}
+
+
+@pytest.mark.parametrize("interval", CONFIDENT_INTERVALS)
+@pytest.mark.parametrize("seed", range(8))
+def test_kept_decisions_are_those_of_a_full_pass(interval: ConfidentInterval, seed: int) -> None:
+    """A refresh decides only the workers with new answers, and a batch looks only at the
+    workers with the smallest keys; after every call of a random script (batches, answers
+    late and out of order, released pulls, workers leaving, coming back and joining) the
+    decisions are those of every worker's interval tested afresh, and a batch's picks those
+    of the index over every available worker."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 25))
+    alg = ConfidentThresholding(
+        n, threshold=0.6, delta=0.2, eps=float(rng.choice([0.0, 0.1])), interval=interval,
+        min_answers=int(rng.integers(1, 4)), max_workers=n + 5, seed=seed,
+    )  # fmt: skip
+    means = list(rng.random(n))
+    pending: list[tuple[int, int]] = []
+    for _ in range(300):
+        step = rng.random()
+        if step < 0.45:
+            ask = alg.ask(int(rng.integers(1, 8)))
+            if ask.done:
+                break
+            pending += list(zip(ask.ids.tolist(), ask.arms.tolist(), strict=True))
+        elif step < 0.9 and pending:
+            order = rng.permutation(len(pending))
+            told, pending = [pending[i] for i in order[:4]], [pending[i] for i in order[4:]]
+            alg.tell_many([p for p, _ in told], [float(rng.random() < means[a]) for _, a in told])
+        elif step < 0.93 and pending:
+            alg.release(pending.pop(int(rng.integers(len(pending))))[0])
+        elif step < 0.97:
+            arm = int(rng.integers(alg.n_arms))
+            if alg.available[arm]:
+                alg.set_unavailable(arm, "left")
+            else:
+                alg.set_available(arm)
+        elif alg.n_arms < n + 5:
+            alg.add_workers(1)
+            means.append(float(rng.random()))
+        alg._ensure_fresh()
+        above, below = alg._clears(np.arange(alg.n_arms))
+        enough = alg.stats.count >= alg.min_answers
+        assert alg.decided_above.tolist() == (above & enough).tolist()
+        assert alg.decided_below.tolist() == (below & enough).tolist()
+        limit = int(rng.integers(1, 8))
+        everyone = ThresholdingAlgorithm._index_schedule(alg, limit)
+        assert alg._index_schedule(limit).tolist() == everyone.tolist()
+
+
+def test_a_snapshot_from_before_the_kept_keys_goes_on_alike() -> None:
+    """State pickled when each refresh and ask read every worker (no kept keys, no record of
+    the counts decided at) is rebuilt on load and goes on as a fresh run does."""
+    means = [0.2, 0.45, 0.6, 0.75, 0.95]
+    alg = ConfidentThresholding(len(means), threshold=0.6, delta=0.2, eps=0.1, seed=1)
+    model = BernoulliRewards(means, seed=2)
+    for _ in range(8):
+        ask = alg.ask(4)
+        alg.tell_many(ask.ids, model.sample(ask.arms, ask.seqs))
+    state = dict(alg.__dict__)
+    del state["_first"], state["_cleared_at"]
+    old = ConfidentThresholding.__new__(ConfidentThresholding)
+    old.__setstate__(state)
+    twin = pickle.loads(pickle.dumps(alg))
+    again = BernoulliRewards(means, seed=2)
+    assert simulate(old, model).to_dict() == simulate(twin, again).to_dict()

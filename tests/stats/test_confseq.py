@@ -426,3 +426,14 @@ def test_jeffreys_is_the_default_prior() -> None:
     np.testing.assert_array_equal(
         mixture_log_inverse(3.0, 9.0, ALPHA), mixture_log_inverse(3.0, 9.0, ALPHA, (0.5, 0.5))
     )
+
+
+def test_betting_bounds_of_some_arms_are_their_rows_of_all() -> None:
+    rng = np.random.default_rng(3)
+    cs = BettingCS(7, 0.05)
+    cs.update_many(rng.integers(0, 7, size=300), rng.random(300))
+    lows, highs = cs.bounds()
+    rows = np.array([5, 0, 5, 2])
+    some_lows, some_highs = cs.bounds(rows)
+    assert some_lows.tolist() == lows[rows].tolist() and some_highs.tolist() == highs[rows].tolist()
+    assert (lows > 0.0).any() and (highs < 1.0).any()  # the bounds have moved off [0, 1]

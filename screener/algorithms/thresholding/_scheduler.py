@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from screener.arrays import BoolArray, FloatArray, IntArray
 
-__all__ = ["Priority", "fill_at_once", "heap_picks", "surely_needed"]
+__all__ = ["FirstKeys", "Priority", "fill_at_once", "heap_picks", "surely_needed"]
 
 #: Keys of ``arms`` at effective counts ``effective`` (lowest pulled first, +inf: hold back).
 Priority = Callable[[IntArray, FloatArray], FloatArray]
@@ -167,3 +167,64 @@ class _Pairs:
             up_to = self.precede_kth(keys, arms) | ((keys == self._kth[0]) & (arms == self._kth[1]))
             keys, arms = keys[up_to], arms[up_to]
         return np.asarray(arms[np.lexsort((arms, keys))[: self.limit]], dtype=np.int64)
+
+
+class FirstKeys:
+    """Each open worker's key at its current count (its *first* key), in a lazy heap: the
+    ``limit`` smallest (key, worker) pairs name every worker a batch of ``limit`` picks can
+    take, so ``heap_picks`` or ``fill_at_once`` among them alone gives the picks among all.
+
+    Why: one pick at a time, the j-th pick's key is at most the j-th smallest first key (of
+    the j workers with the smallest, one is not yet picked and still offers its first key),
+    so a worker picked first at step j has a first key no larger than the ``limit``-th
+    smallest one; a worker picked again was picked first before.
+
+    Lazy: a worker's stored key may be below its current one (its count rose: a pull asked,
+    a key that only grows with the count); ``smallest`` checks the keys it pops against
+    ``current`` and puts a risen one back in line. A worker whose key may have fallen (new
+    answers, a released pull, back from leaving, joined) must be entered again (``enter``).
+    An infinite key (held back) leaves the heap until the worker is entered again.
+    """
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int]] = []
+        self._key: dict[int, float] = {}
+
+    def enter(self, arms: IntArray, keys: FloatArray) -> None:
+        """``arms`` with their current keys."""
+        for arm, key in zip(arms.tolist(), keys.tolist(), strict=True):
+            if key == math.inf:
+                self._key.pop(arm, None)
+            elif self._key.get(arm) != key:
+                self._key[arm] = key
+                heapq.heappush(self._heap, (key, arm))
+
+    def smallest(self, limit: int, current: Callable[[IntArray], FloatArray]) -> IntArray:
+        """The workers of the ``limit`` smallest current (key, worker) pairs, ``current``
+        giving the keys of the workers popped (+inf for those held back or gone)."""
+        heap, key_of = self._heap, self._key
+        found: list[tuple[float, int]] = []
+        seen: set[int] = set()  # a worker's key can come back to an old entry's: one each
+        while len(found) < limit and heap:
+            popped: list[tuple[float, int]] = []
+            while heap and len(found) + len(popped) < limit:
+                key, arm = heapq.heappop(heap)
+                if key_of.get(arm) == key and arm not in seen:  # else superseded
+                    popped.append((key, arm))
+                    seen.add(arm)
+            arms = np.fromiter((arm for _, arm in popped), dtype=np.int64, count=len(popped))
+            for (key, arm), now in zip(popped, current(arms).tolist(), strict=True):
+                if now == key:
+                    found.append((key, arm))
+                elif now == math.inf:
+                    del key_of[arm]
+                else:  # risen: back in line at its key
+                    key_of[arm] = now
+                    heapq.heappush(heap, (now, arm))
+                    seen.discard(arm)
+        for pair in found:
+            heapq.heappush(heap, pair)
+        if len(heap) > 4 * len(key_of) + 64:  # mostly superseded entries: rebuild
+            self._heap = [(key, arm) for arm, key in key_of.items()]
+            heapq.heapify(self._heap)
+        return np.fromiter((arm for _, arm in found), dtype=np.int64, count=len(found))

@@ -20,6 +20,7 @@ from screener.algorithms.thresholding._intervals import (
     IntervalFamily,
 )
 from screener.algorithms.thresholding._roster import RosterThresholding, check_max_workers
+from screener.algorithms.thresholding._scheduler import FirstKeys
 from screener.algorithms.worker_result import Decision
 from screener.arrays import FloatArray, IntArray, grown
 from screener.checks import check_choice, check_count
@@ -124,6 +125,12 @@ class ConfidentThresholding(RosterThresholding):
     than the schedule hands out, the pulls are exactly the schedule's. Beyond ``min_answers``
     no further pull is surely needed by this rule, so the schedule's own limit holds.
 
+    Cost: a refresh tests only the workers with new answers (a worker's interval moves with
+    its own answers alone), and a batch looks only at the workers whose keys at their
+    current counts are among the ``limit`` smallest (``FirstKeys``: no other worker can be
+    picked), so an ask costs its pulls at any number of workers (issue 50). The means, the
+    stopping test and the horizon fill still read every worker, in one numpy pass each.
+
     The means use answered pulls only. Stops with CONDITION_MET when every worker is
     decided. Workers still overlapping when the budget is spent, or made unavailable, stay
     UNDECIDED with the reason.
@@ -213,11 +220,14 @@ class ConfidentThresholding(RosterThresholding):
         self._clear_plugin = np.full(self.n_arms, math.inf)
         self._clear_hopeful = np.full(self.n_arms, math.inf)
         self._seen = np.full(self.n_arms, -1, dtype=np.int64)
+        self._cleared_at = np.zeros(self.n_arms, dtype=np.int64)  # count at the last decision
         self._max_questions = (
             None
             if self.eps == 0.0
             else self.family.bound_on_questions(self._low_bar, self._high_bar, self.min_answers)
         )
+        self._first = FirstKeys()  # the schedule looks only at the workers it can pick
+        self._enter_keys(np.arange(self.n_arms, dtype=np.int64))
 
     def _check_settings(
         self, interval: ConfidentInterval, eps: float, min_answers: int, schedule: str
@@ -231,6 +241,13 @@ class ConfidentThresholding(RosterThresholding):
             )
         check_count("min_answers", min_answers, 1, "e.g. min_answers=3")
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "_first" not in state:  # pickled when each refresh and ask read every worker
+            self._first = FirstKeys()
+            self._cleared_at = np.full(self.n_arms, -1, dtype=np.int64)  # all, at the refresh
+            self._dirty = True
+
     def _on_joined(self, arms: IntArray) -> None:
         super()._on_joined(arms)
         count = arms.size
@@ -242,6 +259,14 @@ class ConfidentThresholding(RosterThresholding):
         self._clear_plugin = grown(self._clear_plugin, count, math.inf)
         self._clear_hopeful = grown(self._clear_hopeful, count, math.inf)
         self._seen = grown(self._seen, count, -1)
+        self._cleared_at = grown(self._cleared_at, count, 0)
+        self._enter_keys(arms)
+
+    def _on_released(self, pull_id: int, arm: int) -> None:
+        self._enter_keys(np.array([arm], dtype=np.int64))
+
+    def _on_returned(self, arm: int) -> None:
+        self._enter_keys(np.array([arm], dtype=np.int64))
 
     def _decided_now(self) -> NDArray[np.bool_]:
         return self.decided
@@ -265,27 +290,41 @@ class ConfidentThresholding(RosterThresholding):
 
     # ------------------------------------------------------------------------ decisions
     def _refresh(self) -> None:
+        """The decisions of the workers with new answers: a worker's interval moves only
+        with its own answers (its level is fixed by the roster), so the others' stand, and
+        a refresh costs the answers, not the pool (issue 50)."""
         super()._refresh()
-        above, below = self._clears()
-        enough = self.stats.count >= self.min_answers
-        self.decided_above = above & enough
-        self.decided_below = below & enough
+        counts = self.stats.count
+        changed = np.flatnonzero(counts != self._cleared_at)
+        if changed.size:
+            self._cleared_at[changed] = counts[changed]
+            above, below = self._clears(changed)
+            enough = counts[changed] >= self.min_answers
+            self.decided_above[changed] = above & enough
+            self.decided_below[changed] = below & enough
         if self.schedule == "settle":
             self._update_clearing_counts()
+        if changed.size:
+            self._enter_keys(changed)  # their keys may have fallen
 
-    def _clears(self) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-        """Which intervals lie above ``threshold - eps`` / below ``threshold + eps``."""
+    def _clears(self, arms: IntArray) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        """Which intervals of ``arms`` lie above ``threshold - eps`` / below
+        ``threshold + eps``."""
         if self.interval == "hoeffding":
-            lows, highs = self._interval()
+            radii = anytime_radius(self.stats.count[arms], self.delta, self._roster, self.width)
+            means = self.means[arms]
             with np.errstate(invalid="ignore"):
-                return lows >= self.threshold - self.eps, highs < self.threshold + self.eps
-        means, sums, counts = self._scaled()
+                return (
+                    means - radii >= self.threshold - self.eps,
+                    means + radii < self.threshold + self.eps,
+                )
+        means, sums, counts = (values[arms] for values in self._scaled())
         above, below = self._clearing.side_evidence(
             means, counts, self.family.log_inverse(sums, counts)
         )
         above_clear, below_clear = above >= 0.0, below > 0.0
         if self._betting_at_bars is not None:
-            lows, highs = self._betting_at_bars.bounds()
+            lows, highs = self._betting_at_bars.bounds(arms)
             above_clear |= lows >= self._low_bar
             below_clear |= highs < self._high_bar
         return above_clear, below_clear
@@ -323,6 +362,21 @@ class ConfidentThresholding(RosterThresholding):
             plugin, hopeful = clearing_counts(means[changed], sums[changed], counts[changed], key)
         self._clear_plugin[changed] = plugin
         self._clear_hopeful[changed] = hopeful
+
+    def _index_schedule(self, limit: int) -> IntArray:
+        """The index policy's picks among the workers with the ``limit`` smallest keys
+        (``FirstKeys``: the same picks as among all), so a batch costs its pulls."""
+        return self._picks_among(np.sort(self._first.smallest(limit, self._keys_now)), limit)
+
+    def _keys_now(self, arms: IntArray) -> FloatArray:
+        """The workers' keys at their current counts (+inf: held back, or gone)."""
+        effective = (self.stats.count[arms] + self.pending[arms]).astype(np.float64)
+        keys = self._priority(arms, effective)
+        keys[~self.available[arms]] = math.inf
+        return keys
+
+    def _enter_keys(self, arms: IntArray) -> None:
+        self._first.enter(arms, self._keys_now(arms))
 
     def _horizon(self) -> NDArray[np.int64]:
         """``min_answers`` for the undecided (see the class docstring, "Under concurrency")."""

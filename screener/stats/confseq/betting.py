@@ -192,9 +192,15 @@ class BettingCS:
         self._flush()
         return self._best_plus >= self.log_threshold, self._best_minus >= self.log_threshold
 
-    def bounds(self) -> tuple[FloatArray, FloatArray]:
-        """(lower, upper) per arm, rounded outwards to the grid; [0, 1] before any answer."""
-        too_small, too_large = self.rejected()
+    def bounds(self, arms: ArrayLike | None = None) -> tuple[FloatArray, FloatArray]:
+        """(lower, upper) per arm (of ``arms`` alone when given), rounded outwards to the
+        grid; [0, 1] before any answer."""
+        self._flush()
+        best_plus, best_minus = self._best_plus, self._best_minus
+        if arms is not None:  # only their rows: a refresh of a few costs the few
+            rows = np.asarray(arms, dtype=np.int64)
+            best_plus, best_minus = best_plus[rows], best_minus[rows]
+        too_small, too_large = best_plus >= self.log_threshold, best_minus >= self.log_threshold
         below = np.logical_and.accumulate(too_small, axis=1)  # rejected from the left end on
         above = np.logical_and.accumulate(too_large[:, ::-1], axis=1)[:, ::-1]
         n_below = below.sum(axis=1)
