@@ -227,7 +227,7 @@ class ConfidentThresholding(RosterThresholding):
             else self.family.bound_on_questions(self._low_bar, self._high_bar, self.min_answers)
         )
         self._first = FirstKeys()  # the schedule looks only at the workers it can pick
-        self._enter_keys(np.arange(self.n_arms, dtype=np.int64))
+        self._unkeyed: set[int] = set(range(self.n_arms))  # to enter before the next batch
 
     def _check_settings(
         self, interval: ConfidentInterval, eps: float, min_answers: int, schedule: str
@@ -245,6 +245,7 @@ class ConfidentThresholding(RosterThresholding):
         self.__dict__.update(state)
         if "_first" not in state:  # pickled when each refresh and ask read every worker
             self._first = FirstKeys()
+            self._unkeyed = set()
             self._cleared_at = np.full(self.n_arms, -1, dtype=np.int64)  # all, at the refresh
             self._dirty = True
 
@@ -366,6 +367,10 @@ class ConfidentThresholding(RosterThresholding):
     def _index_schedule(self, limit: int) -> IntArray:
         """The index policy's picks among the workers with the ``limit`` smallest keys
         (``FirstKeys``: the same picks as among all), so a batch costs its pulls."""
+        if self._unkeyed:
+            arms = np.fromiter(sorted(self._unkeyed), dtype=np.int64, count=len(self._unkeyed))
+            self._unkeyed.clear()
+            self._first.enter(arms, self._keys_now(arms))
         return self._picks_among(np.sort(self._first.smallest(limit, self._keys_now)), limit)
 
     def _keys_now(self, arms: IntArray) -> FloatArray:
@@ -376,7 +381,9 @@ class ConfidentThresholding(RosterThresholding):
         return keys
 
     def _enter_keys(self, arms: IntArray) -> None:
-        self._first.enter(arms, self._keys_now(arms))
+        """``arms``' keys may have fallen: they are entered at the next batch, with the keys
+        of that moment (a stream that asks one worker at a time, a gate, never pays for it)."""
+        self._unkeyed.update(arms.tolist())
 
     def _horizon(self) -> NDArray[np.int64]:
         """``min_answers`` for the undecided (see the class docstring, "Under concurrency")."""
