@@ -187,20 +187,20 @@ class BettingCS:
             best[runs.arms] = np.maximum(best[runs.arms], np.maximum.reduceat(path, runs.starts))
             log[runs.arms] = path[runs.ends]
 
-    def rejected(self) -> tuple[BoolArray, BoolArray]:
-        """Per arm and grid point: ever rejected as too small (K+) / too large (K-)."""
-        self._flush()
-        return self._best_plus >= self.log_threshold, self._best_minus >= self.log_threshold
-
-    def bounds(self, arms: ArrayLike | None = None) -> tuple[FloatArray, FloatArray]:
-        """(lower, upper) per arm (of ``arms`` alone when given), rounded outwards to the
-        grid; [0, 1] before any answer."""
+    def rejected(self, arms: ArrayLike | None = None) -> tuple[BoolArray, BoolArray]:
+        """Per arm (of ``arms`` alone when given) and grid point: ever rejected as too small
+        (K+) / too large (K-)."""
         self._flush()
         best_plus, best_minus = self._best_plus, self._best_minus
         if arms is not None:  # only their rows: a refresh of a few costs the few
             rows = np.asarray(arms, dtype=np.int64)
             best_plus, best_minus = best_plus[rows], best_minus[rows]
-        too_small, too_large = best_plus >= self.log_threshold, best_minus >= self.log_threshold
+        return best_plus >= self.log_threshold, best_minus >= self.log_threshold
+
+    def bounds(self, arms: ArrayLike | None = None) -> tuple[FloatArray, FloatArray]:
+        """(lower, upper) per arm (of ``arms`` alone when given), rounded outwards to the
+        grid; [0, 1] before any answer."""
+        too_small, too_large = self.rejected(arms)
         below = np.logical_and.accumulate(too_small, axis=1)  # rejected from the left end on
         above = np.logical_and.accumulate(too_large[:, ::-1], axis=1)[:, ::-1]
         n_below = below.sum(axis=1)
