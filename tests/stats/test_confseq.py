@@ -3,7 +3,9 @@ checked at every time on 20,000 seeded sequences."""
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 import warnings
 
 import numpy as np
@@ -217,6 +219,64 @@ def test_betting_reads_between_answers_change_nothing() -> None:
         assert once.grid[column] == 0.6
         assert once.log_plus[arm, column] == pytest.approx(plus, rel=1e-9)
         assert once.log_minus[arm, column] == pytest.approx(minus, rel=1e-9)
+
+
+def _leading_true(rows: NDArray[np.bool_]) -> NDArray[np.int64]:
+    return np.array([next((j for j, v in enumerate(row) if not v), len(row)) for row in rows])
+
+
+def _betting_by_running_maxima(
+    arms: NDArray[np.int64], values: FloatArray, n_arms: int
+) -> tuple[BettingCS, FloatArray, FloatArray]:
+    """The sequence told one answer at a time, with each grid point's running maximum of
+    both capitals kept beside it (the definition of the running intersection)."""
+    cs = BettingCS(n_arms, 0.05, grid=np.linspace(0.0, 1.0, 41))
+    best_plus, best_minus = np.zeros_like(cs.log_plus), np.zeros_like(cs.log_minus)
+    for arm, value in zip(arms.tolist(), values.tolist(), strict=True):
+        cs.update_many([arm], [value])
+        best_plus = np.maximum(best_plus, cs.log_plus)
+        best_minus = np.maximum(best_minus, cs.log_minus)
+    return cs, best_plus, best_minus
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_betting_reach_is_every_grid_point_ever_rejected(seed: int) -> None:
+    # The sequence keeps how far each side's rejections reached, not a maximum per grid
+    # point: the same rejected points, since each answer's rejections are a prefix (suffix).
+    rng = np.random.default_rng(seed)
+    arms = rng.integers(0, 5, 800)
+    values = np.where(arms < 2, rng.random(800), (rng.random(800) < 0.15 * (arms + 1)) * 1.0)
+    cs, best_plus, best_minus = _betting_by_running_maxima(arms, values, 5)
+    below, above = cs.reach()
+    assert below.tolist() == _leading_true(best_plus >= cs.log_threshold).tolist()
+    assert above.tolist() == _leading_true((best_minus >= cs.log_threshold)[:, ::-1]).tolist()
+    assert below.max() > 0 and above.max() > 0  # both sides have rejected something
+    too_small, too_large = cs.rejected()
+    assert too_small.sum(axis=1).tolist() == below.tolist()
+    assert too_large.sum(axis=1).tolist() == above.tolist()
+
+
+def test_betting_pickles_without_its_queue_and_loads_older_pickles() -> None:
+    rng = np.random.default_rng(9)
+    arms = rng.integers(0, 4, 600)
+    values = (rng.random(600) < 0.2 + 0.2 * arms).astype(np.float64)
+    cs, best_plus, best_minus = _betting_by_running_maxima(arms[:300], values[:300], 4)
+    lazy = BettingCS(4, 0.05, grid=cs.grid)
+    lazy.update_many(arms[:300], values[:300])  # nothing read: every answer waits
+    stored = pickle.loads(pickle.dumps(lazy))
+    assert stored._pending == [] and lazy._pending == []
+    # A pickle of before the reach was kept: the running maxima in its place.
+    older = {**copy.deepcopy(vars(cs)), "_best_plus": best_plus, "_best_minus": best_minus}
+    del older["_below"], older["_above"]
+    restored = BettingCS.__new__(BettingCS)
+    restored.__setstate__(older)
+    for each in (stored, restored, cs):
+        each.update_many(arms[300:], values[300:])
+    expected = cs.bounds()
+    assert (expected[0] > 0.0).all() and (expected[1] < 1.0).all()
+    for each in (stored, restored):
+        np.testing.assert_array_equal(each.bounds(), expected)
+        np.testing.assert_array_equal(each.log_plus, cs.log_plus)
 
 
 def test_betting_capital_is_monotone_in_the_candidate_and_bounds_nest() -> None:

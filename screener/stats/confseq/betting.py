@@ -49,9 +49,14 @@ class BettingCS:
     bounds are exact up to the grid step, and a grid point is inside the CS exactly when
     neither side has rejected it.
 
-    Running intersection: a candidate once rejected stays rejected (the capital kept is the
-    running maximum), which Ville's inequality allows since it bounds the chance of *ever*
-    crossing. Rewards must lie in [0, 1] (rescale first).
+    Running intersection: a candidate once rejected stays rejected, which Ville's inequality
+    allows since it bounds the chance of *ever* crossing. Each side keeps only how far its
+    rejections ever reached (``_below``: the most leading grid points rejected as too small
+    after any one answer; ``_above``: the trailing ones as too large), not a running maximum
+    per grid point: by the monotonicity above each answer's rejections on one side are a
+    prefix (suffix) of the grid, so their union is the longest of them. Where the log capital
+    is not monotone to the last bit, counting leading rejections keeps the bounds valid (a
+    gap rejects nothing beyond it). Rewards must lie in [0, 1] (rescale first).
     """
 
     def __init__(
@@ -82,8 +87,10 @@ class BettingCS:
         shape = (self.n_arms, points.size)
         self._log_plus = np.zeros(shape)
         self._log_minus = np.zeros(shape)
-        self._best_plus = np.zeros(shape)
-        self._best_minus = np.zeros(shape)
+        #: Grid points ever rejected, per arm: the leading ones as too small (K+), the
+        #: trailing ones as too large (K-).
+        self._below = np.zeros(self.n_arms, dtype=np.int64)
+        self._above = np.zeros(self.n_arms, dtype=np.int64)
         #: Answers (arms, rewards, bets) whose grid work waits for the next read.
         self._pending: list[tuple[NDArray[np.int64], FloatArray, FloatArray]] = []
         self.counts = np.zeros(self.n_arms, dtype=np.int64)
@@ -94,10 +101,25 @@ class BettingCS:
     def grow(self, count: int) -> None:
         """Make room for ``count`` more arms, with no answers yet (workers who joined)."""
         self.n_arms += count
-        for name in ("_log_plus", "_log_minus", "_best_plus", "_best_minus", "sums", "_squares"):
+        for name in ("_log_plus", "_log_minus", "sums", "_squares"):
             setattr(self, name, grown(getattr(self, name), count, 0.0))
-        self.counts = grown(self.counts, count, 0)
+        for name in ("counts", "_below", "_above"):
+            setattr(self, name, grown(getattr(self, name), count, 0))
         self._variance = grown(self._variance, count, 0.25)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The state with every waiting answer's grid work done: a snapshot stores the
+        capital, not the answers queued for it (24 bytes each, the whole run's when only the
+        result reads the grid). Bit for bit the same capital (reads never change it)."""
+        self._flush()
+        return self.__dict__
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        best_plus, best_minus = state.pop("_best_plus", None), state.pop("_best_minus", None)
+        self.__dict__.update(state)
+        if best_plus is not None and best_minus is not None:  # pickled before reach was kept
+            self._below = _leading(best_plus >= self.log_threshold)
+            self._above = _leading((best_minus >= self.log_threshold)[:, ::-1])
 
     @property
     def log_plus(self) -> FloatArray:
@@ -173,40 +195,51 @@ class BettingCS:
             self._grow_capital(arms[chunk], values[chunk], bets[chunk])
 
     def _grow_capital(self, arms: NDArray[np.int64], x: FloatArray, bets: FloatArray) -> None:
-        """Both capitals along each arm's answers, one factor at a time, keeping their
-        running maxima."""
+        """Both capitals along each arm's answers, one factor at a time, and how far each
+        side's rejections reached after any one of them."""
         runs = ArmRuns(arms)
         centred = x[runs.order, None] - self.grid[None, :]
         bet = bets[runs.order, None]
         sides = (
-            (self._log_plus, self._best_plus, np.minimum(bet, self._cap_plus)),
-            (self._log_minus, self._best_minus, -np.minimum(bet, self._cap_minus)),
+            (self._log_plus, self._below, np.minimum(bet, self._cap_plus), False),
+            (self._log_minus, self._above, -np.minimum(bet, self._cap_minus), True),
         )
-        for log, best, signed_bet in sides:
+        for log, reach, signed_bet, from_top in sides:
             path = runs.running(log[runs.arms], np.log1p(signed_bet * centred))
-            best[runs.arms] = np.maximum(best[runs.arms], np.maximum.reduceat(path, runs.starts))
+            rejected = path >= self.log_threshold
+            farthest = np.maximum.reduceat(
+                _leading(rejected[:, ::-1] if from_top else rejected), runs.starts
+            )
+            reach[runs.arms] = np.maximum(reach[runs.arms], farthest)
             log[runs.arms] = path[runs.ends]
+
+    def reach(self, arms: ArrayLike | None = None) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Per arm (of ``arms`` alone when given): how many leading grid points have been
+        rejected as too small (K+), and how many trailing ones as too large (K-)."""
+        self._flush()
+        if arms is None:
+            return self._below.copy(), self._above.copy()
+        rows = np.asarray(arms, dtype=np.int64)  # only their rows: a few cost the few
+        return self._below[rows], self._above[rows]
 
     def rejected(self, arms: ArrayLike | None = None) -> tuple[BoolArray, BoolArray]:
         """Per arm (of ``arms`` alone when given) and grid point: ever rejected as too small
         (K+) / too large (K-)."""
-        self._flush()
-        best_plus, best_minus = self._best_plus, self._best_minus
-        if arms is not None:  # only their rows: a refresh of a few costs the few
-            rows = np.asarray(arms, dtype=np.int64)
-            best_plus, best_minus = best_plus[rows], best_minus[rows]
-        return best_plus >= self.log_threshold, best_minus >= self.log_threshold
+        n_below, n_above = self.reach(arms)
+        column = np.arange(self.grid.size)
+        return column < n_below[:, None], column >= self.grid.size - n_above[:, None]
 
     def bounds(self, arms: ArrayLike | None = None) -> tuple[FloatArray, FloatArray]:
         """(lower, upper) per arm (of ``arms`` alone when given), rounded outwards to the
         grid; [0, 1] before any answer."""
-        too_small, too_large = self.rejected(arms)
-        below = np.logical_and.accumulate(too_small, axis=1)  # rejected from the left end on
-        above = np.logical_and.accumulate(too_large[:, ::-1], axis=1)[:, ::-1]
-        n_below = below.sum(axis=1)
-        n_above = above.sum(axis=1)
+        n_below, n_above = self.reach(arms)
         last = self.grid.size - 1
         lower = np.where(n_below > 0, self.grid[np.maximum(n_below - 1, 0)], 0.0)
         rejected_top = self.grid[np.minimum(last - n_above + 1, last)]
         upper = np.where(n_above > 0, np.nextafter(rejected_top, -math.inf), 1.0)
         return lower.astype(np.float64), upper.astype(np.float64)
+
+
+def _leading(rows: BoolArray) -> NDArray[np.int64]:
+    """How many leading entries of each row are True."""
+    return np.asarray(np.logical_and.accumulate(rows, axis=1).sum(axis=1), dtype=np.int64)

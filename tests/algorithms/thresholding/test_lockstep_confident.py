@@ -118,8 +118,8 @@ def test_the_betting_sequences_are_bit_equal() -> None:
         assert own is not None
         workers = slice(row * n, (row + 1) * n)
         for mine, theirs in [(together.log_plus, own.log_plus), (together.log_minus, own.log_minus),
-                             (together._best_plus, own._best_plus),
-                             (together._best_minus, own._best_minus),
+                             (together._below, own._below),
+                             (together._above, own._above),
                              (together._variance, own._variance)]:  # fmt: skip
             assert mine[workers].tobytes() == theirs.tobytes()
 
