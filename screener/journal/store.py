@@ -304,7 +304,7 @@ class Journal:
                 "digest": digest,
                 "state": state,
             }
-            conn.execute(insert(RUN_SNAPSHOTS_TABLE), row)
+            self._backend.insert_snapshot(conn, row)
         return int(last or 0)
 
     # --------------------------------------------------------------------- reads

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ from sqlalchemy.engine import make_url
 
 from screener.crowd import synthetic_pool
 from screener.errors import OracleError
-from screener.journal import Journal, LeaseLostError, leases
+from screener.journal import Journal, LeaseLostError, RunSpec, leases
 from screener.oracles import Answer, SimulatedOracle
 from screener.orchestrator import RunOptions
 from screener.runs import run_plan, stops, worker_pool
@@ -60,6 +61,24 @@ async def test_an_interrupted_run_resumes_to_the_same_end(database_url: str) -> 
     assert kinds.count("resumed") == 1 and kinds.count("finished") == 1
     assert kinds.count("answered") == 400
     assert kinds.count("stopped") == 1  # the cancel said so: "interrupted", not a crash
+
+
+def test_a_snapshot_of_many_chunks_reads_back_whole_and_replaces_the_last(
+    database_url: str,
+) -> None:
+    # SQLite writes a snapshot through incremental blob I/O, a MiB at a time.
+    rng = random.Random(4)
+    states = [rng.randbytes(2_500_000), rng.randbytes(1_048_576), b""]
+    with Journal(database_url) as journal:
+        spec = RunSpec(algorithm="rr", params={}, seed=0, oracle={}, pool={}, config={})
+        run_id, other = journal.create_run(spec), journal.create_run(spec)
+        journal.save_snapshot(other, b"another run's")
+        for state in states:
+            journal.save_snapshot(run_id, state)
+            stored = journal.snapshot(run_id)
+            assert stored is not None and stored.state == state
+        last = journal.snapshot(other)
+        assert last is not None and last.state == b"another run's"
 
 
 class FailingOracle(SimulatedOracle):

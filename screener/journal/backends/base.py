@@ -22,7 +22,7 @@ from sqlalchemy import Connection, Engine, Row, Select, insert, literal_column, 
 from screener.journal.events import EVENT_FIELDS, EventKind
 from screener.journal.leases import Lease
 from screener.journal.rows import WRITTEN_COLUMNS
-from screener.journal.schema import EVENTS_TABLE
+from screener.journal.schema import EVENTS_TABLE, RUN_SNAPSHOTS_TABLE
 
 __all__ = ["JournalBackend", "LoopWriter", "events_query"]
 
@@ -59,6 +59,10 @@ class JournalBackend:
             conn.execute(insert(EVENTS_TABLE), named)
         else:
             conn.exec_driver_sql(self.insert_sql, rows)
+
+    def insert_snapshot(self, conn: Connection, row: dict[str, Any]) -> None:
+        """Insert ``row`` into ``run_snapshots`` in ``conn``'s transaction."""
+        conn.execute(insert(RUN_SNAPSHOTS_TABLE), row)
 
     def read(
         self,

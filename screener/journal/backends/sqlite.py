@@ -27,15 +27,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row
+from sqlalchemy import Connection, Engine, Row, func, insert, select
 
 from screener.errors import DatabaseGoneError
 from screener.journal.backends.base import JournalBackend, LoopWriter
 from screener.journal.events import EVENT_FIELDS, EventKind
 from screener.journal.leases import Lease, check_sql
-from screener.journal.schema import INVALIDATED_ONLY
+from screener.journal.schema import INVALIDATED_ONLY, RUN_SNAPSHOTS_TABLE
 
 __all__ = ["INVALIDATIONS_SQLITE", "SQLITE_LOOP_ROWS", "SqliteBackend"]
+
+_BLOB_CHUNK = 1 << 20  # bytes of a snapshot written to its blob at a time
 
 #: The largest batch a SQLite loop writer commits (a short stall of the loop).
 SQLITE_LOOP_ROWS = 256
@@ -77,6 +79,23 @@ class SqliteBackend(JournalBackend):
                 "its file was deleted, moved or replaced while open, and nothing written to it "
                 "since is kept"
             )
+
+    def insert_snapshot(self, conn: Connection, row: dict[str, Any]) -> None:
+        """As ``JournalBackend.insert_snapshot``, the state written into a zero blob through
+        SQLite's incremental blob I/O rather than bound: ``sqlite3`` keeps a statement's
+        bound values in its statement cache until the statement runs again, so a bound state
+        stayed in memory, one snapshot's size, until the next snapshot."""
+        state = memoryview(row["state"])
+        conn.execute(
+            insert(RUN_SNAPSHOTS_TABLE).values(state=func.zeroblob(len(state))),
+            {key: value for key, value in row.items() if key != "state"},
+        )
+        (rowid,) = conn.execute(select(func.last_insert_rowid())).one()
+        raw = conn.connection.driver_connection
+        assert isinstance(raw, sqlite3.Connection)
+        with raw.blobopen(RUN_SNAPSHOTS_TABLE.name, "state", rowid) as blob:
+            for start in range(0, len(state), _BLOB_CHUNK):
+                blob.write(state[start : start + _BLOB_CHUNK])
 
     def read(
         self,
