@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, func, insert, select
+from sqlalchemy import Connection, Engine, Row, func, insert
 
 from screener.errors import DatabaseGoneError
 from screener.journal.backends.base import JournalBackend, LoopWriter
@@ -86,14 +86,13 @@ class SqliteBackend(JournalBackend):
         bound values in its statement cache until the statement runs again, so a bound state
         stayed in memory, one snapshot's size, until the next snapshot."""
         state = memoryview(row["state"])
-        conn.execute(
+        inserted = conn.execute(
             insert(RUN_SNAPSHOTS_TABLE).values(state=func.zeroblob(len(state))),
             {key: value for key, value in row.items() if key != "state"},
         )
-        (rowid,) = conn.execute(select(func.last_insert_rowid())).one()
         raw = conn.connection.driver_connection
         assert isinstance(raw, sqlite3.Connection)
-        with raw.blobopen(RUN_SNAPSHOTS_TABLE.name, "state", rowid) as blob:
+        with raw.blobopen(RUN_SNAPSHOTS_TABLE.name, "state", inserted.lastrowid) as blob:
             for start in range(0, len(state), _BLOB_CHUNK):
                 blob.write(state[start : start + _BLOB_CHUNK])
 
