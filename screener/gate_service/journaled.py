@@ -46,7 +46,7 @@ journal that disagrees (another screener version, a damaged file) is refused.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from screener.algorithms import Verdict
@@ -175,7 +175,7 @@ def decision_events(gate: Gate, decisions: Sequence[Decided], at: float) -> list
 
 
 # ------------------------------------------------------------------ events to calls
-def replay_gate(gate: Gate, events: Sequence[Event], made: Sequence[float] = ()) -> list[float]:
+def replay_gate(gate: Gate, events: Iterable[Event], made: Sequence[float] = ()) -> list[float]:
     """Make the calls of ``events`` (a gate run's, in journal order) on ``gate``, checking
     each against what was journaled; return when each decision was made. ``gate`` is fresh,
     or a snapshot's (``screener.gate_service.snapshots``: ``events`` are those after it,

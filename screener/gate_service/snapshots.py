@@ -19,7 +19,7 @@ agree, else by replaying the whole journal. A bad snapshot never refuses a resum
 from __future__ import annotations
 
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,7 @@ from screener.algorithms.snapshot import AllowListUnpickler, unpickled
 from screener.errors import SnapshotError
 from screener.gate import Gate
 from screener.gate_service.journaled import replay_gate
-from screener.journal import Journal, Snapshot
+from screener.journal import Event, Journal, Snapshot
 
 __all__ = [
     "SNAPSHOT_EVENTS",
@@ -142,24 +142,32 @@ def rebuild_gate(journal: Journal, run_id: str, fresh: Gate) -> RebuiltGate:
     restored = _restored(journal.snapshot(run_id), fresh)
     if restored is not None:
         gate, made, after = restored
-        rebuilt = _replayed_after(journal, run_id, gate, made, after)
-        if rebuilt is not None:
-            return rebuilt
-    events = journal.events(run_id)
-    return RebuiltGate(fresh, replay_gate(fresh, events), len(events), from_snapshot=False)
+        try:
+            made, replayed = _replayed(journal, run_id, gate, made, after)
+        except Exception:  # a snapshot the later events disagree with, however it shows
+            pass
+        else:
+            return RebuiltGate(gate, made, replayed, from_snapshot=True)
+    made, replayed = _replayed(journal, run_id, fresh, [], 0)
+    return RebuiltGate(fresh, made, replayed, from_snapshot=False)
 
 
-def _replayed_after(
+def _replayed(
     journal: Journal, run_id: str, gate: Gate, made: list[float], after: int
-) -> RebuiltGate | None:
-    """The snapshot's gate with the events after it replayed; None when they disagree with
-    it (then the whole journal is replayed)."""
-    events = journal.events(run_id, after_id=after)
-    try:
-        made = replay_gate(gate, events, made)
-    except Exception:  # a snapshot the later events disagree with, however it shows
-        return None
-    return RebuiltGate(gate, made, len(events), from_snapshot=True)
+) -> tuple[list[float], int]:
+    """``replay_gate`` of the run's events after event ``after``, read a page at a time
+    (``Journal.event_pages``: a resume holds one page, not the whole tail, whose objects
+    would be freed in among the gate's and leave its memory fragmented); the decision
+    times and the number of events replayed."""
+    replayed = 0
+
+    def events() -> Iterator[Event]:
+        nonlocal replayed
+        for page in journal.event_pages(run_id, after_id=after):
+            replayed += len(page)
+            yield from page
+
+    return replay_gate(gate, events(), made), replayed
 
 
 def _restored(snapshot: Snapshot | None, fresh: Gate) -> tuple[Gate, list[float], int] | None:

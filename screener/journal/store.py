@@ -51,6 +51,8 @@ from screener.journal.schema import EVENTS_TABLE, RUN_SNAPSHOTS_TABLE, RUNS_TABL
 __all__ = ["Journal", "new_run_id"]
 
 _SYNCHRONOUS = {"normal": "NORMAL", "full": "FULL"}
+#: Events a page of ``Journal.event_pages`` holds: a few MB, however long the run.
+EVENT_PAGE = 10_000
 
 
 class Journal:
@@ -326,8 +328,23 @@ class Journal:
 
         An unknown run has no events (use ``get_run`` to tell the two apart).
         """
+        return self._read_events(run_id, after_id, kinds, None)
+
+    def event_pages(
+        self, run_id: str, *, after_id: int = 0, page: int = EVENT_PAGE
+    ) -> Iterator[list[Event]]:
+        """The run's events with id > ``after_id``, in journal order, ``page`` at a time: a
+        replay of a long run holds one page of events, not all of them (each page is its own
+        read: events appended meanwhile come in later pages)."""
+        while found := self._read_events(run_id, after_id, None, page):
+            yield found
+            after_id = found[-1].id or 0
+
+    def _read_events(
+        self, run_id: str, after_id: int, kinds: Sequence[EventKind] | None, limit: int | None
+    ) -> list[Event]:
         with self._reading(run_id) as conn:
-            rows = self._backend.read(conn, run_id, after_id, kinds)
+            rows = self._backend.read(conn, run_id, after_id, kinds, limit)
         try:
             return events_from_rows(rows)
         except KeyError as error:

@@ -196,6 +196,40 @@ def test_a_resume_from_the_snapshot_serves_as_a_full_replay_and_the_original(
     assert _further(rebuilt.gate) == _further(full) == original
 
 
+@pytest.mark.parametrize("snapshot", [True, False])
+def test_a_rebuild_read_a_few_events_at_a_time_is_the_rebuild_read_whole(
+    served: tuple[str, str, Further],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    snapshot: bool,
+) -> None:
+    """``rebuild_gate`` replays the journal a page at a time (``Journal.event_pages``): with
+    pages of 2 events it rebuilds the gate that one read of every event gives, from the
+    snapshot and without one (the whole journal: hundreds of pages)."""
+    served_db, run_id, original = served
+    db = str(tmp_path / "copy.db")
+    with sqlite3.connect(served_db) as source, sqlite3.connect(db) as copy:
+        source.backup(copy)
+        if not snapshot:
+            copy.execute("DELETE FROM run_snapshots")
+    whole, made = _full_replay(db, run_id)
+    pages = Journal.event_pages
+    monkeypatch.setattr(
+        Journal,
+        "event_pages",
+        lambda self, run, *, after_id=0: pages(self, run, after_id=after_id, page=2),
+    )
+    with Journal(db, create=False) as journal:
+        stored = journal.snapshot(run_id)
+        first = stored.event_id if stored is not None else 0
+        tail = sum((e.id or 0) > first for e in journal.events(run_id))
+        rebuilt = rebuild_gate(journal, run_id, run_gate(journal.get_run(run_id)))
+    assert (stored is not None) is snapshot and rebuilt.from_snapshot is snapshot
+    assert rebuilt.replayed == tail and (snapshot or tail > 100)
+    assert rebuilt.made == made
+    assert _further(rebuilt.gate) == _further(whole) == original
+
+
 async def test_the_session_resumes_from_the_snapshot_with_the_same_decision_times(
     served: tuple[str, str, Further], tmp_path: Path
 ) -> None:

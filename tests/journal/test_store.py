@@ -143,6 +143,35 @@ def test_events_after_id(journal: Journal) -> None:
     assert journal.events(run_id, after_id=cut) == everything[3:]
 
 
+@pytest.mark.parametrize("page", [1, 3, 7, 100])
+def test_event_pages_are_the_events_in_order_a_page_at_a_time(journal: Journal, page: int) -> None:
+    run_id, other = journal.create_run(make_spec()), journal.create_run(make_spec())
+    for round_ in range(3):
+        journal.append(run_id, asked(4, first=4 * round_))
+        journal.append(other, asked(2, tag="other"))
+    everything = journal.events(run_id)
+    cut = everything[5].id
+    assert cut is not None
+    for after, expected in ((0, everything), (cut, everything[6:])):
+        pages = list(journal.event_pages(run_id, after_id=after, page=page))
+        assert [e for p in pages for e in p] == expected
+        assert [len(p) for p in pages[:-1]] == [page] * (len(pages) - 1)
+        assert 0 < len(pages[-1]) <= page
+
+
+def test_event_pages_read_events_appended_between_pages(journal: Journal) -> None:
+    run_id = journal.create_run(make_spec())
+    journal.append(run_id, asked(3))
+    pages = journal.event_pages(run_id, page=2)
+    first = next(pages)
+    journal.append(run_id, asked(2, first=3))
+    assert first + [e for p in pages for e in p] == journal.events(run_id)
+
+
+def test_an_unknown_run_has_no_event_pages(journal: Journal) -> None:
+    assert list(journal.event_pages("000000000000")) == []
+
+
 @SQLITE_ONLY  # reads the SQLite file itself
 def test_empty_append_is_a_no_op(journal: Journal, db: Path) -> None:
     run_id = journal.create_run(make_spec())

@@ -70,10 +70,12 @@ class JournalBackend:
         run_id: str,
         after_id: int = 0,
         kinds: Sequence[EventKind] | None = None,
+        limit: int | None = None,
     ) -> Sequence[Row[Any]]:
-        """The run's event rows with id > ``after_id`` (of ``kinds`` only, when given), in
-        EVENT_FIELDS order and journal order (``events_from_rows`` makes them events)."""
-        return conn.execute(events_query(run_id, after_id, kinds)).all()
+        """The run's event rows with id > ``after_id`` (of ``kinds`` only, when given; the
+        first ``limit`` only, when given), in EVENT_FIELDS order and journal order
+        (``events_from_rows`` makes them events)."""
+        return conn.execute(events_query(run_id, after_id, kinds, limit)).all()
 
     def check_storage(self) -> None:
         """Raise DatabaseGoneError when the database this backend opened is no longer where it
@@ -103,7 +105,9 @@ def _positional_event_insert(engine: Engine) -> str | None:
     return str(compiled)
 
 
-def events_query(run_id: str, after_id: int, kinds: Sequence[EventKind] | None) -> Select[Any]:
+def events_query(
+    run_id: str, after_id: int, kinds: Sequence[EventKind] | None, limit: int | None = None
+) -> Select[Any]:
     """The select of ``JournalBackend.read``."""
     e = EVENTS_TABLE.c
     query = (
@@ -113,7 +117,7 @@ def events_query(run_id: str, after_id: int, kinds: Sequence[EventKind] | None) 
     )
     if kinds is not None:
         query = query.where(or_(*(_kind_is(kind) for kind in kinds)))
-    return query
+    return query if limit is None else query.limit(limit)
 
 
 def _kind_is(kind: EventKind) -> Any:

@@ -102,12 +102,14 @@ class SqliteBackend(JournalBackend):
         run_id: str,
         after_id: int = 0,
         kinds: Sequence[EventKind] | None = None,
+        limit: int | None = None,
     ) -> Sequence[Row[Any]]:
         """As ``JournalBackend.read``; a run's invalidations come from an index that holds
         nothing else, however many events the run has."""
-        if after_id == 0 and kinds is not None and tuple(kinds) == (EventKind.INVALIDATED,):
+        invalidations = kinds is not None and tuple(kinds) == (EventKind.INVALIDATED,)
+        if after_id == 0 and invalidations and limit is None:
             return conn.exec_driver_sql(INVALIDATIONS_SQLITE, (run_id,)).all()
-        return super().read(conn, run_id, after_id, kinds)
+        return super().read(conn, run_id, after_id, kinds, limit)
 
     async def open_loop_writer(self) -> LoopWriter | None:
         """A loop writer for a file at ``synchronous=NORMAL`` (module docstring)."""
