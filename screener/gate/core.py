@@ -53,7 +53,7 @@ from screener.arrays import grown
 from screener.bank import GoldBank
 from screener.errors import ConfigError, UnknownPullError, UnknownWorkerError
 from screener.gate.agreement import AgreementJudge, reference_floor
-from screener.gate.ids import gold_id
+from screener.gate.golds import GoldRecords
 from screener.gate.items import NO_ITEM, FinalLabel, ItemBook, check_new_item
 from screener.gate.judge import value_judge
 from screener.gate.labels import LabelOutcome, TaskLabels, check_item, label_text
@@ -108,7 +108,7 @@ class Gate:
         self.detector = ChangeDetector(self._bar(), alpha=self.settings.alpha)
         self.judge = value_judge(self.settings, method)
         self.workers: dict[str, WorkerState] = {}
-        self.golds: dict[str, Gold] = {}
+        self.golds = GoldRecords(self.settings.gold_key, sealed=self.settings.gold_ids == "sealed")
         self.decisions: list[Decided] = []
         self.labels = TaskLabels()
         self.agreement = self._agreement_judge()
@@ -125,16 +125,20 @@ class Gate:
         self._replies: RequestMemory[Reply] = RequestMemory()
 
     def __getstate__(self) -> dict[str, Any]:
-        """What pickling keeps (a snapshot): every attribute, the workers, gold records and
-        decisions as columns (``pack_roster``: a live gate pauses while it is pickled)."""
-        packed = ("workers", "golds", "decisions", "_accuracies")
+        """What pickling keeps (a snapshot): every attribute, the workers, gold records (those
+        kept, and those owed) and decisions as columns (``pack_roster``: a live gate pauses
+        while it is pickled)."""
+        packed = ("workers", "decisions", "_accuracies")
         state = {k: v for k, v in self.__dict__.items() if k not in packed}
-        return {**state, "roster": pack_roster(self.workers, self.golds, self.decisions)}
+        owed = {w.owed.id: w.owed for w in self.workers.values() if w.owed is not None}
+        records = list({**owed, **self.golds.kept}.values())
+        return {**state, "roster": pack_roster(self.workers, records, self.decisions)}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state = dict(state)
-        self.workers, self.golds, self.decisions = unpack_roster(state.pop("roster"))
+        self.workers, records, self.decisions = unpack_roster(state.pop("roster"))
         self.__dict__.update(state)
+        self.golds.restore(records)
         self._accuracies = {}
         self.items.accuracy = self._accuracy  # not pickled: a bound method
 
@@ -180,6 +184,11 @@ class Gate:
         changes nothing)."""
         return request_id is not None and request_id in self._replies
 
+    def gold(self, ident: str) -> Gold | None:
+        """The record of gold question ``ident``, None if this gate never handed it out
+        (``screener.gate.golds``: an answered question's is made again from its worker)."""
+        return self.golds.find(ident, self._owner, self._question)
+
     def answer(
         self,
         gold: str,
@@ -195,8 +204,7 @@ class Gate:
         is the worker's label of gold ``item`` (the bank's question, or the platform's item
         when it chose the question): the gate checks its final labels' confidence against
         such answers (``screener.gate.calibration``)."""
-        value = self.check_answer(gold, worker=worker, reward=reward, answer=answer, item=item)
-        record = self.golds[gold]
+        value, record = self._checked(gold, worker, reward, answer, item)
         if record.answered:
             return AnswerOutcome.DUPLICATE
         if record.released:
@@ -229,8 +237,14 @@ class Gate:
     ) -> float:
         """The reward ``answer`` would take for this answer, or the error it would raise;
         changes nothing (so a batch of answers can be checked whole before any is used)."""
+        return self._checked(gold, worker, reward, answer, item)[0]
+
+    def _checked(
+        self, gold: str, worker: str, reward: float | None, answer: object, item: str | None
+    ) -> tuple[float, Gold]:
+        """``check_answer``'s reward, and the question's record."""
         check_worker(worker)
-        record = self.golds.get(gold)
+        record = self.gold(gold)
         if record is None:
             raise UnknownPullError(
                 f"no gold question {gold!r} was handed out by this gate",
@@ -243,7 +257,7 @@ class Gate:
             )
         value = reward_of(record, reward, answer, self.bank, self.method)
         check_gold_item(record, item, answer)
-        return value
+        return value, record
 
     def tell_label(
         self, worker: str, item: str, label: object, request_id: str | None = None
@@ -299,7 +313,7 @@ class Gate:
         if self.agreement is not None:
             self.agreement.left(worker)
         if state.owed is not None:
-            state.owed.released = True
+            self.golds.release(state.owed)
             if state.owed.pull is not None:
                 self.method.release(state.owed.pull)
             state.owed = None
@@ -535,9 +549,7 @@ class Gate:
         *,
         audit: bool = False,
     ) -> Reply:
-        ident = gold_id(self.settings.gold_key, len(self.golds), self.golds)
-        record = Gold(ident, state.worker, pull, question, audit)
-        self.golds[record.id] = record
+        record = self.golds.issue(state, pull, question, audit)
         state.owed = record
         state.golds += 1
         state.since_gold = 0
@@ -547,12 +559,19 @@ class Gate:
     def _gold_reply(self, record: Gold, why: str) -> Reply:
         return Reply(ReplyKind.GOLD, record.worker, record.id, record.question, why)
 
-    def _question(self, state: WorkerState) -> str | None:
-        """The bank's next question for this worker (never one it has had), if a bank."""
+    def _question(self, state: WorkerState, number: int | None = None) -> str | None:
+        """The bank's question for this worker's ``number``-th gold question (default: its
+        next, never one it has had), if a bank."""
         if self.bank is None:
             return None
-        found = self.bank.question_for(state.worker, state.golds, self.settings.seed)
+        at = state.golds if number is None else number
+        found = self.bank.question_for(state.worker, at, self.settings.seed)
         return None if found is None else found.id
+
+    def _owner(self, arm: int) -> WorkerState | None:
+        """The worker on ``arm`` (a reopened worker's earlier arms too), if any."""
+        worker = self._arm_worker[arm] if arm < len(self._arm_worker) else None
+        return None if worker is None else self.workers.get(worker)
 
     def _audit_draw(self, state: WorkerState) -> bool:
         """A seeded draw per (worker, request): the same at every replay."""
@@ -631,7 +650,7 @@ class Gate:
         if banned or decision is Verdict.REOPENED:
             self.items.reweigh_worker(state.worker)
         if state.owed is not None and banned:
-            state.owed.released = True  # a banned worker's question is no longer wanted
+            self.golds.release(state.owed)  # a banned worker's question is no longer wanted
             if state.owed.pull is not None:
                 self.method.release(state.owed.pull)
             state.owed = None

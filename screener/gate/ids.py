@@ -1,10 +1,19 @@
 """The gate's gold ids: keyed, so that no one can guess another worker's.
 
-A gold id is ``g`` and 16 hex characters of a keyed hash (BLAKE2b) of the question's number
-under the gate's ``GateSettings.gold_key``, a random secret drawn per gate. The same key gives
-the same ids in the same order (a replayed gate names its questions as the first did); without
-the key the ids of a gate say nothing about those of another worker, or of the next question.
-A gate journaled before gold keys (no key stored) keeps its sequential ids ``g0, g1, ...``.
+A gold id is ``g`` and 16 hex characters, made under the gate's ``GateSettings.gold_key``, a
+random secret drawn per gate. The same key gives the same ids in the same order (a replayed
+gate names its questions as the first did); without the key the ids of a gate say nothing about
+those of another worker, or of the next question.
+
+- Sealed ids (``sealed_gold_id``, the default): the 64 bits are the worker's arm and the
+  question's number among the worker's, enciphered under the key by a four-round Feistel
+  network with keyed BLAKE2b rounds (Luby and Rackoff 1988: a pseudorandom permutation). The
+  gate reads them back (``unsealed``), so it keeps no record of an answered question
+  (``screener.gate.golds``). A guessed id names a question the gate handed out about once
+  in 2^64 / (questions) tries, as a keyed hash does.
+- Hashed ids (``gold_id``, a gate journaled before sealed ids): a keyed hash of the gate's
+  question number, each kept with its record.
+- Sequential ids ``g0, g1, ...``: a gate journaled before gold keys (no key stored).
 
 Examples
 --------
@@ -18,16 +27,30 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import re
 import secrets
 from collections.abc import Container
 
 from screener.errors import ConfigError
 
-__all__ = ["KEY_BYTES", "check_gold_key", "gold_id", "new_gold_key"]
+__all__ = [
+    "KEY_BYTES",
+    "check_gold_key",
+    "gold_id",
+    "new_gold_key",
+    "sealed_gold_id",
+    "unsealed",
+]
 
 #: The length of a gold key, in bytes (BLAKE2b takes keys of up to 64).
 KEY_BYTES = 32
+#: A sealed id's halves (the arm, the question's number) and the Feistel network's rounds.
+_HALF = 32
+_MASK = (1 << _HALF) - 1
+_ROUNDS = 4
+_SHAPE = re.compile(r"g[0-9a-f]{16}")
 
 
 def new_gold_key() -> str:
@@ -65,3 +88,46 @@ def gold_id(key: str | None, number: int, taken: Container[str]) -> str:
         if found not in taken:
             return found
         attempt += 1
+
+
+def sealed_gold_id(key: str, arm: int, number: int) -> str:
+    """The sealed id of the ``number``-th gold question (from 0) of the worker on ``arm``.
+
+    Examples
+    --------
+    >>> key = new_gold_key()
+    >>> ident = sealed_gold_id(key, 3, 0)
+    >>> unsealed(key, ident), unsealed(new_gold_key(), ident) == (3, 0), unsealed(key, "g7")
+    ((3, 0), False, None)
+    """
+    if not (0 <= arm <= _MASK and 0 <= number <= _MASK):
+        raise ConfigError(f"a sealed gold id holds an arm and a number below 2^{_HALF}")
+    left, right = arm, number
+    for step in range(_ROUNDS):
+        left, right = right, left ^ _round(key, step, right)
+    return f"g{left << _HALF | right:016x}"
+
+
+def unsealed(key: str, ident: str) -> tuple[int, int] | None:
+    """The (arm, number) a sealed id was made of (``sealed_gold_id``); None for a text
+    that is not of a gold id's shape. Any id of that shape opens to some pair: whether the
+    gate handed it out is the caller's to check."""
+    if not _SHAPE.fullmatch(ident):
+        return None
+    value = int(ident[1:], 16)
+    left, right = value >> _HALF, value & _MASK
+    for step in reversed(range(_ROUNDS)):
+        left, right = right ^ _round(key, step, left), left
+    return left, right
+
+
+def _round(key: str, step: int, half: int) -> int:
+    hasher = _keyed(key).copy()
+    hasher.update(bytes((step,)) + half.to_bytes(4, "little"))
+    return int.from_bytes(hasher.digest(), "little")
+
+
+@functools.lru_cache(maxsize=64)
+def _keyed(key: str) -> hashlib.blake2b:
+    """A BLAKE2b keyed with ``key``, to copy per round (keying it again costs more)."""
+    return hashlib.blake2b(key=bytes.fromhex(key), digest_size=_HALF // 8)

@@ -39,8 +39,9 @@ class Gold:
     """One gold question handed out: ``id`` (the gate's name for it), its worker, the
     algorithm's pull (None when the algorithm has no use for the answer), the bank's question (None
     without a bank: the platform picks one), whether it audits a decided worker (the change
-    detector watches those answers), and whether it has been answered or released (the
-    worker left, was banned, or its screening was reopened)."""
+    detector watches those answers), whether it has been answered or released (the
+    worker left, was banned, or its screening was reopened), and its number among its
+    worker's questions (from 0)."""
 
     id: str
     worker: str
@@ -49,6 +50,7 @@ class Gold:
     audit: bool = False  # a decided worker's: the change detector watches its answer
     answered: bool = False
     released: bool = False
+    number: int = 0
 
 
 @dataclass(slots=True)
@@ -138,7 +140,7 @@ def check_gold_item(record: Gold, item: object, answer: object) -> None:
 
 
 def pack_roster(
-    workers: dict[str, WorkerState], golds: dict[str, Gold], decisions: list[Decided]
+    workers: dict[str, WorkerState], golds: list[Gold], decisions: list[Decided]
 ) -> dict[str, Any]:
     """The gate's workers, gold records and decisions as columns of plain values (a worker's
     owed question by its id), in their order: pickled about ten times faster than as
@@ -147,7 +149,7 @@ def pack_roster(
     owed = [None if w.owed is None else w.owed.id for w in workers.values()]
     return {
         "workers": {**_columns(list(workers.values()), WorkerState), "owed": owed},
-        "golds": _columns(list(golds.values()), Gold),
+        "golds": _columns(golds, Gold),
         "decisions": _columns(decisions, Decided),
     }
 

@@ -22,11 +22,13 @@ from screener.gate.policies import (
 )
 from screener.money import Prices
 
-__all__ = ["DEFAULT_PARAMS", "GateSettings", "OnChange"]
+__all__ = ["DEFAULT_PARAMS", "GateSettings", "GoldIds", "OnChange"]
 
 #: What the change detector's alarm does to a qualified worker: ban it at once, or screen it
 #: again from its next answers on.
 OnChange = Literal["ban", "reopen"]
+#: How gold ids are made (``screener.gate.ids``): sealed, or hashed (gates journaled before).
+GoldIds = Literal["sealed", "hashed"]
 #: The gate's default algorithm: crowd-prior against Toloka's bar, its first 20 workers a pilot
 #: whose answers fit the prior that judges everyone after them, a qualified worker's audit
 #: answers judged too (a ban under the same rule).
@@ -66,7 +68,9 @@ class GateSettings:
     (``screener.gate.ids``), drawn at random unless given, so that the same settings give the
     same ids; kept out of ``to_dict`` and ``repr``, and stored only where a resume needs it
     (the run's spec in the journal, ``gate_spec``); None only for a gate journaled before
-    gold keys (sequential ids ``g0, g1, ...``).
+    gold keys (sequential ids ``g0, g1, ...``). ``gold_ids``: ``sealed`` ids name their
+    worker and number, so that no record of an answered question is kept
+    (``screener.gate.golds``); ``hashed`` only for a gate journaled before them.
 
     Examples
     --------
@@ -92,6 +96,7 @@ class GateSettings:
     confidence: float = 0.95
     seed: int = 0
     gold_key: str | None = field(default_factory=new_gold_key, repr=False)
+    gold_ids: GoldIds = "sealed"
 
     def __post_init__(self) -> None:
         self._check_method()
@@ -117,6 +122,7 @@ class GateSettings:
             )
         check_seed(self.seed)
         check_gold_key(self.gold_key)
+        check_choice("gold_ids", self.gold_ids, get_args(GoldIds))
 
     def _check_policy(self) -> None:
         if not isinstance(self.policy, GoldPolicy):

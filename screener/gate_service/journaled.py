@@ -80,6 +80,7 @@ _OUTCOME_KINDS = {
 _ANSWER_KINDS = frozenset(_OUTCOME_KINDS.values())
 #: Where a gate run's config keeps the secret its gold ids are made with.
 _GOLD_KEY = "gold_key"
+_GOLD_IDS = "gold_ids"
 
 
 def gate_spec(settings: GateSettings, bank: GoldBank | None) -> RunSpec:
@@ -103,8 +104,9 @@ def run_gate(record: RunRecord) -> Gate:
         raise JournalError(
             f"run {record.id} is not a gate run", "give the id of a run `screener gate` started"
         )
-    # no key stored: a run journaled before gold keys, whose ids were sequential
-    stored = {**record.config["gate"], _GOLD_KEY: record.config.get(_GOLD_KEY)}
+    # no key stored: a run journaled before gold keys, whose ids were sequential; no
+    # gold_ids: one journaled before sealed ids, whose ids were hashed
+    stored = {_GOLD_IDS: "hashed", **record.config["gate"], _GOLD_KEY: record.config.get(_GOLD_KEY)}
     settings = GateSettings.from_dict(stored)
     bank = record.pool.get("bank")
     return Gate(settings, None if bank is None else GoldBank.from_dict(bank))
@@ -137,7 +139,8 @@ def items_event(items: Sequence[ItemTuple], at: float) -> Event:
 def answer_event(gate: Gate, given: AnswerItem, at: float) -> Event:
     """The event of an answer the gate used (the only answers journaled): the bank's
     question, else the gold item the platform named."""
-    record = gate.golds[given.gold]
+    record = gate.gold(given.gold)
+    assert record is not None  # the gate has just used it
     return Event(
         kind=EventKind.ANSWERED, at=at, worker=record.worker, detail=given.gold,
         question=record.question or given.item, reward=given.reward,

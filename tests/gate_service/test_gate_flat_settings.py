@@ -63,7 +63,8 @@ def _journaled(gate: Gate, workers: int, requests: int, seed: int) -> list[Event
 async def test_a_journal_with_flat_settings_resumes_with_the_decisions_it_served(
     tmp_path: Path, flat: dict[str, Any], policy: ValueOfGold | GoldShare
 ) -> None:
-    settings = GateSettings(params=PILOT, policy=policy, audit_rate=0.1, seed=4)
+    # a gate of that time: its gold ids hashed (no gold_ids stored: run_gate reads them so)
+    settings = GateSettings(params=PILOT, policy=policy, audit_rate=0.1, seed=4, gold_ids="hashed")
     served = Gate(settings)
     events = _journaled(served, 30, 900, seed=5)
     assert len(served.decisions) >= 5  # decisions to compare

@@ -332,8 +332,9 @@ def test_a_forged_snapshot_naming_code_outside_the_allow_list_is_refused(
         GateSettings(
             policy=ValueOfGold(tenure=True, bans="cost"), agreement=0.05, binary_labels=True
         ),
+        GateSettings(gold_ids="hashed", on_change="reopen", audit_rate=0.5),
     ],
-    ids=["value", "reopen", "tenure-agreement"],
+    ids=["value", "reopen", "tenure-agreement", "hashed-ids"],
 )
 def test_a_gate_loaded_from_its_snapshot_goes_on_as_the_original(settings: GateSettings) -> None:
     gate = Gate(settings)
@@ -343,5 +344,6 @@ def test_a_gate_loaded_from_its_snapshot_goes_on_as_the_original(settings: GateS
     assert made == [1.0] * len(gate.decisions)
     assert copy.labels.repeats("r1") and copy.settings == gate.settings
     owed = [w.owed for w in copy.workers.values() if w.owed is not None]
-    assert all(copy.golds[gold.id] is gold for gold in owed)  # one record, as in the gate
+    assert all(copy.gold(gold.id) is gold for gold in owed)  # one record, as in the gate
+    assert len(copy.golds.kept) == (gate.golds.count if not gate.golds.sealed else 0)
     assert _further(copy) == _further(gate)

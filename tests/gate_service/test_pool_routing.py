@@ -95,7 +95,7 @@ async def test_a_batch_is_split_by_shard_and_the_rest_resent(database_url: str) 
         rest = results[1]
         assert rest == {"gold": golds[there], "worker": there, "reward": 1.0,
                         "outcome": "elsewhere", "shard": 2, "location": b.url}  # fmt: skip
-        assert b.sessions[2].gate.golds[golds[there]].answered is False
+        assert b.sessions[2].gate.gold(golds[there]).answered is False  # type: ignore[union-attr]
         resent = {k: rest[k] for k in ("gold", "worker", "reward")}
         results = (await _json(rest["location"], "/v1/answers", {"answers": [resent]}))["results"]
         assert results[0]["outcome"] == "accepted"
