@@ -56,7 +56,7 @@ from screener.gate.agreement import AgreementJudge, reference_floor
 from screener.gate.golds import GoldRecords
 from screener.gate.items import NO_ITEM, FinalLabel, ItemBook, check_new_item
 from screener.gate.judge import value_judge
-from screener.gate.labels import LabelOutcome, TaskLabels, check_item, label_text
+from screener.gate.labels import LabelOutcome, TaskLabels, check_item, label_text, one_copy
 from screener.gate.policies import FirstGold, GoldShare
 from screener.gate.replies import (
     AnswerOutcome,
@@ -654,8 +654,9 @@ class Gate:
             if state.owed.pull is not None:
                 self.method.release(state.owed.pull)
             state.owed = None
+        # Reasons repeat (an algorithm's few rounded phrasings): one copy of each is kept.
         seq = len(self.decisions)
-        self.decisions.append(Decided(seq, state.worker, decision, reason, self.requests))
+        self.decisions.append(Decided(seq, state.worker, decision, one_copy(reason), self.requests))
 
     # ------------------------------------------------------------------ small helpers
     def _agreement_judge(self) -> AgreementJudge | None:

@@ -21,7 +21,7 @@ import sys
 from screener.errors import ConfigError
 from screener.gate.replies import RequestMemory, check_id
 
-__all__ = ["MAX_LABEL", "LabelOutcome", "TaskLabels", "check_item", "label_text"]
+__all__ = ["MAX_LABEL", "LabelOutcome", "TaskLabels", "check_item", "label_text", "one_copy"]
 
 #: The longest label kept: multi-label answers run to hundreds of characters.
 MAX_LABEL = 4096
@@ -60,8 +60,8 @@ def label_text(label: object) -> str:
     return text
 
 
-def _shared(text: str) -> str:
-    """The one copy of ``text`` kept for every label that holds it (``sys.intern``)."""
+def one_copy(text: str) -> str:
+    """The one copy of ``text`` kept for every record that holds it (``sys.intern``)."""
     return sys.intern(str(text))  # str(): intern takes no subclass
 
 
@@ -89,7 +89,7 @@ class TaskLabels:
             return self._requests.repeated(request_id, worker)  # a retry: the first reply
         # One copy of each id and label for all the labels that name it: each request
         # brings its own copies, which would otherwise be kept a label each.
-        worker, item, label = _shared(worker), _shared(item), _shared(label)
+        worker, item, label = one_copy(worker), one_copy(item), one_copy(label)
         labels = self.by_item.setdefault(item, {})
         outcome = LabelOutcome.DUPLICATE if worker in labels else LabelOutcome.ACCEPTED
         if outcome is LabelOutcome.ACCEPTED:

@@ -262,3 +262,18 @@ def test_crowd_prior_bans_keep_their_promise_in_an_open_pool() -> None:
                 wrong += accuracy[decision.worker] >= 0.6
     assert bans >= 50
     assert_rate_at_most(wrong, bans, 0.1)
+
+
+def test_decisions_with_one_reason_share_one_copy_of_it_after_a_snapshot_too() -> None:
+    """An algorithm words its decisions in a few rounded phrasings: a gate of many workers
+    keeps one copy of each, not one a decision."""
+    from screener.gate_service.snapshots import dump_gate, load_gate
+
+    gate = Gate(GateSettings(policy=GoldShare(every=2)))
+    drive(gate, crowd(60, seed=4), 3_000, seed=4)
+    copy, _ = load_gate(dump_gate(gate, [0.0] * len(gate.decisions)), type(gate.method))
+    for decisions in (gate.decisions, copy.decisions):
+        first: dict[str, str] = {}
+        for decision in decisions:
+            assert first.setdefault(decision.reason, decision.reason) is decision.reason
+        assert len(first) < len(decisions) > 20
