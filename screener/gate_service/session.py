@@ -44,6 +44,7 @@ from screener.gate_service.journaled import (
     request_event,
     run_gate,
 )
+from screener.gate_service.malloc import hand_back_freed_memory
 from screener.gate_service.protocol import (
     AnswerItem,
     ItemEntry,
@@ -141,6 +142,7 @@ class GateSession:
             fresh = run_gate(await journal.get_run(run_id))
             await journal.claim(run_id)
             rebuilt: RebuiltGate = await journal.read(lambda j: rebuild_gate(j, run_id, fresh))
+            hand_back_freed_memory()  # what the rebuild freed (screener.gate_service.malloc)
             await journal.append(run_id, [Event(kind=EventKind.RESUMED, at=time.time())])
         except BaseException:
             with contextlib.suppress(JournalError):
