@@ -12,6 +12,7 @@ import csv
 import dataclasses
 import json
 import math
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,10 @@ from screener.simulation.hashing import worker_rng
 __all__ = ["GoldBank", "GoldQuestion", "load_bank"]
 
 _ORDER_STREAM = 11
+#: The most question numbers the orders of recent workers keep (8 MB): a bank of n
+#: questions keeps the orders of the last 2^20 / n workers it served (at least one). Each
+#: worker's order is its own seeded permutation, drawn again when it was forgotten.
+ORDERS_KEPT = 1 << 20
 _KEY_COLUMNS = ("key", "answer", "gold")
 _DEFAULT_TOLERANCE = {Scoring.NUMERIC: 0.0, Scoring.GRADED: 1.0}
 
@@ -90,7 +95,9 @@ class GoldBank:
     questions: tuple[GoldQuestion, ...]
     source: str = "inline"
     _by_id: dict[str, GoldQuestion] = field(init=False, repr=False, compare=False)
-    _orders: dict[tuple[int, str], NDArray[np.int64]] = field(init=False, repr=False, compare=False)
+    _orders: OrderedDict[tuple[int, str], NDArray[np.int64]] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         if not self.questions:
@@ -102,7 +109,15 @@ class GoldBank:
                 raise PoolError(f"{self.source}: gold question {question.id!r} appears twice")
             by_id[question.id] = question
         object.__setattr__(self, "_by_id", by_id)
-        object.__setattr__(self, "_orders", {})
+        object.__setattr__(self, "_orders", OrderedDict())
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the orders kept (``ORDERS_KEPT``): they are drawn again."""
+        return {k: v for k, v in self.__dict__.items() if k != "_orders"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        object.__setattr__(self, "_orders", OrderedDict())
 
     def __len__(self) -> int:
         return len(self.questions)
@@ -123,11 +138,22 @@ class GoldBank:
         """Worker ``worker``'s ``seq``-th question in run ``seed``; None once exhausted."""
         if seq >= len(self.questions):
             return None
-        order = self._orders.get((seed, worker))
-        if order is None:
-            order = worker_rng(seed, _ORDER_STREAM, worker).permutation(len(self.questions))
-            self._orders[(seed, worker)] = order
-        return self.questions[int(order[seq])]
+        return self.questions[int(self._order(seed, worker)[seq])]
+
+    def _order(self, seed: int, worker: str) -> NDArray[np.int64]:
+        """Worker ``worker``'s order of the questions in run ``seed``, kept while it is among
+        the recent (``ORDERS_KEPT``: a pool of 100,000 workers would otherwise keep one
+        each)."""
+        orders, key = self._orders, (seed, worker)
+        order = orders.get(key)
+        if order is not None:
+            orders.move_to_end(key)
+            return order
+        order = worker_rng(seed, _ORDER_STREAM, worker).permutation(len(self.questions))
+        orders[key] = order
+        while len(orders) > max(1, ORDERS_KEPT // len(self.questions)):
+            orders.popitem(last=False)
+        return order
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "questions": [q.to_dict() for q in self.questions]}

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import pytest
 
 from screener.bank import GoldBank, GoldQuestion, Scoring, load_bank, score_answer
+from screener.bank import questions as questions_module
 from screener.crowd import WorkerPool
 from screener.errors import PoolError
 
@@ -66,6 +68,29 @@ def test_question_orders_depend_on_seed_and_worker_only() -> None:
     fresh = _bank(30)  # another process: the same order
     again = [q.id for s in range(30) if (q := fresh.question_for("alice", s, 1))]
     assert again == order("alice", 1)
+
+
+def test_a_bank_keeps_the_orders_of_recent_workers_only_and_draws_them_again_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pool of 100,000 workers asked from a bank of 1,000 questions kept 800 MB of orders
+    (and pickled them into every snapshot of the gate): now at most ``ORDERS_KEPT``
+    question numbers, the same questions in the same order."""
+    monkeypatch.setattr(questions_module, "ORDERS_KEPT", 200)  # 10 workers of 20 questions
+    bank, reference = _bank(20), _bank(20)
+    workers = [f"w{i}" for i in range(35)]
+    expected = {w: [reference.question_for(w, s, 3) for s in range(20)] for w in workers[:1]}
+    for seq in range(20):
+        for worker in workers:  # each order drawn, forgotten, and drawn again
+            found = bank.question_for(worker, seq, 3)
+            if worker in expected:
+                assert found == expected[worker][seq]
+            assert len(bank._orders) <= 10
+    assert [bank.question_for(w, 5, 3) for w in workers] == [
+        _bank(20).question_for(w, 5, 3) for w in workers
+    ]
+    copied = pickle.loads(pickle.dumps(bank))
+    assert copied == bank and not copied._orders and len(pickle.dumps(bank)) < 4_000
 
 
 def test_csv_and_json_banks(tmp_path: Path) -> None:
