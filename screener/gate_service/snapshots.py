@@ -140,16 +140,23 @@ def rebuild_gate(journal: Journal, run_id: str, fresh: Gate) -> RebuiltGate:
     replayed from the start when the snapshot cannot be used. JournalMismatchError when the
     whole journal disagrees with the gate."""
     restored = _restored(journal.snapshot(run_id), fresh)
-    if restored is not None:
-        gate, made, after = restored
-        try:
-            made, replayed = _replayed(journal, run_id, gate, made, after)
-        except Exception:  # a snapshot the later events disagree with, however it shows
-            pass
-        else:
-            return RebuiltGate(gate, made, replayed, from_snapshot=True)
+    rebuilt = None if restored is None else _from_snapshot(journal, run_id, *restored)
+    if rebuilt is not None:
+        return rebuilt
     made, replayed = _replayed(journal, run_id, fresh, [], 0)
     return RebuiltGate(fresh, made, replayed, from_snapshot=False)
+
+
+def _from_snapshot(
+    journal: Journal, run_id: str, gate: Gate, made: list[float], after: int
+) -> RebuiltGate | None:
+    """The snapshot's gate with the events after it replayed; None when they disagree with
+    it (then the whole journal is replayed)."""
+    try:
+        made, replayed = _replayed(journal, run_id, gate, made, after)
+    except Exception:  # a snapshot the later events disagree with, however it shows
+        return None
+    return RebuiltGate(gate, made, replayed, from_snapshot=True)
 
 
 def _replayed(
