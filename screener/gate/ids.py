@@ -108,6 +108,7 @@ def sealed_gold_id(key: str, arm: int, number: int) -> str:
     return f"g{left << _HALF | right:016x}"
 
 
+@functools.lru_cache(maxsize=1024)  # a service checks an answer, then uses it: one opening
 def unsealed(key: str, ident: str) -> tuple[int, int] | None:
     """The (arm, number) a sealed id was made of (``sealed_gold_id``); None for a text
     that is not of a gold id's shape. Any id of that shape opens to some pair: whether the
