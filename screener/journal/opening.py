@@ -26,10 +26,11 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from sqlalchemy import Connection, Engine, create_engine, event
@@ -39,6 +40,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from screener.errors import DatabaseGoneError, JournalError
 
 __all__ = [
+    "OPEN_PATIENCE",
     "check_file",
     "database_errors",
     "display_name",
@@ -46,6 +48,7 @@ __all__ = [
     "read_only_engine",
     "reason",
     "resolve",
+    "when_free",
     "writable",
     "writer_engine",
 ]
@@ -55,6 +58,8 @@ __all__ = [
 BEGIN_OPTION = "screener_begin"
 #: SQLite pragmas every connection gets; busy_timeout first (switching to WAL may wait).
 _COMMON_PRAGMAS = ("PRAGMA busy_timeout=5000", "PRAGMA foreign_keys=ON")
+#: Seconds an opening waits out a SQLite file that another process holds (``when_free``).
+OPEN_PATIENCE = 30.0
 #: libpq's way to make every transaction of a session read-only.
 _POSTGRES_READ_ONLY = "-c default_transaction_read_only=on"
 
@@ -166,6 +171,39 @@ def database_errors(doing: str) -> Iterator[None]:
         raise DatabaseGoneError(f"{doing}: {error}") from None
     except ModuleNotFoundError as error:  # the URL names a driver that is not installed
         raise JournalError(f"{doing}: {error}", "install the database driver") from error
+
+
+_Opened = TypeVar("_Opened")
+
+
+def when_free(open_: Callable[[], _Opened], patience: float = OPEN_PATIENCE) -> _Opened:
+    """``open_()``, tried again while SQLite answers "database is locked" (waits of 10 ms
+    doubling to 0.5 s, for ``patience`` seconds in all): the busy timeout does not cover
+    every lock of an opening. SQLite answers busy at once to a connection that opens while
+    the last one to close cleans up the WAL, or while another runs recovery
+    (sqlite.org/wal.html, "Sometimes queries return SQLITE_BUSY in WAL mode"), and to a
+    transaction that would deadlock; processes that open one new database at once meet
+    these. Opening only reads, or creates the schema under its lock, so a try again is
+    safe. Any other error is raised at once."""
+    deadline = time.monotonic() + patience
+    pause = 0.01
+    while True:
+        try:
+            return open_()
+        except JournalError as error:
+            if not _busy(error) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.5)
+
+
+def _busy(error: JournalError) -> bool:
+    """Whether ``error`` is SQLite's answer that another connection holds the file."""
+    cause = error.__cause__
+    cause = getattr(cause, "orig", None) or cause
+    return isinstance(cause, sqlite3.OperationalError) and (
+        "locked" in str(cause) or "busy" in str(cause)
+    )
 
 
 # ------------------------------------------------------------------------- engines

@@ -41,6 +41,7 @@ from screener.journal.opening import (
     has_content,
     read_only_engine,
     resolve,
+    when_free,
     writable,
     writer_engine,
 )
@@ -99,8 +100,8 @@ class Journal:
         if db_file is not None:
             check_file(db_file, self.name, create)
         self.read_only = read_only
-        self._backend = self._connect(
-            url, db_file, _SYNCHRONOUS[synchronous], create, check_version
+        self._backend = when_free(
+            lambda: self._connect(url, db_file, _SYNCHRONOUS[synchronous], create, check_version)
         )
         self._engine = self._backend.engine
         self._writer = self._engine.execution_options(**{BEGIN_OPTION: "IMMEDIATE"})

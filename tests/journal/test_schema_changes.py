@@ -5,7 +5,10 @@
 from __future__ import annotations
 
 import multiprocessing
+import sqlite3
+import threading
 import time
+from pathlib import Path
 
 import pytest
 from sqlalchemy import text
@@ -13,6 +16,8 @@ from sqlalchemy import text
 from screener.journal import SCHEMA_VERSION, Event, EventKind, Journal, RunSpec
 
 N_PROCESSES = 8
+#: Seconds a process holds the file: past the busy timeouts of an opening's first statements.
+HELD = 12.0
 
 
 def _open_at(url: str, start: float, upgrade: bool, outcomes: multiprocessing.Queue[str]) -> None:
@@ -91,3 +96,28 @@ def test_event_ids_go_past_32_bits_on_postgresql(database_url: str, upgraded: bo
             run_id, [Event(kind=EventKind.ASKED, at=1.0, pull_id=0, arm=0, worker="a", seq=0)]
         )
         assert journal.events(run_id)[-1].id == 3_000_000_001
+
+
+@pytest.mark.slow
+def test_an_opening_waits_out_a_file_held_past_the_busy_timeout(tmp_path: Path) -> None:
+    """A process holding the file longer than SQLite's busy timeout (5 s a statement; an
+    opening's first two statements may wait 10 s) delays an opening, which then succeeds
+    (``opening.when_free``), instead of failing with "database is locked": the fate of one
+    of eight processes creating one database at once in CI."""
+    path = tmp_path / "runs.db"
+    with Journal(path):
+        pass
+    holder = sqlite3.connect(path, check_same_thread=False)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE screener_schema SET value = value")
+    holder.commit()  # the exclusive lock stays until the connection closes
+    released = threading.Timer(HELD, holder.close)
+    released.start()
+    started = time.monotonic()
+    try:
+        with Journal(path) as journal:
+            assert journal.schema_version() == SCHEMA_VERSION
+    finally:
+        released.join()
+    assert time.monotonic() - started >= HELD - 0.5  # it waited for the holder
