@@ -154,7 +154,7 @@ def has_content(path: Path) -> bool:
 
 def reason(error: BaseException) -> str:
     """The driver's message, first line only: no SQL, no link to the SQLAlchemy docs."""
-    cause = getattr(error, "orig", None) or error
+    cause = _driver_error(error)
     lines = str(cause).strip().splitlines()
     return lines[0] if lines else type(cause).__name__
 
@@ -199,11 +199,15 @@ def when_free(open_: Callable[[], _Opened], patience: float = OPEN_PATIENCE) -> 
 
 def _busy(error: JournalError) -> bool:
     """Whether ``error`` is SQLite's answer that another connection holds the file."""
-    cause = error.__cause__
-    cause = getattr(cause, "orig", None) or cause
+    cause = _driver_error(error.__cause__)
     return isinstance(cause, sqlite3.OperationalError) and (
         "locked" in str(cause) or "busy" in str(cause)
     )
+
+
+def _driver_error(error: BaseException | None) -> BaseException | None:
+    """The database driver's own error behind a SQLAlchemy one (``error`` itself if none)."""
+    return getattr(error, "orig", None) or error
 
 
 # ------------------------------------------------------------------------- engines

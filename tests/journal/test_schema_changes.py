@@ -105,8 +105,7 @@ def test_an_opening_waits_out_a_file_held_past_the_busy_timeout(tmp_path: Path) 
     (``opening.when_free``), instead of failing with "database is locked": the fate of one
     of eight processes creating one database at once in CI."""
     path = tmp_path / "runs.db"
-    with Journal(path):
-        pass
+    Journal(path).close()  # a journal on the file, closed
     holder = sqlite3.connect(path, check_same_thread=False)
     holder.execute("PRAGMA locking_mode=EXCLUSIVE")
     holder.execute("BEGIN EXCLUSIVE")
